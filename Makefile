@@ -1,0 +1,40 @@
+# The two commands: `make demo` runs the main job, `make test` runs the test suite.
+# Each creates or refreshes .venv, installs sweworld and what it needs (bubblewrap through apt-get
+# when running as root and it is missing), then runs.
+PYTHON ?= python3
+VENV := .venv
+STAMP := $(VENV)/.installed
+PY := $(VENV)/bin/python
+
+.PHONY: demo test lint system venv clean
+
+system:
+	@if ! command -v bwrap >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing bubblewrap"; \
+	    (apt-get update -qq || true) && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null; \
+	  else \
+	    echo "bubblewrap is missing: install it (e.g. sudo apt-get install bubblewrap)"; exit 1; \
+	  fi; \
+	fi
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --disable-pip-version-check --upgrade pip
+	$(PY) -m pip install -q --disable-pip-version-check -e '.[dev]'
+	@touch $(STAMP)
+
+venv: system $(STAMP)
+
+demo: venv
+	$(VENV)/bin/sweworld demo
+
+test: venv
+	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/python -m pytest -n 2 --dist loadgroup -q $(PYTEST_ARGS)
+
+lint: venv
+	$(VENV)/bin/ruff check src tests benchmarks
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,38 @@
+"""Configuration of the real sandbox: isolation, limits, sessions."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+GiB = 1024**3
+
+
+class SandboxConfig(BaseModel):
+    """How a sandbox isolates and limits what runs in it."""
+
+    isolation: Literal["bwrap", "none"] = Field(
+        default="bwrap",
+        description="'bwrap': own user, mount, pid, net, ipc and uts namespaces, host read-only. "
+        "'none' (explicit opt-in, prints a warning): the same file layout without namespaces for "
+        "pid/net/ipc and with the host writable.")
+    network: bool = Field(default=False, description="Keep the host network (environment builds only).")
+    persistent: bool = Field(
+        default=True, description="One bash per episode (cwd and exports persist) rather than bash -c per command.")
+    timeout: float = Field(default=300.0, description="Default wall timeout per command, seconds.")
+    output_cap: int = Field(
+        default=1_000_000, description="Bytes of output kept per command; past it, half head and half tail.")
+    memory: int | None = Field(default=8 * GiB, description="Address-space limit per process (RLIMIT_AS), bytes.")
+    processes: int | None = Field(
+        default=1024, description="Process limit of the sandbox (RLIMIT_NPROC; a pids cgroup when run as root).")
+    file_size: int | None = Field(default=4 * GiB, description="Largest file a process may write (RLIMIT_FSIZE).")
+    open_files: int | None = Field(default=4096, description="Open file descriptors per process (RLIMIT_NOFILE).")
+    workspace: Literal["auto", "overlay", "copy"] = Field(
+        default="auto", description="Copy-on-write overlay, or a full copy where overlay is impossible.")
+    env: dict[str, str] = Field(default_factory=dict, description="Extra environment variables for commands.")
+    passthrough_env: list[str] = Field(
+        default_factory=list, description="Host variable names passed into the sandbox (e.g. proxies for builds).")
+    ro_paths: list[str] = Field(
+        default_factory=list, description="Extra host paths mounted read-only at the same path inside.")
+    keep: bool = Field(default=False, description="Keep the episode directory (upper layers, logs) after close.")

@@ -1,0 +1,213 @@
+"""``Sandbox``: the real ``Executor``, an isolated copy-on-write episode over shared layers."""
+
+from __future__ import annotations
+
+import base64
+import logging
+import shlex
+import shutil
+import stat
+import sys
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from sweworld import paths
+from sweworld.errors import SandboxError
+from sweworld.sandbox import isolation, pids
+from sweworld.sandbox.config import SandboxConfig
+from sweworld.sandbox.isolation import Bind, Layout, Overlay
+from sweworld.sandbox.session import AgentSession
+from sweworld.types import ExecResult
+
+log = logging.getLogger(__name__)
+
+#: Never part of a diff: caches and build artefacts that test runs and installs leave behind.
+DIFF_EXCLUDES = ("**/__pycache__/**", "**/*.pyc", "**/*.pyo", "**/.pytest_cache/**", "**/*.egg-info/**",
+                 ".eggs/**", ".tox/**", ".mypy_cache/**", ".hypothesis/**")
+DIFF_CAP = 256 * 1024 * 1024
+
+
+@dataclass
+class Layers:
+    """A copy-on-write mount: read-only ``lowers`` (top first) and a writable upper.
+
+    ``upper=None`` gives the episode a private upper that is deleted on close; a path keeps what the
+    episode wrote there (environment builds use this to produce a reusable layer).
+    """
+
+    lowers: list[Path]
+    upper: Path | None = None
+
+
+@dataclass
+class Dir:
+    """A host directory mounted as it is."""
+
+    path: Path
+    writable: bool = False
+
+
+def _remove_tree(path: Path) -> None:
+    def fix(func, p, _exc):  # overlay work dirs are created mode 000
+        Path(p).chmod(0o700)
+        Path(p).parent.chmod(0o700)
+        func(p)
+    if not path.exists():
+        return
+    if sys.version_info >= (3, 12):
+        shutil.rmtree(path, onexc=fix)
+    else:
+        shutil.rmtree(path, onerror=fix)
+
+
+def _copy_layers(lowers: list[Path], dest: Path) -> None:
+    """Materialise an overlay stack as a plain copy (bottom first; whiteouts delete)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for layer in reversed(lowers):
+        for src in sorted(layer.rglob("*")):
+            rel = src.relative_to(layer)
+            target = dest / rel
+            mode = src.lstat().st_mode
+            if stat.S_ISCHR(mode) and src.lstat().st_rdev == 0:
+                if target.is_dir() and not target.is_symlink():
+                    shutil.rmtree(target)
+                elif target.exists() or target.is_symlink():
+                    target.unlink()
+            elif stat.S_ISDIR(mode):
+                target.mkdir(exist_ok=True)
+            else:
+                if target.is_dir() and not target.is_symlink():
+                    shutil.rmtree(target)
+                shutil.copy2(src, target, follow_symlinks=False)
+
+
+class Sandbox:
+    """One isolated episode. Implements the ``Executor`` protocol.
+
+    ``mounts`` maps a path inside the sandbox (``/testbed``, ``/sweworld/venv``) to ``Layers`` or
+    ``Dir``. Namespaces are set up once, here; every command goes to the same agent and shell.
+    """
+
+    def __init__(self, mounts: dict[str, Layers | Dir], *, config: SandboxConfig | None = None,
+                 base_commit: str | None = None, workdir: str = "/testbed",
+                 ro_paths: list[str] | None = None, episode_dir: Path | None = None, label: str = ""):
+        self.config = config or SandboxConfig()
+        self.workdir = workdir
+        self.base_commit = base_commit
+        self.label = label
+        self.episode_dir = episode_dir or paths.subdir("episodes") / uuid.uuid4().hex[:16]
+        self.episode_dir.mkdir(parents=True, exist_ok=True)
+        self._session: AgentSession | None = None
+        self._cgroup: pids.PidsCgroup | None = None
+        if self.config.isolation == "none":
+            log.warning("sandbox isolation is OFF (--isolation none): commands can write the host and use the network")
+        try:
+            layout, self.workspace_mode = self._layout(mounts, ro_paths or [])
+            argv = isolation.command(layout, self.config)
+            if self.config.processes is not None and self.config.isolation != "none":
+                self._cgroup = pids.PidsCgroup(self.config.processes)
+                argv = self._cgroup.wrap(argv)
+            self._session = AgentSession(argv, self.episode_dir / "sandbox.log")
+        except BaseException:
+            self.close()
+            raise
+        self.info = {"isolation": self.config.isolation, "workspace": self.workspace_mode,
+                     "process_limit": pids.enforcement(self.config.processes) if self.config.isolation != "none"
+                     else "none", "episode_dir": str(self.episode_dir)}
+
+    def _layout(self, mounts: dict[str, Layers | Dir], ro_paths: list[str]) -> tuple[Layout, str]:
+        mode = self.config.workspace
+        if mode == "auto":
+            ok, why = isolation.overlay_support()
+            mode = "overlay" if ok else "copy"
+            if not ok:
+                log.warning("overlay workspaces unavailable (%s); falling back to copies", why)
+        layout = Layout(tmp=self.episode_dir / "tmp", ro_paths=list(ro_paths), workdir=self.workdir)
+        layout.tmp.mkdir(exist_ok=True)
+        for n, (target, spec) in enumerate(mounts.items()):
+            if isinstance(spec, Dir):
+                layout.binds.append(Bind(spec.path, target, spec.writable))
+                continue
+            upper = spec.upper or self.episode_dir / f"upper{n}"
+            if mode == "copy":
+                _copy_layers(spec.lowers, upper)
+                layout.binds.append(Bind(upper, target, True))
+                continue
+            work = (upper.parent / f".{upper.name}.work") if spec.upper else self.episode_dir / f"work{n}"
+            merged = self.episode_dir / f"merged{n}"
+            for d in (upper, merged):
+                d.mkdir(parents=True, exist_ok=True)
+            _remove_tree(work)
+            work.mkdir(parents=True)
+            layout.overlays.append(Overlay(target, list(spec.lowers), upper, work, merged))
+        return layout, mode
+
+    # -- Executor -----------------------------------------------------------------------------
+    def _live(self) -> AgentSession:
+        if self._session is None:
+            raise SandboxError(f"sandbox {self.label or self.episode_dir.name} is closed")
+        return self._session
+
+    def run(self, command: str, *, cwd: str | None = None, timeout: float | None = None) -> ExecResult:
+        return self._live().run("run", command, cwd=cwd, timeout=timeout or self.config.timeout)
+
+    def exec(self, command: str, *, cwd: str | None = None, timeout: float | None = None,
+             cap: int | None = None) -> ExecResult:
+        """A stateless command (fresh ``bash -c``) that leaves the persistent shell untouched."""
+        return self._live().run("exec", command, cwd=cwd, timeout=timeout or self.config.timeout, cap=cap)
+
+    def _path(self, path: str) -> str:
+        return path if path.startswith("/") else f"{self.workdir}/{path}"
+
+    def _file_op(self, payload: dict) -> dict:
+        reply = self._live().request(payload, 60)
+        if reply.get("error") == "FileNotFoundError":
+            raise FileNotFoundError(reply.get("errno", 2), reply["message"], payload["path"])
+        if reply.get("error") in ("IsADirectoryError", "NotADirectoryError", "PermissionError"):
+            raise OSError(reply.get("errno"), reply["message"], payload["path"])
+        if "error" in reply:
+            raise SandboxError(f"file operation failed: {reply}")
+        return reply
+
+    def read_bytes(self, path: str) -> bytes:
+        return base64.b64decode(self._file_op({"op": "read", "path": self._path(path)})["data"])
+
+    def read_file(self, path: str) -> str:
+        return self.read_bytes(path).decode("utf-8", errors="replace")
+
+    def write_file(self, path: str, content: str | bytes) -> None:
+        data = content.encode() if isinstance(content, str) else content
+        self._file_op({"op": "write", "path": self._path(path), "data": base64.b64encode(data).decode()})
+
+    def diff(self) -> str:
+        base = self.base_commit or "HEAD"
+        excludes = " ".join(shlex.quote(f":(exclude,glob){p}") for p in DIFF_EXCLUDES)
+        script = (f"cd {shlex.quote(self.workdir)} && export GIT_INDEX_FILE=/tmp/.sweworld/diff-index && "
+                  f"rm -f \"$GIT_INDEX_FILE\" && git read-tree {shlex.quote(base)} && "
+                  f"git add -A -- . {excludes} >/dev/null && "
+                  f"git diff --cached --no-color --no-ext-diff --no-renames {shlex.quote(base)}")
+        result = self.exec(script, timeout=300, cap=DIFF_CAP)
+        if result.exit_code != 0 or result.truncated:
+            raise SandboxError(f"git diff failed in {self.workdir} (exit {result.exit_code}): {result.output[-2000:]}")
+        return result.output
+
+    def close(self) -> None:
+        if self._session is not None:
+            self._session.close()
+            self._session = None
+        if self._cgroup is not None:
+            self._cgroup.remove()
+            self._cgroup = None
+        if not self.config.keep and self.episode_dir.exists():
+            _remove_tree(self.episode_dir)
+
+    def __enter__(self) -> Sandbox:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:  # a forgotten sandbox must not leak processes
+        if getattr(self, "_session", None) is not None:
+            self._session.close()

@@ -1,0 +1,59 @@
+"""Shared fixtures: a persistent test cache, small real git trees, bubblewrap availability."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+TEST_HOME = Path(os.environ.get("SWEWORLD_TEST_HOME") or Path("~/.cache/sweworld-test").expanduser())
+
+
+@pytest.fixture(scope="session", autouse=True)
+def sweworld_home() -> Path:
+    """Every test shares one cache (sdists, mirrors, environments) that survives between runs."""
+    TEST_HOME.mkdir(parents=True, exist_ok=True)
+    os.environ["SWEWORLD_HOME"] = str(TEST_HOME)
+    return TEST_HOME
+
+
+def git(cwd: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1",
+           "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t"}
+    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+def make_git_tree(root: Path, files: dict[str, str]) -> tuple[Path, str]:
+    """A real git repository with one commit holding ``files``; returns (path, commit)."""
+    root.mkdir(parents=True, exist_ok=True)
+    git(root, "init", "-q")
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "init")
+    return root, git(root, "rev-parse", "HEAD")
+
+
+@pytest.fixture
+def small_tree(tmp_path: Path) -> tuple[Path, str]:
+    return make_git_tree(tmp_path / "repo", {
+        "pkg/__init__.py": "def add(a, b):\n    return a + b\n",
+        "tests/test_add.py": "from pkg import add\n\ndef test_add():\n    assert add(1, 2) == 3\n",
+        "README": "small tree\n",
+    })
+
+
+def pytest_collection_modifyitems(config, items):
+    if shutil.which("bwrap") or os.environ.get("CI"):
+        return
+    skip = pytest.mark.skip(reason="bubblewrap is not installed (apt-get install bubblewrap)")
+    for item in items:
+        if "bwrap" in item.keywords:
+            item.add_marker(skip)
