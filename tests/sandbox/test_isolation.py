@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import os
-import socket
 import shutil
+import socket
 import subprocess
 import tempfile
 import threading
@@ -211,13 +211,13 @@ def test_runs_as_a_non_root_user_too():
     work = Path(tempfile.mkdtemp(prefix="sweworld-nobody-", dir="/tmp"))
     work.chmod(0o755)
     subprocess.run(["chown", "-R", f"{nobody.pw_uid}:{nobody.pw_gid}", str(work)], check=True)
-    script = ("mkdir -p {w}/lower {w}/upper {w}/work {w}/merged && echo hi > {w}/lower/f && "
+    script = (f"mkdir -p {work}/lower {work}/upper {work}/work {work}/merged && echo hi > {work}/lower/f && "
               "unshare --user --map-root-user --mount -- sh -c 'mount -t overlay overlay -o "
-              "userxattr,lowerdir={w}/lower,upperdir={w}/upper,workdir={w}/work {w}/merged && "
+              f"userxattr,lowerdir={work}/lower,upperdir={work}/upper,workdir={work}/work {work}/merged && "
               "exec bwrap --ro-bind /usr /usr --symlink usr/bin /bin --symlink usr/lib /lib "
               "--symlink usr/lib64 /lib64 --proc /proc --dev /dev --unshare-pid --unshare-net "
-              "--bind {w}/merged /testbed -- /bin/sh -c \"cat /testbed/f; echo y > /testbed/g\"'"
-              ).format(w=work)
+              f"--bind {work}/merged /testbed -- /bin/sh -c \"cat /testbed/f; echo y > /testbed/g\"'"
+              )
     proc = subprocess.run(["setpriv", f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}", "--clear-groups",
                            "sh", "-c", script], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr

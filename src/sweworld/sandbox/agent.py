@@ -1,8 +1,10 @@
 """The in-sandbox agent: a tiny JSON-lines server that runs inside the namespaces.
 
-It is started once per episode (as ``python -I -S agent.py config.json``, standard library only) and
+It is started once per episode (as ``python -I -S agent.py config``, standard library only) and
 keeps a persistent ``bash`` whose working directory and exported variables survive between
-commands. Requests arrive one JSON object per line on stdin; each gets one JSON line on stdout.
+commands. Requests arrive on stdin and replies leave on stdout as frames: a line with the number
+of fields, then per field a line ``NAME SIZE`` and SIZE raw bytes. (No json/base64: importing them
+costs more than the rest of the start-up; the host side of the format is ``sweworld.sandbox.frames``.)
 
 Ops: ``run`` (in the persistent shell), ``exec`` (a fresh ``bash -c``, stateless), ``read``,
 ``write``, ``ping``. A command past its wall timeout gets every process of the sandbox killed
@@ -12,12 +14,9 @@ Output is read while the command runs; past the cap only the head and the tail a
 This module is executed as a script; it must not import anything from sweworld.
 """
 
-import base64
-import json
 import os
 import resource
 import select
-import signal
 import sys
 import time
 
@@ -26,6 +25,32 @@ CMD_FILE = STATE + "/cmd.sh"
 ENV_FILE = STATE + "/env.sh"
 CWD_FILE = STATE + "/cwd"
 CHUNK = 65536
+SIGKILL = 9  # numeric: the signal module imports enum, which doubles the start-up time
+SIGPIPE = 13
+
+
+def read_msg(stream):
+    header = stream.readline()
+    if not header.strip():
+        return None
+    msg = {}
+    for _ in range(int(header)):
+        key, size = stream.readline().split()
+        msg[key.decode()] = stream.read(int(size))
+    return msg
+
+
+def write_msg(stream, msg):
+    parts = [b"%d\n" % len(msg)]
+    for key, value in msg.items():
+        if isinstance(value, bool):
+            value = b"1" if value else b"0"
+        elif not isinstance(value, bytes):
+            value = str(value).encode()
+        parts.append(b"%s %d\n" % (key.encode(), len(value)))
+        parts.append(value)
+    stream.write(b"".join(parts))
+    stream.flush()
 
 
 class Capture:
@@ -67,7 +92,7 @@ def set_limits(limits):
         try:
             resource.setrlimit(which, (value, value))
         except (ValueError, OSError):
-            soft, hard = resource.getrlimit(which)
+            _soft, hard = resource.getrlimit(which)
             if hard != resource.RLIM_INFINITY:
                 resource.setrlimit(which, (min(value, hard), hard))
 
@@ -107,7 +132,7 @@ def kill_all_but_me():
             return
         for pid in victims:
             try:
-                os.kill(pid, signal.SIGKILL)
+                os.kill(pid, SIGKILL)
             except OSError:
                 pass
         reap()
@@ -251,16 +276,12 @@ class Shell:
             reap()
             self.stop()
         output, truncated = capture.render()
-        return {"output": b64(output + note.encode()), "exit_code": exit_code, "timed_out": timed_out,
+        return {"output": output + note.encode(), "exit_code": exit_code, "timed_out": timed_out,
                 "truncated": truncated, "duration": time.monotonic() - start, "restarted": restarted}
 
 
 def quote(text):
     return "'" + text.replace("'", "'\\''") + "'"
-
-
-def b64(data):
-    return base64.b64encode(data).decode("ascii")
 
 
 def run_fresh(command, timeout, cap, env, limits, cwd):
@@ -295,7 +316,7 @@ def run_fresh(command, timeout, cap, env, limits, cwd):
             break
     if timed_out:
         try:
-            os.killpg(pid, signal.SIGKILL)
+            os.killpg(pid, SIGKILL)
         except OSError:
             pass
     _, code = os.waitpid(pid, 0)
@@ -306,38 +327,61 @@ def run_fresh(command, timeout, cap, env, limits, cwd):
     output, truncated = capture.render()
     if timed_out:
         output += b"\n[sweworld: the command timed out after %gs and was killed]\n" % timeout
-    return {"output": b64(output), "exit_code": exit_code, "timed_out": timed_out,
+    return {"output": output, "exit_code": exit_code, "timed_out": timed_out,
             "truncated": truncated, "duration": time.monotonic() - start, "restarted": False}
 
 
+def text(request, key, default=None):
+    value = request.get(key)
+    return value.decode("utf-8", "surrogateescape") if value is not None else default
+
+
+def number(request, key, default=None):
+    value = request.get(key)
+    return float(value) if value else default
+
+
 def handle(request, shell, config):
-    op = request.get("op")
+    op = text(request, "op")
+    timeout = number(request, "timeout")
+    cap = int(number(request, "cap", 0)) or config["output_cap"]
     if op == "ping":
         return {"ok": True, "pid": os.getpid()}
-    if op == "run" and config.get("persistent", True):
-        return shell.run(request["command"], request.get("timeout"), request.get("cap") or config["output_cap"],
-                         request.get("cwd"))
+    if op == "run" and config["persistent"]:
+        return shell.run(text(request, "command"), timeout, cap, text(request, "cwd"))
     if op in ("run", "exec"):
-        return run_fresh(request["command"], request.get("timeout"), request.get("cap") or config["output_cap"],
-                         config["env"],
-                         config["limits"], request.get("cwd") or config["cwd"])
+        return run_fresh(text(request, "command"), timeout, cap, config["env"], config["limits"],
+                         text(request, "cwd") or config["cwd"])
     if op == "read":
-        with open(request["path"], "rb") as handle_:
-            return {"data": b64(handle_.read())}
+        with open(text(request, "path"), "rb") as handle_:
+            return {"data": handle_.read()}
     if op == "write":
-        path = request["path"]
+        path = text(request, "path")
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
         with open(path, "wb") as handle_:
-            handle_.write(base64.b64decode(request["data"]))
+            handle_.write(request["data"])
         return {"ok": True}
     raise ValueError("unknown op %r" % op)
 
 
+def load_config(path):
+    """The config frame: cwd, persistent, output_cap, pid_namespace, env:NAME, limit:RLIMIT_X."""
+    with open(path, "rb") as handle_:
+        raw = read_msg(handle_)
+    config = {"env": {}, "limits": {}, "cwd": raw["cwd"].decode(), "persistent": raw["persistent"] == b"1",
+              "output_cap": int(raw["output_cap"]), "pid_namespace": raw["pid_namespace"] == b"1"}
+    for key, value in raw.items():
+        if key.startswith("env:"):
+            config["env"][key[4:]] = value.decode("utf-8", "surrogateescape")
+        elif key.startswith("limit:"):
+            config["limits"][key[6:]] = int(value)
+    return config
+
+
 def main():
     global PID_NAMESPACE
-    with open(sys.argv[1]) as handle_:
-        config = json.load(handle_)
-    PID_NAMESPACE = bool(config.get("pid_namespace")) and os.getpid() <= 3
+    config = load_config(sys.argv[1])
+    PID_NAMESPACE = config["pid_namespace"] and os.getpid() <= 3
     os.makedirs(STATE, exist_ok=True)
     home = config["env"].get("HOME")
     if home:
@@ -345,25 +389,22 @@ def main():
         with open(os.path.join(home, ".gitconfig"), "w") as handle_:
             handle_.write("[user]\n\tname = sweworld\n\temail = sweworld@localhost\n"
                           "[safe]\n\tdirectory = *\n[core]\n\tpager = cat\n")
-    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     shell = Shell(config["env"], config["limits"], config["cwd"])
-    if config.get("persistent", True):
+    if config["persistent"]:
         shell.start()
-    out = sys.stdout
-    out.write(json.dumps({"ready": True, "pid": os.getpid()}) + "\n")
-    out.flush()
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        request = json.loads(line)
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    write_msg(stdout, {"ready": True, "pid": os.getpid()})
+    while True:
+        request = read_msg(stdin)
+        if request is None:
+            break
         try:
             reply = handle(request, shell, config)
         except OSError as exc:
-            reply = {"error": type(exc).__name__, "errno": exc.errno, "message": str(exc)}
+            reply = {"error": type(exc).__name__, "errno": exc.errno or 0, "message": str(exc)}
         except (ValueError, KeyError) as exc:
             reply = {"error": type(exc).__name__, "message": str(exc)}
-        out.write(json.dumps(reply) + "\n")
-        out.flush()
+        write_msg(stdout, reply)
         reap()
     kill_all_but_me()
 

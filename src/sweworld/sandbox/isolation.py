@@ -16,7 +16,6 @@ namespace; their upper directories stay on disk for the caller.
 from __future__ import annotations
 
 import functools
-import json
 import os
 import shlex
 import shutil
@@ -27,15 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sweworld.errors import SandboxError
+from sweworld.sandbox import frames
 from sweworld.sandbox.config import SandboxConfig
+from sweworld.sandbox.etc import etc_snapshot
 
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
-ETC_ENTRIES = (
-    "passwd", "group", "hosts", "hostname", "resolv.conf", "nsswitch.conf", "ssl", "ca-certificates",
-    "ca-certificates.conf", "localtime", "timezone", "alternatives", "ld.so.cache", "ld.so.conf",
-    "ld.so.conf.d", "mime.types", "protocols", "services", "os-release", "debian_version", "pip.conf",
-    "xdg", "gai.conf", "host.conf", "magic", "inputrc", "profile",
-)
 SANDBOX_PATH = "/sweworld/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 AGENT_SOURCE = Path(__file__).with_name("agent.py")
 
@@ -104,11 +99,7 @@ def _mount_system(args: list[str]) -> None:
             args += ["--symlink", os.readlink(path), path]
         elif os.path.isdir(path):
             args += ["--ro-bind", path, path]
-    args += ["--dir", "/etc"]
-    for name in ETC_ENTRIES:
-        path = f"/etc/{name}"
-        if os.path.exists(path):
-            args += ["--ro-bind", path, path]
+    args += ["--ro-bind", str(etc_snapshot()), "/etc"]
 
 
 def agent_python() -> str:
@@ -162,12 +153,15 @@ def sandbox_env(config: SandboxConfig, workdir: str) -> dict[str, str]:
     return env
 
 
-def agent_config(config: SandboxConfig, workdir: str) -> dict:
+def agent_config(config: SandboxConfig, workdir: str) -> bytes:
+    """The agent's config frame (see ``agent.load_config``)."""
     limits = {"RLIMIT_AS": config.memory, "RLIMIT_NPROC": config.processes, "RLIMIT_FSIZE": config.file_size,
               "RLIMIT_NOFILE": config.open_files, "RLIMIT_CORE": 0}
-    return {"env": sandbox_env(config, workdir), "limits": limits, "cwd": workdir,
-            "persistent": config.persistent, "output_cap": config.output_cap,
-            "pid_namespace": config.isolation != "none"}
+    msg: dict[str, object] = {"cwd": workdir, "persistent": config.persistent, "output_cap": config.output_cap,
+                              "pid_namespace": config.isolation != "none"}
+    msg.update({f"env:{k}": v for k, v in sandbox_env(config, workdir).items()})
+    msg.update({f"limit:{k}": v for k, v in limits.items()})
+    return frames.encode(msg)
 
 
 def command(layout: Layout, config: SandboxConfig) -> list[str]:
@@ -177,8 +171,8 @@ def command(layout: Layout, config: SandboxConfig) -> list[str]:
     state = layout.tmp / ".sweworld"
     state.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(AGENT_SOURCE, state / "agent.py")
-    (state / "config.json").write_text(json.dumps(agent_config(config, layout.workdir)))
-    agent = [agent_python(), "-I", "-S", "/tmp/.sweworld/agent.py", "/tmp/.sweworld/config.json"]
+    (state / "config").write_bytes(agent_config(config, layout.workdir))
+    agent = [agent_python(), "-I", "-S", "/tmp/.sweworld/agent.py", "/tmp/.sweworld/config"]
     stage = ["set -e", *overlay_mount_lines(layout.overlays),
              "exec " + shlex.join([*bwrap_args(layout, config), "--", *agent])]
     unshare = require("unshare", "util-linux")

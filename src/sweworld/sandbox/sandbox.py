@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import logging
 import shlex
 import shutil
@@ -105,10 +104,11 @@ class Sandbox:
         try:
             layout, self.workspace_mode = self._layout(mounts, ro_paths or [])
             argv = isolation.command(layout, self.config)
+            preexec = None
             if self.config.processes is not None and self.config.isolation != "none":
                 self._cgroup = pids.PidsCgroup(self.config.processes)
-                argv = self._cgroup.wrap(argv)
-            self._session = AgentSession(argv, self.episode_dir / "sandbox.log")
+                preexec = self._cgroup.enter if self._cgroup.path is not None else None
+            self._session = AgentSession(argv, self.episode_dir / "sandbox.log", preexec=preexec)
         except BaseException:
             self.close()
             raise
@@ -160,25 +160,28 @@ class Sandbox:
     def _path(self, path: str) -> str:
         return path if path.startswith("/") else f"{self.workdir}/{path}"
 
-    def _file_op(self, payload: dict) -> dict:
+    def _file_op(self, payload: dict) -> dict[str, bytes]:
         reply = self._live().request(payload, 60)
-        if reply.get("error") == "FileNotFoundError":
-            raise FileNotFoundError(reply.get("errno", 2), reply["message"], payload["path"])
-        if reply.get("error") in ("IsADirectoryError", "NotADirectoryError", "PermissionError"):
-            raise OSError(reply.get("errno"), reply["message"], payload["path"])
-        if "error" in reply:
-            raise SandboxError(f"file operation failed: {reply}")
-        return reply
+        error = reply.get("error", b"").decode()
+        if not error:
+            return reply
+        message = reply.get("message", b"").decode(errors="replace")
+        errno_ = int(reply.get("errno") or 0)
+        if error == "FileNotFoundError":
+            raise FileNotFoundError(errno_, message, payload["path"])
+        if error in ("IsADirectoryError", "NotADirectoryError", "PermissionError", "OSError"):
+            raise OSError(errno_, message, payload["path"])
+        raise SandboxError(f"file operation on {payload['path']} failed: {error}: {message}")
 
     def read_bytes(self, path: str) -> bytes:
-        return base64.b64decode(self._file_op({"op": "read", "path": self._path(path)})["data"])
+        return self._file_op({"op": "read", "path": self._path(path)})["data"]
 
     def read_file(self, path: str) -> str:
         return self.read_bytes(path).decode("utf-8", errors="replace")
 
     def write_file(self, path: str, content: str | bytes) -> None:
         data = content.encode() if isinstance(content, str) else content
-        self._file_op({"op": "write", "path": self._path(path), "data": base64.b64encode(data).decode()})
+        self._file_op({"op": "write", "path": self._path(path), "data": data})
 
     def diff(self) -> str:
         base = self.base_commit or "HEAD"

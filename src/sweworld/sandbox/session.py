@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import base64
-import json
-import os
-import select
 import subprocess
 import threading
-import time
+from collections.abc import Callable
 from pathlib import Path
 
 from sweworld.errors import SandboxError
+from sweworld.sandbox import frames
 from sweworld.types import ExecResult
 
 STARTUP_TIMEOUT = 60.0
@@ -21,21 +18,19 @@ GRACE = 30.0
 class AgentSession:
     """Starts the sandbox command and talks to the agent inside it."""
 
-    def __init__(self, argv: list[str], log_path: Path):
+    def __init__(self, argv: list[str], log_path: Path, *, preexec: Callable[[], None] | None = None):
         self.log_path = log_path
         self._log = open(log_path, "ab")  # noqa: SIM115 - closed in close()
         self._lock = threading.Lock()
         try:
             self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         stderr=self._log, close_fds=True)
+                                         stderr=self._log, close_fds=True, preexec_fn=preexec)
         except OSError as exc:
             self._log.close()
             raise SandboxError(f"cannot start the sandbox: {exc}") from exc
-        self._buf = b""
-        ready = self._read_line(STARTUP_TIMEOUT)
-        if not ready.get("ready"):
-            self.close()
-            raise SandboxError(f"the sandbox agent did not start: {ready}")
+        ready = self._read(STARTUP_TIMEOUT)
+        if ready.get("ready") != b"1":
+            raise self._fail(f"the sandbox agent did not start: {ready}")
 
     def _fail(self, what: str) -> SandboxError:
         self.close()
@@ -48,43 +43,47 @@ class AgentSession:
                             hint="check that bubblewrap is installed and unprivileged user namespaces are "
                             "enabled (sysctl kernel.unprivileged_userns_clone=1)")
 
-    def _read_line(self, timeout: float | None) -> dict:
-        deadline = None if timeout is None else time.monotonic() + timeout
-        out = self.proc.stdout
-        assert out is not None
-        fd = out.fileno()
-        while b"\n" not in self._buf:
-            wait = None if deadline is None else deadline - time.monotonic()
-            if wait is not None and wait <= 0:
-                raise self._fail("the sandbox agent stopped answering")
-            ready, _, _ = select.select([fd], [], [], wait)
-            if not ready:
-                continue
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                raise self._fail(f"the sandbox died (exit status {self.proc.poll()})")
-            self._buf += chunk
-        line, self._buf = self._buf.split(b"\n", 1)
-        return json.loads(line)
+    def _read(self, timeout: float | None) -> dict[str, bytes]:
+        """One reply frame; a watchdog kills the sandbox if the agent stops answering."""
+        timer = None
+        if timeout is not None:
+            timer = threading.Timer(timeout, self.proc.kill)
+            timer.daemon = True
+            timer.start()
+        try:
+            assert self.proc.stdout is not None
+            msg = frames.decode(self.proc.stdout)
+        except (EOFError, ValueError, OSError):
+            msg = None
+        finally:
+            if timer is not None:
+                timer.cancel()
+        if msg is None:
+            if timer is not None and not timer.is_alive() and self.proc.returncode is not None:
+                raise self._fail(f"the sandbox agent stopped answering (no reply within {timeout:.0f}s)")
+            raise self._fail(f"the sandbox died (exit status {self.proc.poll()})")
+        return msg
 
-    def request(self, payload: dict, timeout: float | None = None) -> dict:
+    def request(self, payload: dict, timeout: float | None = None) -> dict[str, bytes]:
         with self._lock:
             if self.proc.poll() is not None or self.proc.stdin is None:
                 raise self._fail("the sandbox is closed or died")
             try:
-                self.proc.stdin.write(json.dumps(payload).encode() + b"\n")
+                self.proc.stdin.write(frames.encode(payload))
                 self.proc.stdin.flush()
             except BrokenPipeError as exc:
                 raise self._fail("the sandbox died") from exc
-            return self._read_line(None if timeout is None else timeout + GRACE)
+            return self._read(None if timeout is None else timeout + GRACE)
 
     def run(self, op: str, command: str, *, cwd: str | None, timeout: float | None,
             cap: int | None = None) -> ExecResult:
         reply = self.request({"op": op, "command": command, "cwd": cwd, "timeout": timeout, "cap": cap}, timeout)
         if "error" in reply:
-            raise SandboxError(f"the sandbox agent failed: {reply}")
-        output = base64.b64decode(reply.pop("output")).decode("utf-8", errors="replace")
-        return ExecResult(output=output, **reply)
+            raise SandboxError(f"the sandbox agent failed: {reply['error'].decode()}: {reply['message'].decode()}")
+        return ExecResult(output=reply["output"].decode("utf-8", errors="replace"),
+                          exit_code=int(reply["exit_code"]), timed_out=reply["timed_out"] == b"1",
+                          truncated=reply["truncated"] == b"1", duration=float(reply["duration"]),
+                          restarted=reply["restarted"] == b"1")
 
     def close(self) -> None:
         proc = getattr(self, "proc", None)
