@@ -1,0 +1,1 @@
+"""The ``sweworld`` command line (typer + rich), one module per command group."""

@@ -1,0 +1,34 @@
+"""``sweworld``: the root command and its groups."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from sweworld import __version__
+from sweworld.cli import common, demo, env, exec_cmd
+
+app = typer.Typer(name="sweworld", no_args_is_help=True, add_completion=False,
+                  help="Train and evaluate software-engineering agents: docker-free real execution, "
+                  "simulated worlds, rollouts and data pipelines.")
+app.add_typer(env.app, name="env")
+app.command("exec", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(exec_cmd.exec_)
+app.command("shell")(exec_cmd.shell)
+app.command("demo")(demo.demo)
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"sweworld {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log progress.")] = False,
+         version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True)] = False) -> None:
+    common.setup_logging(verbose)
+
+
+def main() -> None:
+    app()

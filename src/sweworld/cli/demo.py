@@ -1,0 +1,91 @@
+"""``sweworld demo``: the main job on the embedded default dataset.
+
+Today: fetch a real PyPI release, build its environment once inside the sandbox, open two isolated
+copy-on-write episodes over it, run the real test suite in both, break the code in one and show that
+the other and the cached base tree are untouched.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from sweworld.cli import common
+from sweworld.cli.common import Dataset, ReposDir
+
+TEST = "python -m pytest -q -p no:cacheprovider {tests} 2>&1 | tail -n 1"
+
+
+def _summary_line(output: str) -> str:
+    lines = [line for line in output.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else "(no output)"
+
+
+def demo(dataset: Dataset = common.DEFAULT_DATASET, repos_dir: ReposDir = None,
+         instance: Annotated[str | None, typer.Option(help="Instance id (default: the first).")] = None) -> None:
+    """Build one real environment and use it from two isolated episodes."""
+    from sweworld.envs import EnvBuilder, episode_sandbox
+    from sweworld.repos import RepoStore
+
+    with common.reported():
+        taskset = common.load(dataset, instance_ids=[instance] if instance else None)
+        task = taskset[0]
+        builder = EnvBuilder(RepoStore(repos_dir=repos_dir))
+        say = common.out.print
+        say(f"[bold]task[/bold] {task.instance_id}  ({task.repo_source or task.repo} @ {task.base_commit[:12]})")
+        started = time.perf_counter()
+        layer = builder.instance(task)
+        build_s = time.perf_counter() - started
+        say(f"environment {layer.env.key} (python {layer.env.interpreter.version}) ready in {build_s:.1f}s "
+            f"[dim]{layer.env.path}[/dim]")
+        tests = _test_target(layer.tree)
+        rows = []
+        started = time.perf_counter()
+        with episode_sandbox(layer, label="demo-a") as a, episode_sandbox(layer, label="demo-b") as b:
+            open_ms = (time.perf_counter() - started) * 1000 / 2
+            say(f"two isolated episodes opened ({a.info['workspace']} workspaces, "
+                f"process limit by {a.info['process_limit']}), {open_ms:.0f} ms each")
+            for name, sb in (("A", a), ("B", b)):
+                result = sb.run(TEST.format(tests=tests), timeout=600)
+                rows.append((name, "run the test suite", _summary_line(result.output), f"{result.duration:.2f}s"))
+            target = _first_function_file(a)
+            broken = a.run(f"sed -i 's/return /return None and /' {target} && git diff --stat")
+            rows.append(("A", f"break every return in {target}", _summary_line(broken.output), ""))
+            result = a.run(TEST.format(tests=tests), timeout=600)
+            rows.append(("A", "run the test suite again", _summary_line(result.output), f"{result.duration:.2f}s"))
+            result = b.run(TEST.format(tests=tests), timeout=600)
+            rows.append(("B", "run the test suite again", _summary_line(result.output), f"{result.duration:.2f}s"))
+            net = a.run("python -c \"import socket; socket.create_connection(('pypi.org', 443), timeout=3)\" "
+                        "2>&1 | tail -n 1")
+            rows.append(("A", "reach the network", _summary_line(net.output), ""))
+            rows.append(("A", "diff against base commit", f"{len(a.diff().splitlines())} lines", ""))
+            rows.append(("B", "diff against base commit", f"{len(b.diff().splitlines())} lines", ""))
+        table = Table("episode", "action", "result", "time", title="two episodes, one environment")
+        for row in rows:
+            table.add_row(*row)
+        say(table)
+        clean = builder.repos.tree(task.repo, task.base_commit, task.repo_source)
+        say(f"base tree untouched: {_is_clean(clean)}  [dim]{clean}[/dim]")
+
+
+def _test_target(tree) -> str:
+    for name in ("tests", "testing", "test"):
+        if (tree / name).is_dir():
+            return name
+    found = sorted(p.name for p in tree.glob("test_*.py"))
+    return " ".join(found) or "."
+
+
+def _first_function_file(sandbox) -> str:
+    result = sandbox.run("git ls-files '*.py' | grep -v -E '(^|/)(tests?|testing|docs?)/|(^|/)test_|setup.py|conftest' "
+                         "| xargs grep -l 'return ' | head -n 1")
+    return result.output.strip() or "setup.py"
+
+
+def _is_clean(tree) -> bool:
+    import subprocess
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=tree, capture_output=True, text=True)
+    return status.returncode == 0 and not status.stdout.strip()

@@ -1,0 +1,63 @@
+"""``sweworld env build|ls|rm``: the shared environment cache."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor, as_completed
+
+import typer
+from rich.progress import Progress
+from rich.table import Table
+
+from sweworld.cli import common
+from sweworld.cli.common import Dataset, InstanceIds, ReposDir, SkipInvalid, Split, Workers
+from sweworld.errors import SWEWorldError
+
+app = typer.Typer(no_args_is_help=True, help="Build, list and remove environments.")
+
+
+@app.command("build")
+def build(dataset: Dataset = common.DEFAULT_DATASET, split: Split = None, repos_dir: ReposDir = None,
+          instance_ids: InstanceIds = None, workers: Workers = 1, skip_invalid: SkipInvalid = False) -> None:
+    """Build the environment and install layer of every task (each environment once)."""
+    from sweworld.envs import EnvBuilder
+    from sweworld.repos import RepoStore
+    with common.reported():
+        tasks = list(common.load(dataset, split=split, instance_ids=instance_ids, skip_invalid=skip_invalid))
+    builder = EnvBuilder(RepoStore(repos_dir=repos_dir))
+    failures: dict[str, str] = {}
+    with Progress(console=common.console) as progress, ThreadPoolExecutor(workers) as pool:
+        bar = progress.add_task("building", total=len(tasks))
+        futures = {pool.submit(builder.instance, task): task for task in tasks}
+        for future in as_completed(futures):
+            task = futures[future]
+            try:
+                layer = future.result()
+                progress.console.print(f"[green]ok[/green] {task.instance_id} env={layer.env.key}")
+            except SWEWorldError as exc:
+                failures[task.instance_id] = str(exc)
+                progress.console.print(f"[red]failed[/red] {task.instance_id}: {exc}")
+            progress.advance(bar)
+    common.out.print(f"{len(tasks) - len(failures)}/{len(tasks)} instances ready")
+    if failures:
+        raise typer.Exit(1)
+
+
+@app.command("ls")
+def ls() -> None:
+    """List built environments."""
+    from sweworld.envs import list_envs
+    table = Table("key", "repo", "python", "source", "instances", "size", "built")
+    for meta in list_envs():
+        table.add_row(meta.get("key", "?"), meta.get("repo", "?"), meta.get("python", "?"),
+                      meta.get("recipe", {}).get("source", "?"), str(meta["instances"]),
+                      f"{meta['size_bytes'] / 1e6:.1f} MB", meta.get("built_at", "?"))
+    common.out.print(table)
+
+
+@app.command("rm")
+def rm(key: str = typer.Argument(..., help="Environment key (or an unambiguous prefix).")) -> None:
+    """Remove one environment and its install layers."""
+    from sweworld.envs import remove_env
+    with common.reported():
+        path = remove_env(key)
+    common.out.print(f"removed {path}")

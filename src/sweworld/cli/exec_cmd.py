@@ -1,0 +1,67 @@
+"""``sweworld exec`` and ``sweworld shell``: run commands in an isolated episode of a task."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from sweworld.cli import common
+from sweworld.cli.common import Dataset, Isolation, ReposDir, Split
+
+Instance = Annotated[str, typer.Option("--instance", help="Instance id.")]
+Timeout = Annotated[float, typer.Option("--timeout", help="Wall timeout per command, seconds.")]
+
+
+def _open(dataset: str, split: str | None, instance: str, repos_dir, isolation: str, timeout: float):
+    from sweworld.envs import EnvBuilder, open_episode
+    from sweworld.repos import RepoStore
+    from sweworld.sandbox import SandboxConfig
+    task = common.load(dataset, split=split, instance_ids=[instance]).by_id(instance)
+    config = SandboxConfig(isolation=isolation, timeout=timeout)
+    return open_episode(task, EnvBuilder(RepoStore(repos_dir=repos_dir)), config)
+
+
+def exec_(ctx: typer.Context, dataset: Dataset = common.DEFAULT_DATASET, instance: Instance = ...,
+          split: Split = None, repos_dir: ReposDir = None, isolation: Isolation = "bwrap",
+          timeout: Timeout = 300.0) -> None:
+    """Run one command (after --) in a fresh isolated episode of an instance; exit with its status."""
+    command = " ".join(ctx.args).strip()
+    if not command:
+        common.console.print("[red]error:[/red] no command given; usage: sweworld exec --instance ID -- COMMAND")
+        raise typer.Exit(2)
+    with common.reported(), _open(dataset, split, instance, repos_dir, isolation, timeout) as sandbox:
+        result = sandbox.run(command)
+    sys.stdout.write(result.output)
+    if result.timed_out:
+        common.console.print(f"[red]timed out after {timeout}s[/red]")
+    raise typer.Exit(result.exit_code)
+
+
+def shell(dataset: Dataset = common.DEFAULT_DATASET, instance: Instance = ..., split: Split = None,
+          repos_dir: ReposDir = None, isolation: Isolation = "bwrap", timeout: Timeout = 300.0) -> None:
+    """An interactive shell in an isolated episode (one command per line; `exit` or EOF leaves)."""
+    with common.reported(), _open(dataset, split, instance, repos_dir, isolation, timeout) as sandbox:
+        common.console.print(f"[bold]{instance}[/bold]: isolated episode ({sandbox.info['workspace']} "
+                             "workspace, no network). `diff` shows your changes; `exit` leaves.")
+        cwd = sandbox.workdir
+        while True:
+            try:
+                line = input(f"{cwd}$ ")
+            except EOFError:
+                break
+            if line.strip() in ("exit", "logout"):
+                break
+            if line.strip() == "diff":
+                sys.stdout.write(sandbox.diff())
+                continue
+            if not line.strip():
+                continue
+            result = sandbox.run(line)
+            sys.stdout.write(result.output)
+            if result.output and not result.output.endswith("\n"):
+                sys.stdout.write("\n")
+            if result.exit_code:
+                common.console.print(f"[dim](exit {result.exit_code})[/dim]")
+            cwd = sandbox.run("pwd").output.strip() or cwd

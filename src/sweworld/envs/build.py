@@ -1,0 +1,258 @@
+"""Build environments inside the sandbox, once per key, and the per-commit install layer.
+
+The env stage runs with the base tree at the env commit mounted at ``/testbed`` and the venv
+directory mounted read-write at ``/sweworld/venv``; the instance stage runs ``pre_install`` and
+``install`` at the task's base commit in copy-on-write layers over the tree and the venv, and
+those two upper directories become read-only lowers of every later episode. Builds have network
+(package registries); episodes never do.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from sweworld.envs import scripts
+from sweworld.envs.discovery import Interpreter, find_interpreter
+from sweworld.envs.recipe import EnvRecipe, env_key, instance_key, resolve_recipe
+from sweworld.envs.store import envs_root, locked, log_tail, read_meta, remove_tree
+from sweworld.errors import EnvBuildError, SandboxError
+from sweworld.repos import RepoStore
+from sweworld.sandbox import Dir, Layers, Sandbox, SandboxConfig
+from sweworld.types import Task
+
+log = logging.getLogger(__name__)
+
+VENV = "/sweworld/venv"
+BUILD_TIMEOUT = 3600.0
+LAYER_FORMAT = "layer-v3"  # bump when the instance-stage epilogue changes: old layers are rebuilt
+PASSTHROUGH = ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
+               "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_TRUSTED_HOST",
+               "PIP_CERT", "PIP_DEFAULT_TIMEOUT", "UV_INDEX_URL", "UV_EXTRA_INDEX_URL", "UV_DEFAULT_INDEX", "UV_INDEX",
+               "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "UV_NATIVE_TLS")
+
+
+@dataclass
+class Environment:
+    """A built, shared environment."""
+
+    key: str
+    path: Path
+    recipe: EnvRecipe
+    interpreter: Interpreter
+
+    @property
+    def venv(self) -> Path:
+        return self.path / "venv"
+
+
+@dataclass
+class InstanceLayer:
+    """The per-base-commit install layer on top of an environment."""
+
+    key: str
+    path: Path
+    env: Environment
+    tree: Path
+    base_commit: str
+
+    @property
+    def testbed(self) -> Path:
+        return self.path / "testbed"
+
+    @property
+    def venv(self) -> Path:
+        return self.path / "venv"
+
+
+def uv_binary() -> Path | None:
+    try:
+        from uv import find_uv_bin
+        return Path(find_uv_bin()).resolve()
+    except (ImportError, FileNotFoundError):
+        return None
+
+
+def _caches() -> dict[str, Path]:
+    root = envs_root().parent / "cache"
+    dirs = {"uv": root / "uv", "pip": root / "pip"}
+    for d in dirs.values():
+        d.mkdir(parents=True, exist_ok=True)
+    return dirs
+
+
+def build_config(timeout: float = BUILD_TIMEOUT) -> SandboxConfig:
+    return SandboxConfig(network=True, persistent=False, timeout=timeout, output_cap=4_000_000, processes=4096,
+                         memory=None, passthrough_env=list(PASSTHROUGH),
+                         env={"UV_CACHE_DIR": "/sweworld/cache/uv", "PIP_CACHE_DIR": "/sweworld/cache/pip",
+                              "UV_LINK_MODE": "copy", "UV_PYTHON_DOWNLOADS": "never",
+                              "UV_SYSTEM_CERTS": "1"})
+
+
+def _run_script(sandbox: Sandbox, script: str, log_path: Path, what: str, where: str, timeout: float) -> None:
+    sandbox.write_file("/tmp/build.sh", script)
+    started = time.monotonic()
+    result = sandbox.exec("bash /tmp/build.sh", timeout=timeout)
+    with open(log_path, "a", encoding="utf-8") as handle:
+        handle.write(f"### {what} ({time.monotonic() - started:.1f}s, exit {result.exit_code})\n")
+        handle.write("### script:\n" + script + "\n### output:\n" + result.output + "\n")
+    if not result.ok:
+        cause = "timed out" if result.timed_out else f"exited with status {result.exit_code}"
+        raise EnvBuildError(f"{what} {cause}", where=where, log_path=str(log_path), log_tail=log_tail(log_path),
+                            hint="read the build log; fix the task's install fields (python, install, "
+                            "pip_packages) or the recipe, then run `sweworld env build` again")
+
+
+def _ro_paths(interp: Interpreter, uv: Path | None) -> list[str]:
+    ro = [str(interp.prefix)]
+    if uv is not None:
+        ro.append(str(uv.parent))
+    return ro
+
+
+class EnvBuilder:
+    """Resolves, builds and caches environments and instance layers for tasks."""
+
+    def __init__(self, repos: RepoStore | None = None, *, timeout: float = BUILD_TIMEOUT):
+        self.repos = repos or RepoStore()
+        self.timeout = timeout
+
+    def recipe(self, task: Task) -> EnvRecipe:
+        tree = self.repos.tree(task.repo, task.env_commit, task.repo_source, instance_id=task.instance_id)
+        return resolve_recipe(task, tree)
+
+    def key(self, task: Task, recipe: EnvRecipe | None = None) -> str:
+        recipe = recipe or self.recipe(task)
+        pinned = task.version if recipe.source == "swebench" else task.env_commit
+        return env_key(recipe, task.repo, pinned)
+
+    def environment(self, task: Task) -> Environment:
+        """The shared environment of ``task``, built on first use (file-locked)."""
+        recipe = self.recipe(task)
+        key = self.key(task, recipe)
+        final = envs_root() / key
+        with locked(key):
+            meta = read_meta(final / "env.json")
+            if not meta.get("complete"):
+                self._build_env(task, recipe, key, final)
+                meta = read_meta(final / "env.json")
+        interp = find_interpreter(meta["python"])
+        return Environment(key, final, EnvRecipe.model_validate(meta["recipe"]), interp)
+
+    def _build_env(self, task: Task, recipe: EnvRecipe, key: str, final: Path) -> None:
+        where = f"instance {task.instance_id} (env {key})"
+        interp = find_interpreter(recipe.python)
+        uv = uv_binary()
+        staging = envs_root() / f".{key}.building"
+        remove_tree(staging)
+        remove_tree(final)
+        (staging / "venv").mkdir(parents=True)
+        log_path = staging / "build.log"
+        for note in recipe.notes:
+            log.info("%s: %s", where, note)
+        tree = self.repos.tree(task.repo, task.env_commit, task.repo_source, instance_id=task.instance_id)
+        script = scripts.env_stage_script(recipe, python=interp.path, venv=VENV, uv=uv) + _COMPILE_VENV
+        started = time.monotonic()
+        caches = _caches()
+        mounts = {"/testbed": Layers([tree]), VENV: Dir(staging / "venv", writable=True),
+                  "/sweworld/cache/uv": Dir(caches["uv"], writable=True),
+                  "/sweworld/cache/pip": Dir(caches["pip"], writable=True)}
+        try:
+            with Sandbox(mounts, config=build_config(self.timeout), base_commit=task.env_commit,
+                         ro_paths=_ro_paths(interp, uv), label=f"env-{key}") as sandbox:
+                _run_script(sandbox, script, log_path, "environment build", where, self.timeout)
+        except SandboxError as exc:
+            raise EnvBuildError(f"the build sandbox failed: {exc.message}", where=where) from exc
+        except EnvBuildError:
+            failed = envs_root() / f".{key}.failed.log"
+            failed.write_text(log_path.read_text(errors="replace"))
+            remove_tree(staging)
+            raise
+        meta = {"key": key, "complete": True, "repo": task.repo, "env_commit": task.env_commit,
+                "version": task.version, "python": interp.version, "interpreter": str(interp.path),
+                "recipe": recipe.model_dump(), "build_seconds": round(time.monotonic() - started, 2),
+                "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        (staging / "env.json").write_text(json.dumps(meta, indent=2))
+        os.replace(staging, final)
+
+    def instance(self, task: Task, env: Environment | None = None) -> InstanceLayer:
+        """The install layer of ``task``'s base commit over its environment (built on first use)."""
+        env = env or self.environment(task)
+        tree = self.repos.base_tree(task)
+        key = instance_key(f"{env.key}:{LAYER_FORMAT}", task.base_commit, env.recipe)
+        final = env.path / "instances" / key
+        with locked(f"{env.key}-{key}"):
+            if not read_meta(final / "meta.json").get("complete"):
+                self._build_instance(task, env, tree, key, final)
+        return InstanceLayer(key, final, env, tree, task.base_commit)
+
+    def _build_instance(self, task: Task, env: Environment, tree: Path, key: str, final: Path) -> None:
+        where = f"instance {task.instance_id} (env {env.key}, commit {task.base_commit[:12]})"
+        staging = final.parent / f".{key}.building"
+        remove_tree(staging)
+        remove_tree(final)
+        staging.mkdir(parents=True)
+        uv = uv_binary()
+        script = scripts.instance_stage_script(env.recipe, venv=VENV, uv=uv) + "\n" + instance_epilogue(env.recipe)
+        started = time.monotonic()
+        caches = _caches()
+        mounts = {"/testbed": Layers([tree], upper=staging / "testbed"),
+                  VENV: Layers([env.venv], upper=staging / "venv"),
+                  "/sweworld/cache/uv": Dir(caches["uv"], writable=True),
+                  "/sweworld/cache/pip": Dir(caches["pip"], writable=True)}
+        try:
+            with Sandbox(mounts, config=build_config(self.timeout), base_commit=task.base_commit,
+                         ro_paths=_ro_paths(env.interpreter, uv), label=f"inst-{key}") as sandbox:
+                _run_script(sandbox, script, staging / "install.log", "install", where, self.timeout)
+        except SandboxError as exc:
+            raise EnvBuildError(f"the install sandbox failed: {exc.message}", where=where) from exc
+        except EnvBuildError:
+            remove_tree(staging)
+            raise
+        for work in staging.glob(".*.work"):
+            remove_tree(work)
+        meta = {"key": key, "complete": True, "base_commit": task.base_commit, "env": env.key,
+                "install_seconds": round(time.monotonic() - started, 2)}
+        (staging / "meta.json").write_text(json.dumps(meta, indent=2))
+        os.replace(staging, final)
+
+
+#: Untracked files the install produced (egg-info, build dirs, compiled extensions) are listed in
+#: .git/info/exclude of the layer, so that no episode's diff or `git status` ever shows them.
+_RECORD_ARTEFACTS = r"""
+cd /testbed
+if [ -d .git ]; then
+  mkdir -p .git/info
+  git ls-files --others --exclude-standard --directory | sed 's#^#/#' >> .git/info/exclude || true
+  # tracked metadata the install rewrote (an sdist's own *.egg-info) is hidden from git status
+  git diff --name-only | grep -E '(^|/)[^/]*\.egg-info/' | xargs -r git update-index --assume-unchanged || true
+  changed=$(git diff --name-only || true)
+  if [ -n "$changed" ]; then echo "sweworld: the install modified tracked files: $changed"; fi
+fi
+"""
+
+#: Byte-compile the venv and the tree once, in the shared layers, so that episodes do not each
+#: write their own copies (uv does not compile; every import would copy up a __pycache__).
+_WARM_CACHES = r"""
+cd /testbed
+python -m compileall -q -j 0 /sweworld/venv/lib >/dev/null 2>&1 || true
+python -m compileall -q -j 0 -x '(^|/)\.git/' /testbed >/dev/null 2>&1 || true
+"""
+
+_COMPILE_VENV = "\n/sweworld/venv/bin/python -m compileall -q -j 0 /sweworld/venv/lib >/dev/null 2>&1 || true\n"
+
+#: pytest writes assertion-rewritten copies of the test modules on first import; do it here once.
+_WARM_PYTEST = r"""
+cd /testbed
+timeout 300 python -m pytest --collect-only -q -p no:cacheprovider >/dev/null 2>&1 || true
+"""
+
+
+def instance_epilogue(recipe: EnvRecipe) -> str:
+    """What runs after the install, in the layer: caches first, then the artefact bookkeeping."""
+    warm = _WARM_CACHES + (_WARM_PYTEST if "pytest" in recipe.test_cmd else "")
+    return warm + _RECORD_ARTEFACTS

@@ -1,0 +1,205 @@
+"""Find Python interpreters on this machine: uv, pyenv, then ``pythonX.Y`` on PATH.
+
+Every candidate is run once to learn its real executable, its version and its installation prefix
+(the sandbox bind-mounts that prefix read-only so that a virtualenv built on it works inside).
+pyenv shims and virtualenvs are seen through: the interpreter itself reports its real binary and
+base prefix. Results are cached for the life of the process.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from sweworld.errors import EnvBuildError
+
+# Works on Python 2.7 and 3.x; ``real_prefix`` is set by old virtualenvs, ``base_prefix`` by venv.
+_PROBE = (
+    "import os, sys; "
+    "print('%d.%d.%d' % tuple(sys.version_info[:3])); "
+    "print(os.path.realpath(sys.executable)); "
+    "print(os.path.realpath(getattr(sys, 'real_prefix', None) or getattr(sys, 'base_prefix', sys.prefix)))"
+)
+_PROBE_TIMEOUT = 30
+
+
+@dataclass(frozen=True)
+class Interpreter:
+    """A verified Python interpreter."""
+
+    version: str
+    """'X.Y', e.g. '3.11'."""
+    full_version: str
+    """'X.Y.Z' as the interpreter reports it."""
+    path: Path
+    """Resolved real path of the binary (no symlinks, no pyenv shim)."""
+    prefix: Path
+    """Resolved ``sys.base_prefix``: the tree the sandbox must bind-mount read-only."""
+    found_by: str
+    """Where it was found: 'uv', 'pyenv' or 'PATH'."""
+
+    @property
+    def version_tuple(self) -> tuple[int, int]:
+        major, minor = self.version.split(".")
+        return int(major), int(minor)
+
+
+def _normalise(version: str) -> str:
+    text = version.strip().lower().removeprefix("python").removeprefix("py").strip()
+    parts = text.split(".")
+    if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit():
+        return f"{int(parts[0])}.{int(parts[1])}"
+    raise EnvBuildError(f"not a Python version: {version!r}", hint="use 'X.Y', e.g. '3.11'")
+
+
+def _probe(candidate: Path | str, found_by: str) -> Interpreter | None:
+    """Run a candidate interpreter; None when it does not run or does not answer sensibly."""
+    try:
+        proc = subprocess.run([str(candidate), "-c", _PROBE], capture_output=True, text=True,
+                              timeout=_PROBE_TIMEOUT, env={**os.environ, "PYTHONNOUSERSITE": "1"},
+                              stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or len(lines) != 3:
+        return None
+    full, exe, prefix = lines
+    major, minor = full.split(".")[:2]
+    return Interpreter(version=f"{major}.{minor}", full_version=full, path=Path(exe),
+                       prefix=Path(prefix), found_by=found_by)
+
+
+def pyenv_root() -> Path:
+    """``$PYENV_ROOT`` or ``~/.pyenv``."""
+    return Path(os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv"))
+
+
+def _patch_key(path: Path) -> tuple[int, ...]:
+    return tuple(int(p) if p.isdigit() else -1 for p in re.split(r"[.\-]", path.name))
+
+
+def _pyenv_candidates(version: str) -> list[Path]:
+    versions = pyenv_root() / "versions"
+    if not versions.is_dir():
+        return []
+    dirs = [d for d in versions.glob(f"{version}.*") if re.fullmatch(rf"{re.escape(version)}\.\d+", d.name)]
+    return [d / "bin" / f"python{version}" for d in sorted(dirs, key=_patch_key, reverse=True)
+            if (d / "bin" / f"python{version}").exists()]
+
+
+def _uv_bin() -> str | None:
+    try:
+        from uv import find_uv_bin
+
+        return find_uv_bin()
+    except (ImportError, FileNotFoundError):
+        return shutil.which("uv")
+
+
+def _uv_candidate(version: str) -> str | None:
+    uv = _uv_bin()
+    if uv is None:
+        return None
+    env = {**os.environ, "UV_PYTHON_DOWNLOADS": "never"}
+    env.pop("VIRTUAL_ENV", None)
+    try:
+        proc = subprocess.run([uv, "python", "find", "--no-python-downloads", "--system", "--no-project",
+                               "--no-config", version], capture_output=True, text=True, env=env,
+                              cwd="/", timeout=60, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    out = proc.stdout.strip()
+    return out.splitlines()[-1] if proc.returncode == 0 and out else None
+
+
+def _path_candidate(version: str) -> str | None:
+    return shutil.which(f"python{version}")
+
+
+def find_interpreter(version: str) -> Interpreter:
+    """The interpreter for 'X.Y': uv first, then pyenv (highest patch), then ``pythonX.Y`` on PATH.
+
+    Accepts '3.11', '3.11.4' (the patch is ignored) or 'python3.11'. Cached for the process.
+    Raises EnvBuildError naming every place looked at when none runs and reports that version.
+    """
+    return _find(_normalise(version))
+
+
+def clear_cache() -> None:
+    """Forget every interpreter found so far (e.g. after installing one)."""
+    _find.cache_clear()
+
+
+@functools.cache
+def _find(want: str) -> Interpreter:
+    tried: list[str] = []
+    finders = (
+        ("uv", lambda: [c] if (c := _uv_candidate(want)) else []),
+        ("pyenv", lambda: _pyenv_candidates(want)),
+        ("PATH", lambda: [c] if (c := _path_candidate(want)) else []),
+    )
+    for found_by, candidates in finders:
+        found = candidates()
+        if not found:
+            tried.append(f"{found_by}: nothing")
+        for candidate in found:
+            interp = _probe(candidate, found_by)
+            if interp is not None and interp.version == want:
+                return interp
+            tried.append(f"{found_by}: {candidate} ({'did not run' if interp is None else interp.version})")
+    where = [f"`uv python find --no-python-downloads --system {want}`",
+             f"{pyenv_root() / 'versions'}/{want}.*/bin/python{want}", f"python{want} on PATH"]
+    raise EnvBuildError(
+        f"no Python {want} interpreter found; looked at: " + "; ".join(where)
+        + "\n  candidates tried: " + ("; ".join(tried) or "none"),
+        hint=f"install it with `uv python install {want}` or `pyenv install {want}` "
+             f"(or put python{want} on PATH), then retry",
+    )
+
+
+def _known_versions() -> set[str]:
+    versions: set[str] = set()
+    root = pyenv_root() / "versions"
+    if root.is_dir():
+        for d in root.iterdir():
+            m = re.fullmatch(r"(\d+)\.(\d+)\.\d+", d.name)
+            if m:
+                versions.add(f"{m.group(1)}.{m.group(2)}")
+    for entry in os.environ.get("PATH", "").split(os.pathsep):
+        if not entry or not os.path.isdir(entry):
+            continue
+        try:
+            names = os.listdir(entry)
+        except OSError:
+            continue
+        for name in names:
+            m = re.fullmatch(r"python(\d+)\.(\d+)", name)
+            if m:
+                versions.add(f"{m.group(1)}.{m.group(2)}")
+    uv = _uv_bin()
+    if uv is not None:
+        try:
+            proc = subprocess.run([uv, "python", "list", "--only-installed", "--no-python-downloads",
+                                   "--no-config"], capture_output=True, text=True, cwd="/", timeout=60,
+                                  env={**os.environ, "UV_PYTHON_DOWNLOADS": "never"},
+                                  stdin=subprocess.DEVNULL)
+            versions.update(f"{a}.{b}" for a, b in re.findall(r"cpython-(\d+)\.(\d+)\.", proc.stdout))
+        except (OSError, subprocess.SubprocessError):
+            pass
+    return versions
+
+
+def list_interpreters() -> list[Interpreter]:
+    """Every Python version available here (one interpreter per 'X.Y', as find_interpreter picks it)."""
+    found = []
+    for version in _known_versions():
+        try:
+            found.append(find_interpreter(version))
+        except EnvBuildError:
+            continue
+    return sorted(found, key=lambda i: i.version_tuple)

@@ -1,0 +1,21 @@
+"""Open an isolated episode of a task: its install layer and environment under a private upper."""
+
+from __future__ import annotations
+
+from sweworld.envs.build import VENV, EnvBuilder, InstanceLayer, _ro_paths, uv_binary
+from sweworld.sandbox import Layers, Sandbox, SandboxConfig
+from sweworld.types import Task
+
+
+def episode_sandbox(layer: InstanceLayer, config: SandboxConfig | None = None, *, label: str = "") -> Sandbox:
+    """A fresh copy-on-write workspace over an already-built instance layer (cheap: no copy)."""
+    mounts = {"/testbed": Layers([layer.testbed, layer.tree]), VENV: Layers([layer.venv, layer.env.venv])}
+    return Sandbox(mounts, config=config, base_commit=layer.base_commit,
+                   ro_paths=_ro_paths(layer.env.interpreter, uv_binary()), label=label)
+
+
+def open_episode(task: Task, builder: EnvBuilder | None = None, config: SandboxConfig | None = None) -> Sandbox:
+    """Build what is missing (repository, environment, install layer), then open an episode."""
+    builder = builder or EnvBuilder()
+    layer = builder.instance(task)
+    return episode_sandbox(layer, config, label=task.instance_id)

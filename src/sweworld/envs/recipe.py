@@ -1,0 +1,291 @@
+"""What an environment needs: the install recipe of a task, and the keys that cache its builds.
+
+``resolve_recipe`` decides, first match wins: (a) the task's own environment fields, (b) the
+swebench spec for (repo, version), (c) a default read from the tree at the env commit. conda-based
+steps are translated to virtualenv builds; everything translated or dropped is kept in ``notes``.
+
+Two stages: the ENV stage (venv + dependencies; shared by every task with the same ``env_key``) and
+the INSTANCE stage (``pre_install`` then ``install``, once per base commit; ``instance_key``).
+"""
+
+from __future__ import annotations
+
+import configparser
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, field_validator
+
+from sweworld.envs import swebench_specs as sbs
+from sweworld.errors import EnvBuildError
+from sweworld.types import Task
+
+ENV_KEY_VERSION = 1
+"""Bump when the env-stage script changes in a way that invalidates built environments."""
+DEFAULT_PYTHON = "3.11"
+DEFAULT_TEST_CMD = "pytest -rA"
+DEFAULT_INSTALL = "python -m pip install --no-deps -e ."
+DEFAULT_EXTRAS = ("test", "tests", "testing", "dev")
+
+
+class EnvRecipe(BaseModel):
+    """How to build the environment of a task (env stage) and install its repo (instance stage)."""
+
+    python: str = Field(default=DEFAULT_PYTHON, description="Python version 'X.Y' of the virtualenv.")
+    packages: list[str] = Field(default_factory=list, description=(
+        "Env stage: pip requirement lines installed first, in one resolver call (conda package lists "
+        "and requirement files already translated)."))
+    requirements_files: list[str] = Field(
+        default_factory=list,
+        description="Env stage: candidate requirement files inside the tree, the first existing one "
+                    "installed with -r (used when the tree was not available to read them).")
+    optional_packages: list[str] = Field(
+        default_factory=list,
+        description="Env stage: best-effort requirements (conda deps of an environment.yml); tried "
+                    "together, then one by one, failures logged and skipped.")
+    pip_packages: list[str] = Field(default_factory=list, description="Env stage: installed after `packages`.")
+    install_repo_in_env: bool = Field(
+        default=False,
+        description="Env stage: install the repo itself (editable, with `install_extras`) at the env "
+                    "commit so that its dependencies come in (default recipe).")
+    install_extras: list[str] = Field(
+        default_factory=list, description="Extras of the env-stage repo install, e.g. ['test'].")
+    pre_install: list[str] = Field(
+        default_factory=list, description="Instance stage: shell commands run in the tree before install.")
+    install: str | None = Field(
+        default=None, description="Instance stage: command installing the repo, e.g. 'python -m pip install -e .'.")
+    test_cmd: str = Field(default=DEFAULT_TEST_CMD, description="Test command; test files are appended.")
+    eval_commands: list[str] = Field(
+        default_factory=list, description="Shell commands run before the tests (exports already moved to env_vars).")
+    env_vars: dict[str, str] = Field(default_factory=dict, description="Environment variables for test runs.")
+    source: Literal["task", "swebench", "default"] = Field(default="default", description="Where it came from.")
+    notes: list[str] = Field(default_factory=list, description="Everything translated, dropped or guessed.")
+
+    @field_validator("python", mode="before")
+    @classmethod
+    def _major_minor(cls, value: Any) -> str:
+        """'3.9', '3.9.18', 'python3.9' or 3.9 -> '3.9'."""
+        match = re.search(r"(\d+)\.(\d+)", str(value))
+        if not match:
+            raise ValueError(f"python must look like 'X.Y', got {value!r}")
+        return f"{match.group(1)}.{match.group(2)}"
+
+    def env_stage_fields(self) -> dict[str, Any]:
+        """The fields that decide the env stage (and only those)."""
+        return self.model_dump(include={"python", "packages", "requirements_files", "optional_packages",
+                                        "pip_packages", "install_repo_in_env", "install_extras"})
+
+
+def _digest(payload: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def env_key(recipe: EnvRecipe, repo: str, env_commit_or_version: str) -> str:
+    """Short content hash of (python, env-stage recipe, repo, env commit or version)."""
+    return _digest({"v": ENV_KEY_VERSION, "repo": repo, "env": env_commit_or_version,
+                    **recipe.env_stage_fields()})
+
+
+def instance_key(env_key: str, base_commit: str, recipe: EnvRecipe) -> str:
+    """Short content hash of the instance stage: env key, base commit, pre_install and install."""
+    return _digest({"v": ENV_KEY_VERSION, "env_key": env_key, "base": base_commit,
+                    "pre_install": recipe.pre_install, "install": recipe.install})
+
+
+# --- (c) default recipe read from the tree ------------------------------------------------------
+
+def _norm_extra(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _load_toml(path: Path) -> dict[str, Any]:
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8", errors="replace"))
+    except tomllib.TOMLDecodeError:
+        return {}
+
+
+def read_extras(tree: Path) -> tuple[set[str], str | None]:
+    """(extras declared by the project, requires-python) from pyproject.toml, setup.cfg, setup.py."""
+    extras: set[str] = set()
+    requires: str | None = None
+    pyproject = tree / "pyproject.toml"
+    if pyproject.is_file():
+        project = _load_toml(pyproject).get("project") or {}
+        extras.update((project.get("optional-dependencies") or {}).keys())
+        requires = project.get("requires-python")
+    setup_cfg = tree / "setup.cfg"
+    if setup_cfg.is_file():
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read_string(setup_cfg.read_text(encoding="utf-8", errors="replace"))
+        except configparser.Error:
+            parser.clear()
+        if parser.has_section("options.extras_require"):
+            extras.update(parser.options("options.extras_require"))
+        if requires is None and parser.has_option("options", "python_requires"):
+            requires = parser.get("options", "python_requires").strip()
+    setup_py = tree / "setup.py"
+    if setup_py.is_file():
+        text = setup_py.read_text(encoding="utf-8", errors="replace")
+        if "extras_require" in text:
+            names = "|".join(DEFAULT_EXTRAS)
+            extras.update(re.findall(rf"""['"]({names})['"]\s*:\s*[\[(]""", text))
+        match = re.search(r"""python_requires\s*=\s*['"]([^'"]+)['"]""", text)
+        if requires is None and match:
+            requires = match.group(1)
+    return extras, requires
+
+
+def pick_python(requires_python: str | None, notes: list[str]) -> str:
+    """DEFAULT_PYTHON when requires-python allows it (the most compatible choice for old releases),
+    else the newest interpreter here (3.x) that it allows."""
+    if not requires_python:
+        notes.append(f"no requires-python: Python {DEFAULT_PYTHON}")
+        return DEFAULT_PYTHON
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    from sweworld.envs.discovery import find_interpreter, list_interpreters
+
+    try:
+        spec = SpecifierSet(requires_python)
+    except InvalidSpecifier:
+        notes.append(f"requires-python '{requires_python}' not understood: Python {DEFAULT_PYTHON}")
+        return DEFAULT_PYTHON
+    try:
+        if find_interpreter(DEFAULT_PYTHON).full_version in spec:
+            notes.append(f"requires-python '{requires_python}': Python {DEFAULT_PYTHON}")
+            return DEFAULT_PYTHON
+    except EnvBuildError:
+        pass
+    allowed = [i for i in list_interpreters() if i.version_tuple >= (3, 0) and i.full_version in spec]
+    if not allowed:
+        notes.append(f"no interpreter here satisfies requires-python '{requires_python}': "
+                     f"Python {DEFAULT_PYTHON}")
+        return DEFAULT_PYTHON
+    best = allowed[-1].version
+    notes.append(f"requires-python '{requires_python}': Python {best}")
+    return best
+
+
+def default_recipe(tree: Path | None) -> EnvRecipe:
+    """``pip install -e .[test extras]`` at the env commit plus pytest; Python from requires-python."""
+    notes: list[str] = []
+    if tree is None:
+        notes.append(f"no tree to read: no extras, Python {DEFAULT_PYTHON}")
+        extras, requires = set(), None
+    else:
+        extras, requires = read_extras(tree)
+    present = {_norm_extra(e): e for e in extras}
+    chosen = [present[_norm_extra(n)] for n in DEFAULT_EXTRAS if _norm_extra(n) in present]
+    chosen = list(dict.fromkeys(chosen))
+    notes.append(f"default recipe: editable install with extras {chosen} plus pytest")
+    return EnvRecipe(python=pick_python(requires, notes) if tree is not None else DEFAULT_PYTHON,
+                     packages=["pytest"], install_repo_in_env=True, install_extras=chosen,
+                     install=DEFAULT_INSTALL, test_cmd=DEFAULT_TEST_CMD, source="default", notes=notes)
+
+
+# --- translation of swebench-style fields -------------------------------------------------------
+
+def _packages(value: str | None, repo: str, tree: Path | None, notes: list[str]) -> dict[str, Any]:
+    """Normalise a 'packages' field: conda package list, requirements file or environment.yml."""
+    if not value or not value.strip():
+        return {}
+    value = value.strip()
+    if value.endswith((".yml", ".yaml")):
+        candidates = sbs.env_yml_paths(repo) if value == "environment.yml" else []
+        candidates = candidates or [value]
+        if tree is None:
+            raise EnvBuildError(f"{repo}: packages '{value}' must be read from the tree at the env commit",
+                                hint="call resolve_recipe(task, tree) with the checked-out tree")
+        found = sbs.first_existing(tree, candidates)
+        if found is None:
+            raise EnvBuildError(f"{repo}: no environment file at {candidates} in {tree}")
+        pip_reqs, conda_reqs = sbs.read_environment_yml(found, tree, notes)
+        return {"packages": pip_reqs, "optional_packages": conda_reqs}
+    if value.endswith(".txt") or value == "requirements":
+        candidates = (sbs.reqs_paths(repo) if value == "requirements.txt" else []) or [value]
+        if tree is None:
+            notes.append(f"requirements {candidates} installed from the tree with -r (not read here)")
+            return {"requirements_files": candidates}
+        found = sbs.first_existing(tree, candidates)
+        if found is None:
+            raise EnvBuildError(f"{repo}: no requirements file at {candidates} in {tree}",
+                                hint="check environment_setup_commit, or set 'packages' on the task")
+        notes.append(f"requirements read from {found.relative_to(tree)}")
+        return {"packages": sbs.read_requirements(found, tree, notes)}
+    reqs, conda_notes = sbs.conda_packages_to_pip(value)
+    notes.extend(conda_notes)
+    notes.append(f"conda packages '{value}' installed with pip as {reqs}")
+    return {"packages": reqs}
+
+
+def _test_cmd(value: Any) -> str:
+    return " && ".join(value) if isinstance(value, list) else (value or DEFAULT_TEST_CMD)
+
+
+def from_spec(spec: dict[str, Any], repo: str, tree: Path | None) -> EnvRecipe:
+    """Translate a swebench spec dict into an EnvRecipe."""
+    notes: list[str] = []
+    fields = _packages(spec.get("packages"), repo, tree, notes)
+    if spec.get("no_use_env"):
+        notes.append("no_use_env: conda env created first, then updated from the yml (same result here)")
+    for key, why in sbs.IGNORED_KEYS.items():
+        if key in spec:
+            notes.append(f"ignored spec key '{key}': {why}")
+    env_vars: dict[str, str] = {str(k): str(v) for k, v in (spec.get("env_vars_test") or {}).items()}
+    evals = list(spec.get("eval_commands") or [])
+    evals = sbs.split_exports(sbs.drop_system_commands(evals, "eval_commands", notes), env_vars)
+    if any(k in ("LANG", "LC_ALL") for k in env_vars):
+        notes.append("eval exports a locale (LANG/LC_ALL): it must exist on the host (`locale -a`); "
+                     "C.UTF-8 is the usual substitute")
+    pre = sbs.drop_system_commands(list(spec.get("pre_install") or []), "pre_install", notes)
+    return EnvRecipe(python=str(spec.get("python") or DEFAULT_PYTHON), **fields,
+                     pip_packages=list(spec.get("pip_packages") or []),
+                     pre_install=pre, install=spec.get("install"), test_cmd=_test_cmd(spec.get("test_cmd")),
+                     eval_commands=evals, env_vars=env_vars, source="swebench", notes=notes)
+
+
+def from_task(task: Task, tree: Path | None) -> EnvRecipe:
+    """The task's own fields; missing python/install/test_cmd come from the default recipe."""
+    notes: list[str] = []
+    fields = _packages(task.packages, task.repo, tree, notes)
+    base = default_recipe(tree) if (task.python is None or task.install is None) else None
+    if base is not None:
+        filled = [n for n in ("python", "install") if getattr(task, n) is None]
+        notes.append(f"task fields used; {', '.join(filled)} from the default recipe")
+        notes.extend(base.notes)
+    recipe = EnvRecipe(python=task.python or base.python, **fields, pip_packages=list(task.pip_packages or []),
+                       pre_install=sbs.drop_system_commands(list(task.pre_install or []), "pre_install", notes),
+                       install=task.install, test_cmd=task.test_cmd or DEFAULT_TEST_CMD, source="task",
+                       notes=notes)
+    if task.install is None:  # the default install: deps in the env stage, --no-deps per instance
+        recipe.install = DEFAULT_INSTALL
+        recipe.install_repo_in_env = True
+        recipe.install_extras = base.install_extras
+        if not recipe.packages and not recipe.requirements_files:
+            recipe.packages = ["pytest"]
+    if task.test_cmd is None:
+        notes.append(f"test_cmd defaults to '{DEFAULT_TEST_CMD}'")
+    return recipe
+
+
+def resolve_recipe(task: Task, tree: Path | None) -> EnvRecipe:
+    """The recipe for a task; ``tree`` is the repository checked out at the env commit (or None).
+
+    First match wins: the task's own fields (when it sets install, python or test_cmd), then the
+    swebench spec for (task.repo, task.version), then the default read from the tree.
+    """
+    if task.install is not None or task.python is not None or task.test_cmd is not None:
+        return from_task(task, tree)
+    spec = sbs.spec_for(task.repo, task.version)
+    if spec is not None:
+        return from_spec(spec, task.repo, tree)
+    return default_recipe(tree)

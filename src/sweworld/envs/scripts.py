@@ -1,0 +1,150 @@
+"""Bash scripts that build an environment from an EnvRecipe (pure functions, nothing runs here).
+
+The scripts run inside the sandbox with the tree at ``workdir`` (``/testbed``) and the virtualenv at
+``venv`` (``/sweworld/venv``); both paths are fixed so that shebangs and editable installs stay
+valid in every later episode. The network is available during builds.
+
+- env stage: create the venv (``uv venv --seed`` when uv is given and Python >= 3.8, else
+  ``python -m venv``), then ``packages``, requirement files, best-effort ``optional_packages``,
+  ``pip_packages`` and, for the default recipe, the repo itself with its test extras.
+- instance stage: ``pre_install`` then ``install``, with the venv's bin first on PATH so that
+  ``python -m pip install -e .`` installs into the venv.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shlex
+from collections.abc import Mapping
+from pathlib import Path
+
+from sweworld.envs.recipe import EnvRecipe
+from sweworld.errors import EnvBuildError
+
+DEFAULT_VENV = "/sweworld/venv"
+DEFAULT_WORKDIR = "/testbed"
+UV_MIN_PYTHON = (3, 8)
+
+
+def _version(recipe: EnvRecipe) -> tuple[int, int]:
+    try:
+        major, minor = (int(p) for p in recipe.python.split(".")[:2])
+    except ValueError as exc:
+        raise EnvBuildError(f"recipe python '{recipe.python}' is not 'X.Y'") from exc
+    if major < 3:
+        raise EnvBuildError(
+            f"Python {recipe.python} environments are not supported: the standard library venv module "
+            "exists only from Python 3.3, uv does not build Python 2 environments and virtualenv is not "
+            "available in the sandbox",
+            hint="use a Python 3 interpreter for this task (set 'python' on the task)")
+    return major, minor
+
+
+def _uses_uv(recipe: EnvRecipe, uv: Path | None) -> bool:
+    return uv is not None and _version(recipe) >= UV_MIN_PYTHON
+
+
+def _header(stage: str, recipe: EnvRecipe, workdir: str, offline: bool,
+            extra_env: Mapping[str, str] | None) -> list[str]:
+    lines = [
+        "#!/usr/bin/env bash",
+        f"# sweworld {stage} stage: {recipe.source} recipe, Python {recipe.python}",
+        "set -euxo pipefail",
+        "export PIP_DISABLE_PIP_VERSION_CHECK=1",
+        "export PIP_NO_INPUT=1",
+        "export UV_LINK_MODE=copy",
+        "export UV_PYTHON_DOWNLOADS=never",
+    ]
+    if offline:
+        lines += ["export PIP_NO_INDEX=1", "export UV_OFFLINE=1",
+                  "export PIP_NO_BUILD_ISOLATION=0  # pip: 0 disables build isolation"]
+    for key, value in (extra_env or {}).items():
+        lines.append(f"export {key}={shlex.quote(str(value))}")
+    lines.append(f"cd {shlex.quote(workdir)}")
+    return lines
+
+
+def _activate(venv: str, uv: Path | None) -> list[str]:
+    path = f"{shlex.quote(venv)}/bin"
+    if uv is not None:
+        path += f":{shlex.quote(str(Path(uv).parent))}"
+    return [f"export VIRTUAL_ENV={shlex.quote(venv)}", f'export PATH={path}:"$PATH"',
+            "unset PYTHONHOME PYTHONPATH || true"]
+
+
+def _pip(recipe: EnvRecipe, venv: str, uv: Path | None) -> str:
+    if _uses_uv(recipe, uv):
+        return f"{shlex.quote(str(uv))} pip install --python {shlex.quote(venv)}/bin/python"
+    return f"{shlex.quote(venv)}/bin/python -m pip install"
+
+
+def _heredoc(path_var: str, lines: list[str]) -> list[str]:
+    body = "\n".join(lines)
+    tag = "SWEWORLD_EOF_" + hashlib.sha256(body.encode()).hexdigest()[:12]
+    return [f'{path_var}="$(mktemp)"', f"cat > \"${path_var}\" <<'{tag}'\n{body}\n{tag}"]
+
+
+def env_stage_script(recipe: EnvRecipe, *, python: Path, venv: str = DEFAULT_VENV, uv: Path | None = None,
+                     workdir: str = DEFAULT_WORKDIR, offline: bool = False,
+                     extra_env: Mapping[str, str] | None = None) -> str:
+    """The env-stage script: create the venv with ``python`` and install the dependencies.
+
+    ``python`` is the real interpreter binary (see discovery.find_interpreter); ``uv`` the uv binary
+    or None; ``offline`` installs from local sources only (no index, no build isolation: builds
+    use the venv's own setuptools); ``extra_env`` is exported first (index URLs, cache dirs).
+    """
+    version = _version(recipe)
+    use_uv = _uses_uv(recipe, uv)
+    q_venv, q_python = shlex.quote(venv), shlex.quote(str(python))
+    lines = _header("env", recipe, workdir, offline, extra_env)
+    lines.append(f"mkdir -p {q_venv} && find {q_venv} -mindepth 1 -maxdepth 1 -exec rm -rf {{}} +")  # may be a mount point
+    if use_uv:
+        lines.append(f"{shlex.quote(str(uv))} venv --seed --python {q_python} {q_venv}")
+    else:
+        lines.append(f"{q_python} -m venv {q_venv}")
+    lines += _activate(venv, uv if use_uv else None)
+    pip = _pip(recipe, venv, uv)
+    # Seed what a conda env has: pip, setuptools and wheel (uv seeds setuptools/wheel only below 3.12).
+    if not offline:
+        if not use_uv:
+            lines.append(f"{pip} --upgrade pip setuptools wheel")
+        elif version >= (3, 12):
+            lines.append(f"{pip} setuptools wheel")
+    if recipe.packages:
+        lines += _heredoc("SWEWORLD_REQS", recipe.packages)
+        lines.append(f'{pip} -r "$SWEWORLD_REQS"')
+    if recipe.requirements_files:
+        cands = " ".join(shlex.quote(f) for f in recipe.requirements_files)
+        lines.append(f'SWEWORLD_FOUND=""; for f in {cands}; do if [ -f "$f" ]; then {pip} -r "$f"; '
+                     'SWEWORLD_FOUND="$f"; break; fi; done')
+        lines.append(f'[ -n "$SWEWORLD_FOUND" ] || {{ echo "sweworld: none of {cands} exists" >&2; exit 1; }}')
+    if recipe.optional_packages:
+        lines += _heredoc("SWEWORLD_OPT", recipe.optional_packages)
+        lines.append(f'if ! {pip} -r "$SWEWORLD_OPT"; then\n'
+                     f'  while IFS= read -r req; do {pip} "$req" || '
+                     'echo "sweworld: skipped optional requirement $req" >&2; done < "$SWEWORLD_OPT"\nfi')
+    if recipe.pip_packages:
+        lines.append(f"{pip} " + " ".join(shlex.quote(p) for p in recipe.pip_packages))
+    if recipe.install_repo_in_env:
+        target = "." + (f"[{','.join(recipe.install_extras)}]" if recipe.install_extras else "")
+        lines.append(f"{pip} -e {shlex.quote(target)}")
+    lines.append(f"{q_venv}/bin/python -c 'import sys; print(sys.version)'")
+    return "\n".join(lines) + "\n"
+
+
+def instance_stage_script(recipe: EnvRecipe, *, venv: str = DEFAULT_VENV, uv: Path | None = None,
+                          workdir: str = DEFAULT_WORKDIR, offline: bool = False,
+                          extra_env: Mapping[str, str] | None = None) -> str:
+    """The instance-stage script: ``pre_install`` then ``install`` in the tree, venv first on PATH.
+
+    When uv is given its directory follows the venv's bin on PATH, so ``uv pip`` works in commands.
+    """
+    _version(recipe)
+    q_venv = shlex.quote(venv)
+    lines = _header("instance", recipe, workdir, offline, extra_env)
+    lines.append(f'[ -x {q_venv}/bin/python ] || {{ echo "sweworld: no virtualenv at {venv}" >&2; exit 1; }}')
+    lines += _activate(venv, uv)
+    lines += list(recipe.pre_install)
+    if recipe.install:
+        lines.append(recipe.install)
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,113 @@
+"""The environment cache: one directory per environment key, one layer per installed base commit.
+
+Layout under ``$SWEWORLD_HOME/envs``::
+
+    <env_key>/venv/                         the shared virtualenv (seen at /sweworld/venv)
+    <env_key>/env.json                      recipe, repo, commit, interpreter, timings
+    <env_key>/build.log                     the whole build output
+    <env_key>/instances/<inst_key>/testbed  copy-on-write layer over the base tree (install artefacts)
+    <env_key>/instances/<inst_key>/venv     copy-on-write layer over the venv (the editable install)
+    <env_key>/instances/<inst_key>/meta.json, install.log
+    locks/<key>.lock                        so two workers never build the same thing
+
+A directory is published by an atomic rename once complete, so a crash never leaves half an env.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from filelock import FileLock
+
+from sweworld import paths
+from sweworld.errors import EnvBuildError
+
+
+def envs_root() -> Path:
+    return paths.subdir("envs")
+
+
+@contextmanager
+def locked(key: str) -> Iterator[None]:
+    lock_dir = envs_root() / "locks"
+    lock_dir.mkdir(exist_ok=True)
+    with FileLock(str(lock_dir / f"{key}.lock")):
+        yield
+
+
+def remove_tree(path: Path) -> None:
+    """Remove a directory that may hold overlay work dirs (mode 000) and read-only files."""
+    def fix(func, p, _exc):
+        for target in (Path(p).parent, Path(p)):
+            try:
+                os.chmod(target, 0o755, follow_symlinks=False)
+            except (OSError, NotImplementedError):
+                pass
+        func(p)
+    if not path.exists() and not path.is_symlink():
+        return
+    if sys.version_info >= (3, 12):
+        shutil.rmtree(path, onexc=fix)
+    else:
+        shutil.rmtree(path, onerror=fix)
+
+
+def read_meta(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return {}
+
+
+def log_tail(log: Path, lines: int = 30) -> str:
+    try:
+        return "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return ""
+
+
+def list_envs() -> list[dict]:
+    """Every complete environment with its metadata and disk size."""
+    found = []
+    for meta_path in sorted(envs_root().glob("*/env.json")):
+        meta = read_meta(meta_path)
+        meta["path"] = str(meta_path.parent)
+        meta["instances"] = len(list((meta_path.parent / "instances").glob("*/meta.json")))
+        meta["size_bytes"] = disk_usage(meta_path.parent)
+        found.append(meta)
+    return found
+
+
+def remove_env(key: str) -> Path:
+    """Delete one environment (prefix of its key accepted when unambiguous)."""
+    matches = [p for p in envs_root().iterdir() if p.is_dir() and p.name.startswith(key) and p.name != "locks"]
+    if len(matches) != 1:
+        names = ", ".join(p.name for p in matches) or "none"
+        raise EnvBuildError(f"environment key {key!r} matches {len(matches)} environments ({names})",
+                            hint="run `sweworld env ls` and pass a full key")
+    with locked(matches[0].name):
+        remove_tree(matches[0])
+    return matches[0]
+
+
+def disk_usage(path: Path) -> int:
+    """Bytes actually allocated under ``path`` (hard links counted once)."""
+    seen: set[tuple[int, int]] = set()
+    total = 0
+    for root, dirs, files in os.walk(path):
+        for name in dirs + files:
+            try:
+                st = os.lstat(os.path.join(root, name))
+            except OSError:
+                continue
+            if (st.st_dev, st.st_ino) in seen:
+                continue
+            seen.add((st.st_dev, st.st_ino))
+            total += st.st_blocks * 512
+    return total
