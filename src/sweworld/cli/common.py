@@ -63,7 +63,7 @@ def reported() -> Iterator[None]:
     try:
         yield
     except SWEWorldError as exc:
-        console.print(f"[red]error:[/red] {exc}", markup=True, highlight=False)
+        print(f"error: {exc}", file=sys.stderr)  # never wrapped: file:line must stay on one line
         raise typer.Exit(2) from None
 
 

@@ -46,11 +46,18 @@ def build(dataset: Dataset = common.DEFAULT_DATASET, split: Split = None, repos_
 def ls() -> None:
     """List built environments."""
     from sweworld.envs import list_envs
-    table = Table("key", "repo", "python", "source", "instances", "size", "built")
-    for meta in list_envs():
-        table.add_row(meta.get("key", "?"), meta.get("repo", "?"), meta.get("python", "?"),
-                      meta.get("recipe", {}).get("source", "?"), str(meta["instances"]),
-                      f"{meta['size_bytes'] / 1e6:.1f} MB", meta.get("built_at", "?"))
+    rows = [(meta.get("key", "?"), meta.get("repo", "?"), meta.get("python", "?"),
+             meta.get("recipe", {}).get("source", "?"), str(meta["instances"]),
+             f"{meta['size_bytes'] / 1e6:.1f} MB", meta.get("built_at", "?")) for meta in list_envs()]
+    header = ("key", "repo", "python", "source", "instances", "size", "built")
+    if not common.out.is_terminal:  # piped: full keys, one tab-separated line per environment
+        for row in [header, *rows]:
+            print("\t".join(row))
+        return
+    table = Table(*header)
+    table.columns[0].no_wrap = True
+    for row in rows:
+        table.add_row(*row)
     common.out.print(table)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 from typing import Annotated
 
@@ -27,7 +28,7 @@ def exec_(ctx: typer.Context, dataset: Dataset = common.DEFAULT_DATASET, instanc
           split: Split = None, repos_dir: ReposDir = None, isolation: Isolation = "bwrap",
           timeout: Timeout = 300.0) -> None:
     """Run one command (after --) in a fresh isolated episode of an instance; exit with its status."""
-    command = " ".join(ctx.args).strip()
+    command = (ctx.args[0] if len(ctx.args) == 1 else shlex.join(ctx.args)).strip()
     if not command:
         common.console.print("[red]error:[/red] no command given; usage: sweworld exec --instance ID -- COMMAND")
         raise typer.Exit(2)

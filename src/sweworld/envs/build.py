@@ -147,37 +147,19 @@ class EnvBuilder:
         where = f"instance {task.instance_id} (env {key})"
         interp = find_interpreter(recipe.python)
         uv = uv_binary()
-        staging = envs_root() / f".{key}.building"
-        remove_tree(staging)
-        remove_tree(final)
-        (staging / "venv").mkdir(parents=True)
-        log_path = staging / "build.log"
         for note in recipe.notes:
             log.info("%s: %s", where, note)
         tree = self.repos.tree(task.repo, task.env_commit, task.repo_source, instance_id=task.instance_id)
+        staging = envs_root() / f".{key}.building"
+        build = StagedBuild(staging, final, envs_root() / "logs" / f"{key}.log", where)
+        (staging / "venv").mkdir()
+        mounts = {"/testbed": Layers([tree]), VENV: Dir(staging / "venv", writable=True)}
         script = scripts.env_stage_script(recipe, python=interp.path, venv=VENV, uv=uv) + _COMPILE_VENV
-        started = time.monotonic()
-        caches = _caches()
-        mounts = {"/testbed": Layers([tree]), VENV: Dir(staging / "venv", writable=True),
-                  "/sweworld/cache/uv": Dir(caches["uv"], writable=True),
-                  "/sweworld/cache/pip": Dir(caches["pip"], writable=True)}
-        try:
-            with Sandbox(mounts, config=build_config(self.timeout), base_commit=task.env_commit,
-                         ro_paths=_ro_paths(interp, uv), label=f"env-{key}") as sandbox:
-                _run_script(sandbox, script, log_path, "environment build", where, self.timeout)
-        except SandboxError as exc:
-            raise EnvBuildError(f"the build sandbox failed: {exc.message}", where=where) from exc
-        except EnvBuildError:
-            failed = envs_root() / f".{key}.failed.log"
-            failed.write_text(log_path.read_text(errors="replace"))
-            remove_tree(staging)
-            raise
-        meta = {"key": key, "complete": True, "repo": task.repo, "env_commit": task.env_commit,
-                "version": task.version, "python": interp.version, "interpreter": str(interp.path),
-                "recipe": recipe.model_dump(), "build_seconds": round(time.monotonic() - started, 2),
-                "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-        (staging / "env.json").write_text(json.dumps(meta, indent=2))
-        os.replace(staging, final)
+        build.run(mounts, script, "environment build", base_commit=task.env_commit,
+                  ro_paths=_ro_paths(interp, uv), timeout=self.timeout)
+        build.publish("env.json", {
+            "key": key, "repo": task.repo, "env_commit": task.env_commit, "version": task.version,
+            "python": interp.version, "interpreter": str(interp.path), "recipe": recipe.model_dump()})
 
     def instance(self, task: Task, env: Environment | None = None) -> InstanceLayer:
         """The install layer of ``task``'s base commit over its environment (built on first use)."""
@@ -193,32 +175,54 @@ class EnvBuilder:
     def _build_instance(self, task: Task, env: Environment, tree: Path, key: str, final: Path) -> None:
         where = f"instance {task.instance_id} (env {env.key}, commit {task.base_commit[:12]})"
         staging = final.parent / f".{key}.building"
+        build = StagedBuild(staging, final, env.path / "logs" / f"{key}.log", where)
+        uv = uv_binary()
+        mounts = {"/testbed": Layers([tree], upper=staging / "testbed"),
+                  VENV: Layers([env.venv], upper=staging / "venv")}
+        script = scripts.instance_stage_script(env.recipe, venv=VENV, uv=uv) + "\n" + instance_epilogue(env.recipe)
+        build.run(mounts, script, "install", base_commit=task.base_commit,
+                  ro_paths=_ro_paths(env.interpreter, uv), timeout=self.timeout)
+        build.publish("meta.json", {"key": key, "base_commit": task.base_commit, "env": env.key})
+
+
+class StagedBuild:
+    """Build into ``staging``, publish to ``final`` by one rename; on any failure leave nothing behind
+    but the log (kept at ``log_path``, outside the staging directory, and named in the error)."""
+
+    def __init__(self, staging: Path, final: Path, log_path: Path, where: str):
+        self.staging, self.final, self.log_path, self.where = staging, final, log_path, where
         remove_tree(staging)
         remove_tree(final)
         staging.mkdir(parents=True)
-        uv = uv_binary()
-        script = scripts.instance_stage_script(env.recipe, venv=VENV, uv=uv) + "\n" + instance_epilogue(env.recipe)
-        started = time.monotonic()
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        log_path.write_text("")
+        self.started = time.monotonic()
+
+    def run(self, mounts: dict, script: str, what: str, *, base_commit: str, ro_paths: list[str],
+            timeout: float) -> None:
         caches = _caches()
-        mounts = {"/testbed": Layers([tree], upper=staging / "testbed"),
-                  VENV: Layers([env.venv], upper=staging / "venv"),
-                  "/sweworld/cache/uv": Dir(caches["uv"], writable=True),
+        mounts = {**mounts, "/sweworld/cache/uv": Dir(caches["uv"], writable=True),
                   "/sweworld/cache/pip": Dir(caches["pip"], writable=True)}
         try:
-            with Sandbox(mounts, config=build_config(self.timeout), base_commit=task.base_commit,
-                         ro_paths=_ro_paths(env.interpreter, uv), label=f"inst-{key}") as sandbox:
-                _run_script(sandbox, script, staging / "install.log", "install", where, self.timeout)
+            with Sandbox(mounts, config=build_config(timeout), base_commit=base_commit, ro_paths=ro_paths,
+                         label=self.staging.name) as sandbox:
+                _run_script(sandbox, script, self.log_path, what, self.where, timeout)
         except SandboxError as exc:
-            raise EnvBuildError(f"the install sandbox failed: {exc.message}", where=where) from exc
-        except EnvBuildError:
-            remove_tree(staging)
+            remove_tree(self.staging)
+            raise EnvBuildError(f"the {what} sandbox failed: {exc.message}", where=self.where,
+                                log_path=str(self.log_path)) from exc
+        except BaseException:
+            remove_tree(self.staging)
             raise
-        for work in staging.glob(".*.work"):
+
+    def publish(self, meta_name: str, meta: dict) -> None:
+        for work in self.staging.glob(".*.work"):
             remove_tree(work)
-        meta = {"key": key, "complete": True, "base_commit": task.base_commit, "env": env.key,
-                "install_seconds": round(time.monotonic() - started, 2)}
-        (staging / "meta.json").write_text(json.dumps(meta, indent=2))
-        os.replace(staging, final)
+        meta = {**meta, "complete": True, "log": str(self.log_path),
+                "seconds": round(time.monotonic() - self.started, 2),
+                "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        (self.staging / meta_name).write_text(json.dumps(meta, indent=2))
+        os.replace(self.staging, self.final)
 
 
 #: Untracked files the install produced (egg-info, build dirs, compiled extensions) are listed in

@@ -280,10 +280,12 @@ def from_task(task: Task, tree: Path | None) -> EnvRecipe:
 def resolve_recipe(task: Task, tree: Path | None) -> EnvRecipe:
     """The recipe for a task; ``tree`` is the repository checked out at the env commit (or None).
 
-    First match wins: the task's own fields (when it sets install, python or test_cmd), then the
-    swebench spec for (task.repo, task.version), then the default read from the tree.
+    First match wins: the task's own fields (when it sets any of install, python, test_cmd,
+    packages, pip_packages, pre_install), then the swebench spec for (task.repo, task.version),
+    then the default read from the tree.
     """
-    if task.install is not None or task.python is not None or task.test_cmd is not None:
+    own = (task.install, task.python, task.test_cmd, task.packages, task.pip_packages, task.pre_install)
+    if any(value is not None for value in own):
         return from_task(task, tree)
     spec = sbs.spec_for(task.repo, task.version)
     if spec is not None:

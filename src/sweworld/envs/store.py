@@ -4,10 +4,11 @@ Layout under ``$SWEWORLD_HOME/envs``::
 
     <env_key>/venv/                         the shared virtualenv (seen at /sweworld/venv)
     <env_key>/env.json                      recipe, repo, commit, interpreter, timings
-    <env_key>/build.log                     the whole build output
+    logs/<env_key>.log                      the whole build output (kept when a build fails)
+    <env_key>/logs/<inst_key>.log           the install output
     <env_key>/instances/<inst_key>/testbed  copy-on-write layer over the base tree (install artefacts)
     <env_key>/instances/<inst_key>/venv     copy-on-write layer over the venv (the editable install)
-    <env_key>/instances/<inst_key>/meta.json, install.log
+    <env_key>/instances/<inst_key>/meta.json
     locks/<key>.lock                        so two workers never build the same thing
 
 A directory is published by an atomic rename once complete, so a crash never leaves half an env.
@@ -86,7 +87,8 @@ def list_envs() -> list[dict]:
 
 def remove_env(key: str) -> Path:
     """Delete one environment (prefix of its key accepted when unambiguous)."""
-    matches = [p for p in envs_root().iterdir() if p.is_dir() and p.name.startswith(key) and p.name != "locks"]
+    matches = [p for p in envs_root().iterdir()
+               if (p / "env.json").is_file() and p.name.startswith(key) and not p.name.startswith(".")]
     if len(matches) != 1:
         names = ", ".join(p.name for p in matches) or "none"
         raise EnvBuildError(f"environment key {key!r} matches {len(matches)} environments ({names})",
