@@ -107,11 +107,21 @@ def _run_script(sandbox: Sandbox, script: str, log_path: Path, what: str, where:
                             "pip_packages) or the recipe, then run `sweworld env build` again")
 
 
-def _ro_paths(interp: Interpreter, uv: Path | None) -> list[str]:
-    ro = [str(interp.prefix)]
-    if uv is not None:
-        ro.append(str(uv.parent))
-    return ro
+UV_IN_SANDBOX = Path("/sweworld/bin/uv")
+
+
+def tool_mounts(uv: Path | None) -> dict[str, Dir]:
+    """Host tools the scripts call, at fixed paths inside the sandbox (host paths may be shadowed,
+    e.g. anything under the host's /tmp)."""
+    return {str(UV_IN_SANDBOX): Dir(uv)} if uv is not None else {}
+
+
+def sandbox_uv(uv: Path | None) -> Path | None:
+    return UV_IN_SANDBOX if uv is not None else None
+
+
+def _ro_paths(interp: Interpreter) -> list[str]:
+    return [str(interp.prefix)]
 
 
 class EnvBuilder:
@@ -153,10 +163,10 @@ class EnvBuilder:
         staging = envs_root() / f".{key}.building"
         build = StagedBuild(staging, final, envs_root() / "logs" / f"{key}.log", where)
         (staging / "venv").mkdir()
-        mounts = {"/testbed": Layers([tree]), VENV: Dir(staging / "venv", writable=True)}
-        script = scripts.env_stage_script(recipe, python=interp.path, venv=VENV, uv=uv) + _COMPILE_VENV
+        mounts = {"/testbed": Layers([tree]), VENV: Dir(staging / "venv", writable=True), **tool_mounts(uv)}
+        script = scripts.env_stage_script(recipe, python=interp.path, venv=VENV, uv=sandbox_uv(uv)) + _COMPILE_VENV
         build.run(mounts, script, "environment build", base_commit=task.env_commit,
-                  ro_paths=_ro_paths(interp, uv), timeout=self.timeout)
+                  ro_paths=_ro_paths(interp), timeout=self.timeout)
         build.publish("env.json", {
             "key": key, "repo": task.repo, "env_commit": task.env_commit, "version": task.version,
             "python": interp.version, "interpreter": str(interp.path), "recipe": recipe.model_dump()})
@@ -178,10 +188,11 @@ class EnvBuilder:
         build = StagedBuild(staging, final, env.path / "logs" / f"{key}.log", where)
         uv = uv_binary()
         mounts = {"/testbed": Layers([tree], upper=staging / "testbed"),
-                  VENV: Layers([env.venv], upper=staging / "venv")}
-        script = scripts.instance_stage_script(env.recipe, venv=VENV, uv=uv) + "\n" + instance_epilogue(env.recipe)
+                  VENV: Layers([env.venv], upper=staging / "venv"), **tool_mounts(uv)}
+        script = (scripts.instance_stage_script(env.recipe, venv=VENV, uv=sandbox_uv(uv)) + "\n"
+                  + instance_epilogue(env.recipe))
         build.run(mounts, script, "install", base_commit=task.base_commit,
-                  ro_paths=_ro_paths(env.interpreter, uv), timeout=self.timeout)
+                  ro_paths=_ro_paths(env.interpreter), timeout=self.timeout)
         build.publish("meta.json", {"key": key, "base_commit": task.base_commit, "env": env.key})
 
 

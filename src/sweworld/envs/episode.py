@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from sweworld.envs.build import VENV, EnvBuilder, InstanceLayer, _ro_paths, uv_binary
+from sweworld.envs.build import VENV, EnvBuilder, InstanceLayer, _ro_paths, tool_mounts, uv_binary
 from sweworld.sandbox import Layers, Sandbox, SandboxConfig
 from sweworld.types import Task
 
 
 def episode_sandbox(layer: InstanceLayer, config: SandboxConfig | None = None, *, label: str = "") -> Sandbox:
     """A fresh copy-on-write workspace over an already-built instance layer (cheap: no copy)."""
-    mounts = {"/testbed": Layers([layer.testbed, layer.tree]), VENV: Layers([layer.venv, layer.env.venv])}
+    mounts = {"/testbed": Layers([layer.testbed, layer.tree]), VENV: Layers([layer.venv, layer.env.venv]),
+              **tool_mounts(uv_binary())}
     return Sandbox(mounts, config=config, base_commit=layer.base_commit,
-                   ro_paths=_ro_paths(layer.env.interpreter, uv_binary()), label=label)
+                   ro_paths=_ro_paths(layer.env.interpreter), label=label)
 
 
 def open_episode(task: Task, builder: EnvBuilder | None = None, config: SandboxConfig | None = None) -> Sandbox:

@@ -117,7 +117,9 @@ def bwrap_args(layout: Layout, config: SandboxConfig) -> list[str]:
     args = [require("bwrap", "bubblewrap")]
     if config.isolation == "none":
         args += ["--bind", "/", "/", "--dev-bind", "/dev", "/dev", "--proc", "/proc"]
-    else:
+    if layout.tmp is not None:  # first: host paths below /tmp bound later stay visible above it
+        args += ["--bind", str(layout.tmp), "/tmp"]
+    if config.isolation != "none":
         _mount_system(args)
         args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/dev/shm",
                  "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
@@ -126,8 +128,6 @@ def bwrap_args(layout: Layout, config: SandboxConfig) -> list[str]:
             args.append("--unshare-net")
         for path in [*interpreter_prefixes(), *layout.ro_paths, *config.ro_paths]:
             args += ["--ro-bind", path, path]
-    if layout.tmp is not None:
-        args += ["--bind", str(layout.tmp), "/tmp"]
     for ov in layout.overlays:
         args += ["--bind", str(ov.merged), ov.target]
     for bind in layout.binds:
