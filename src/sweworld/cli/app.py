@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from sweworld import __version__
-from sweworld.cli import common, demo, env, exec_cmd
+from sweworld.cli import common, demo, env, eval_cmd, exec_cmd, validate_cmd
 
 app = typer.Typer(name="sweworld", no_args_is_help=True, add_completion=False,
                   help="Train and evaluate software-engineering agents: docker-free real execution, "
@@ -15,6 +15,8 @@ app = typer.Typer(name="sweworld", no_args_is_help=True, add_completion=False,
 app.add_typer(env.app, name="env")
 app.command("exec", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(exec_cmd.exec_)
 app.command("shell")(exec_cmd.shell)
+app.command("eval")(eval_cmd.eval_)
+app.command("validate")(validate_cmd.validate)
 app.command("demo")(demo.demo)
 
 
@@ -32,3 +34,7 @@ def root(verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log prog
 
 def main() -> None:
     app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,20 +1,23 @@
 """``sweworld demo``: the main job on the embedded default dataset.
 
-Today: fetch a real PyPI release, build its environment once inside the sandbox, open two isolated
-copy-on-write episodes over it, run the real test suite in both, break the code in one and show that
-the other and the cached base tree are untouched.
+1. Substrate: fetch a real PyPI release, build its environment once inside the sandbox, open two
+   isolated copy-on-write episodes over it, run the real test suite in both, break the code in one
+   and show that the other and the cached base tree are untouched.
+2. Harness: evaluate the gold and the empty predictions of the dataset's real bug instances,
+   docker-free, and print the run summaries (SWE-bench's layout under ``--out``).
 """
 
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.table import Table
 
 from sweworld.cli import common
-from sweworld.cli.common import Dataset, ReposDir
+from sweworld.cli.common import Dataset, ReposDir, Workers
 
 TEST = "python -m pytest -q -p no:cacheprovider {tests} 2>&1 | tail -n 1"
 
@@ -25,7 +28,38 @@ def _summary_line(output: str) -> str:
 
 
 def demo(dataset: Dataset = common.DEFAULT_DATASET, repos_dir: ReposDir = None,
-         instance: Annotated[str | None, typer.Option(help="Instance id (default: the first).")] = None) -> None:
+         instance: Annotated[str | None, typer.Option(help="Instance id (default: the first).")] = None,
+         out: Annotated[Path, typer.Option(help="Where evaluation logs and summaries go.")] = Path("runs/demo"),
+         workers: Workers = 2) -> None:
+    """Build one real environment, use it from two isolated episodes, then evaluate gold and empty
+    predictions of the real bug instances."""
+    _substrate(dataset, repos_dir, instance)
+    _harness(dataset, repos_dir, out, workers)
+
+
+def _harness(dataset: str, repos_dir, out: Path, workers: int) -> None:
+    from sweworld.envs import EnvBuilder
+    from sweworld.harness.predictions import Prediction
+    from sweworld.harness.run import evaluate_run
+    from sweworld.repos import RepoStore
+
+    with common.reported():
+        tasks = [t for t in common.load(dataset) if t.FAIL_TO_PASS]
+        builder = EnvBuilder(RepoStore(repos_dir=repos_dir))
+        table = Table("predictions", "instances", "resolved", "unresolved", "empty patch", "errors", "summary",
+                      title="docker-free evaluation (SWE-bench layout)")
+        for model, patch_of in (("gold", lambda t: t.patch), ("empty", lambda t: "")):
+            preds = {t.instance_id: Prediction(instance_id=t.instance_id, model_name_or_path=model,
+                                               model_patch=patch_of(t)) for t in tasks}
+            summary, path = evaluate_run(tasks, preds, run_id="demo", model=model, logs_root=out / "logs",
+                                         summary_dir=out, workers=workers, force=True, builder=builder)
+            table.add_row(model, str(summary["total_instances"]), str(summary["resolved_instances"]),
+                          str(summary["unresolved_instances"]), str(summary["empty_patch_instances"]),
+                          str(summary["error_instances"]), str(path))
+        common.out.print(table)
+
+
+def _substrate(dataset: str, repos_dir, instance: str | None) -> None:
     """Build one real environment and use it from two isolated episodes."""
     from sweworld.envs import EnvBuilder, episode_sandbox
     from sweworld.repos import RepoStore

@@ -1,7 +1,9 @@
 """Datasets shipped inside the package.
 
-``smoke.jsonl``: real PyPI releases at their reproducible sdist commits (see ``sweworld.repos.pypi``),
-used by ``make demo`` until the synthesized default dataset lands.
+``demo.jsonl`` (the default): real bugs in real PyPI releases with the release's own tests (their
+buggy base commits are derived deterministically from the release and the fix, see
+``sweworld.repos.derive``), then the releases themselves as smoke tasks. ``smoke.jsonl``: the
+releases only. The synthesized default dataset of issue [synth] replaces ``demo.jsonl``.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from pathlib import Path
 
 def default_path() -> Path:
     """The embedded default dataset."""
-    return Path(str(resources.files(__name__).joinpath("smoke.jsonl")))
+    return Path(str(resources.files(__name__).joinpath("demo.jsonl")))
 
 
 def available() -> dict[str, Path]:

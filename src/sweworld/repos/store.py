@@ -17,6 +17,7 @@ from pathlib import Path
 
 from sweworld.errors import RepoError
 from sweworld.repos.cache import area, locked, publish, repos_root, staging
+from sweworld.repos.derive import ensure_derived
 from sweworld.repos.git import SHA_RE
 from sweworld.repos.mirror import ensure_mirror, resolve_in_mirror
 from sweworld.repos.pypi import pypi_repo
@@ -97,7 +98,16 @@ class RepoStore:
         return final
 
     def base_tree(self, task: Task) -> Path:
-        """The tree of ``task.repo`` at ``task.base_commit`` (source: ``task.repo_source`` or default)."""
+        """The tree of ``task.repo`` at ``task.base_commit`` (source: ``task.repo_source`` or default).
+
+        A synthesized instance whose base commit is missing from the mirror is rebuilt from its
+        release (``environment_setup_commit``) and its fix (see ``derive.py``).
+        """
+        if not self.tree_path(task.repo, task.base_commit).exists() and task.environment_setup_commit:
+            mirror = self.mirror(task.repo, task.repo_source, instance_id=task.instance_id,
+                                 commit=task.base_commit)
+            ensure_derived(mirror, instance_id=task.instance_id, base_commit=task.base_commit,
+                           parent=task.environment_setup_commit, fix_patch=task.patch)
         return self.tree(task.repo, task.base_commit, task.repo_source, instance_id=task.instance_id)
 
     def env_tree(self, task: Task) -> Path:

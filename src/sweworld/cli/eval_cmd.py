@@ -1,0 +1,57 @@
+"""``sweworld eval``: grade predictions on any SWE-bench-format dataset, docker-free."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from sweworld.cli import common
+from sweworld.cli.common import Dataset, InstanceIds, ReposDir, SkipInvalid, Split, Workers
+
+Predictions = Annotated[str, typer.Option("--predictions", "-p", help="Predictions (.json/.jsonl of "
+                                          "{instance_id, model_name_or_path, model_patch}) or 'gold'.")]
+RunId = Annotated[str, typer.Option("--run-id", help="Name of this run (directory under logs/run_evaluation).")]
+Timeout = Annotated[float, typer.Option("--timeout", help="Wall timeout of one instance's tests, seconds.")]
+Force = Annotated[bool, typer.Option("--force", help="Evaluate again instances that already have a report.")]
+LogsDir = Annotated[Path, typer.Option("--logs-dir", help="Where logs/run_evaluation/... goes.")]
+Out = Annotated[Path, typer.Option("--out", help="Directory of the run summary <model>.<run_id>.json.")]
+
+
+def eval_(dataset: Dataset = common.DEFAULT_DATASET, predictions: Predictions = "gold", run_id: RunId = "sweworld",
+          split: Split = None, repos_dir: ReposDir = None, instance_ids: InstanceIds = None, workers: Workers = 1,
+          timeout: Timeout = 1800.0, force: Force = False, logs_dir: LogsDir = Path("logs"), out: Out = Path("."),
+          skip_invalid: SkipInvalid = False) -> None:
+    """Evaluate predictions: apply each patch in a fresh isolated episode, run the tests, grade."""
+    from sweworld.envs import EnvBuilder
+    from sweworld.harness.predictions import load_predictions, model_name
+    from sweworld.harness.run import evaluate_run
+    from sweworld.repos import RepoStore
+
+    with common.reported():
+        tasks = list(common.load(dataset, split=split, instance_ids=instance_ids, skip_invalid=skip_invalid))
+        preds = load_predictions(predictions, tasks)
+        model = model_name(preds)
+    columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+               TextColumn("resolved {task.fields[resolved]}  errors {task.fields[errors]}"))
+    counts = {"resolved": 0, "errors": 0}
+    with Progress(*columns, console=common.console) as progress:
+        bar = progress.add_task(f"eval {model}", total=len(preds), resolved=0, errors=0)
+
+        def done(report) -> None:
+            counts["resolved"] += report.resolved
+            counts["errors"] += report.error is not None
+            progress.update(bar, advance=1, **counts)
+
+        with common.reported():
+            summary, path = evaluate_run(tasks, preds, run_id=run_id, model=model, logs_root=logs_dir,
+                                         summary_dir=out, workers=workers, timeout=timeout, force=force,
+                                         builder=EnvBuilder(RepoStore(repos_dir=repos_dir)), on_done=done)
+    say = common.out.print
+    say(f"total {summary['total_instances']}  submitted {summary['submitted_instances']}  "
+        f"completed {summary['completed_instances']}  resolved {summary['resolved_instances']}  "
+        f"unresolved {summary['unresolved_instances']}  empty patch {summary['empty_patch_instances']}  "
+        f"errors {summary['error_instances']} (infrastructure {len(summary.get('infra_error_ids', []))})")
+    say(f"summary: {path}")

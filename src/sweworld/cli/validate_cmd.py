@@ -1,0 +1,52 @@
+"""``sweworld validate``: keep the instances whose tests really go fail -> pass with the gold patch."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from sweworld.cli import common
+from sweworld.cli.common import Dataset, InstanceIds, ReposDir, SkipInvalid, Split, Workers
+
+Out = Annotated[Path, typer.Option("--out", "-o", help="Validated dataset to write (.jsonl/.json/.parquet); "
+                                   "the table of dropped instances goes next to it as <out>.drops.json.")]
+Timeout = Annotated[float, typer.Option("--timeout", help="Wall timeout of one test run, seconds.")]
+
+
+def validate(dataset: Dataset = common.DEFAULT_DATASET, out: Out = Path("validated.jsonl"), split: Split = None,
+             repos_dir: ReposDir = None, instance_ids: InstanceIds = None, workers: Workers = 1,
+             timeout: Timeout = 1800.0, skip_invalid: SkipInvalid = False) -> None:
+    """Run each instance's tests without and with the gold patch (twice each); keep the valid ones."""
+    from sweworld.envs import EnvBuilder
+    from sweworld.harness.validate import validate_tasks
+    from sweworld.repos import RepoStore
+    from sweworld.tasks import save_tasks
+
+    with common.reported():
+        tasks = list(common.load(dataset, split=split, instance_ids=instance_ids, skip_invalid=skip_invalid))
+    with Progress(TextColumn("[bold]validate"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=common.console) as progress:
+        bar = progress.add_task("validate", total=len(tasks))
+        verdicts = validate_tasks(tasks, EnvBuilder(RepoStore(repos_dir=repos_dir)), workers=workers,
+                                  timeout=timeout, on_done=lambda _v: progress.advance(bar))
+    kept = [v.task for v in verdicts if v.kept and v.task is not None]
+    save_tasks(kept, out)
+    drops = [{"instance_id": v.instance_id, "reason": v.reason, "flaky": v.flaky,
+              "pass_to_fail": v.pass_to_fail, "disagreements": v.disagreements} for v in verdicts if not v.kept]
+    notes = [{"instance_id": v.instance_id, "flaky": v.flaky, "disagreements": v.disagreements}
+             for v in verdicts if v.kept and (v.flaky or v.disagreements)]
+    drops_path = out.with_name(out.name + ".drops.json")
+    drops_path.write_text(json.dumps({"dropped": drops, "kept_with_notes": notes}, indent=2) + "\n")
+    table = Table("instance", "verdict", "F2P", "P2P", "flaky", "reason")
+    for v in verdicts:
+        table.add_row(v.instance_id, "kept" if v.kept else "dropped", str(len(v.fail_to_pass)),
+                      str(len(v.pass_to_pass)), str(len(v.flaky)), v.reason)
+    common.out.print(table)
+    common.out.print(f"{len(kept)}/{len(tasks)} instances kept -> {out}; drops: {drops_path}")
+    if not kept and tasks:
+        raise typer.Exit(1)

@@ -1,0 +1,129 @@
+"""Evaluate one prediction of one instance in a fresh isolated episode.
+
+Steps, as the SWE-bench harness takes them: apply the model patch (refusing unsafe paths, falling
+back through the apply chain), reinstall when the patch touches packaging or compiled sources,
+run the eval script (test patch, markers with a fresh nonce, the test command on the directives,
+its exit code), parse and grade. Infrastructure failures (environment, sandbox, repository,
+test patch) are reported apart from model failures. The instance's directory receives
+``patch.diff``, ``eval.sh``, ``test_output.txt``, ``report.json`` and ``run_instance.log``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sweworld.envs import EnvBuilder, episode_sandbox
+from sweworld.envs.recipe import EnvRecipe
+from sweworld.errors import EnvBuildError, InfraFailure, RepoError, SandboxError
+from sweworld.executor import Executor
+from sweworld.harness import directives, evalscript, grade, patches
+from sweworld.harness.predictions import Prediction
+from sweworld.harness.report import InstanceReport, write_report
+from sweworld.sandbox import Sandbox, SandboxConfig
+from sweworld.types import ExecResult, Task
+
+REINSTALL_SUFFIXES = (".pyx", ".pxd", ".c", ".cc", ".cpp", ".h", ".f90")
+REINSTALL_NAMES = ("setup.py", "setup.cfg", "pyproject.toml", "MANIFEST.in")
+TEST_OUTPUT_CAP = 64 * 1024 * 1024
+
+
+@dataclass
+class InstanceLog:
+    """``run_instance.log``: what happened, step by step, with timings (not part of the report)."""
+
+    path: Path
+    lines: list[str] = field(default_factory=list)
+    started: float = field(default_factory=time.monotonic)
+
+    def __call__(self, message: str) -> None:
+        self.lines.append(f"[{time.monotonic() - self.started:7.2f}s] {message}")
+
+    def flush(self) -> None:
+        self.path.write_text("\n".join(self.lines) + "\n", encoding="utf-8")
+
+
+def needs_reinstall(patch: str) -> bool:
+    return any(p.endswith(REINSTALL_SUFFIXES) or p.rsplit("/", 1)[-1] in REINSTALL_NAMES
+               for p in patches.patch_paths(patch))
+
+
+def run_tests(sb: Executor, task: Task, recipe: EnvRecipe, *, timeout: float,
+              log_dir: Path | None = None) -> tuple[grade.TestRun, ExecResult]:
+    """Run the eval script (test patch, markers, test command) in ``sb``; the patch is already applied."""
+    existing, created = directives.base_test_files(task.test_patch)
+    nonce = evalscript.new_nonce()
+    script = evalscript.make_eval_script(task, recipe, directives=directives.test_directives(task),
+                                         existing_test_files=existing, created_test_files=created,
+                                         nonce=nonce, workdir=sb.workdir)
+    sb.write_file("/tmp/sweworld-eval.sh", script)
+    command = "bash /tmp/sweworld-eval.sh"
+    if isinstance(sb, Sandbox):  # a stateless run with a large output cap; the agent's shell is untouched
+        result = sb.exec(command, cwd=sb.workdir, timeout=timeout, cap=TEST_OUTPUT_CAP)
+    else:
+        result = sb.run(command, cwd=sb.workdir, timeout=timeout)
+    if log_dir is not None:
+        (log_dir / "eval.sh").write_text(script.replace(nonce, "<nonce>"), encoding="utf-8")
+        (log_dir / "test_output.txt").write_text(result.output.replace(nonce, "<nonce>"), encoding="utf-8")
+    return grade.extract_test_run(result.output, nonce), result
+
+
+def evaluate_instance(task: Task, prediction: Prediction, log_dir: Path, *, builder: EnvBuilder,
+                      timeout: float = 1800.0, config: SandboxConfig | None = None) -> InstanceReport:
+    """Evaluate ``prediction`` on ``task``; always returns a report (errors included) and writes it."""
+    log_dir.mkdir(parents=True, exist_ok=True)
+    log = InstanceLog(log_dir / "run_instance.log")
+    patch = prediction.model_patch
+    (log_dir / "patch.diff").write_text(patch or "", encoding="utf-8")
+    report = InstanceReport(instance_id=task.instance_id, patch_is_None=patch is None,
+                            patch_exists=bool(patch and patch.strip()), patch_successfully_applied=False,
+                            resolved=False)
+    try:
+        _evaluate(task, patch, log_dir, log, report, builder, timeout, config)
+    except (EnvBuildError, RepoError, SandboxError, InfraFailure) as exc:
+        report.error, report.error_kind = f"{type(exc).__name__}: {exc}", "infra"
+        log(f"infrastructure failure: {exc}")
+    finally:
+        log.flush()
+    write_report(log_dir / "report.json", report)
+    return report
+
+
+def _evaluate(task: Task, patch: str | None, log_dir: Path, log: InstanceLog, report: InstanceReport,
+              builder: EnvBuilder, timeout: float, config: SandboxConfig | None) -> None:
+    log(f"instance {task.instance_id}: repo {task.repo} at {task.base_commit}")
+    layer = builder.instance(task)
+    recipe = layer.env.recipe
+    log(f"environment {layer.env.key} (python {layer.env.interpreter.version}), layer {layer.key}")
+    with episode_sandbox(layer, config or SandboxConfig(timeout=timeout), label=task.instance_id) as sb:
+        log(f"episode opened ({sb.info['workspace']} workspace)")
+        applied = patches.apply_patch(sb, patch, workdir=sb.workdir, label="model")
+        log(applied.log.rstrip() or "empty patch")
+        report.apply_method = applied.method
+        if applied.refused:
+            log("patch refused: " + "; ".join(applied.refused))
+        if not applied.applied:
+            log("patch not applied: the instance is not resolved")
+            return
+        report.patch_successfully_applied = True
+        if recipe.install and needs_reinstall(patch or ""):
+            result = sb.exec(recipe.install, cwd=sb.workdir, timeout=timeout)
+            log(f"reinstall after a packaging change: exit {result.exit_code}")
+        run, result = run_tests(sb, task, recipe, timeout=timeout, log_dir=log_dir)
+        log(f"eval script: exit {result.exit_code}, {result.duration:.1f}s"
+            + (", timed out" if result.timed_out else ""))
+        if result.timed_out:
+            report.error, report.error_kind = f"tests timed out after {timeout:.0f}s", "timeout"
+            return
+        if not run.test_patch_applied:
+            raise InfraFailure("the test patch did not apply to the patched tree", where=task.instance_id,
+                               hint="check the instance's test_patch against base_commit")
+        graded = grade.grade(task, run)
+        report.tests_status = graded.tests_status
+        report.resolution = graded.resolution
+        report.resolved = graded.resolved
+        report.crashed = graded.crashed
+        report.test_exit_code = run.exit_code
+        log(f"graded {graded.resolution} (test exit code {run.exit_code}"
+            + (", crashed: no test counts as passed" if graded.crashed else "") + ")")

@@ -1,0 +1,176 @@
+"""Grade the output of the eval script with SWE-bench's parsers and grading functions.
+
+1. ``extract_test_run``: the test output between the markers of THIS run (nonce), the exit code of
+   the test command, whether the test patch applied. Marker lines without the nonce are ignored;
+   the last end marker carrying the nonce wins (the real one is printed after the tests finish).
+2. ``parse_status``: ``swebench``'s log parser for the repository (``MAP_REPO_TO_PARSER``), else
+   ``parse_log_pytest``.
+3. ``grade``: ``get_eval_tests_report`` + ``get_resolution_status``: FULL when every FAIL_TO_PASS and
+   PASS_TO_PASS test passes (PASSED/XFAIL), PARTIAL when some FAIL_TO_PASS pass and every
+   PASS_TO_PASS passes, NO otherwise. Only FULL is resolved.
+
+Crash rule (a patch must not win by printing ``PASSED ...`` lines and exiting):
+``ACCEPTED_EXIT_CODES`` = {0, 1} is what pytest, Django's and SymPy's runners return after running
+the tests (1 = "some tests failed"). The run is *crashed* when
+
+- no exit code was seen (end marker or exit-code line missing: killed, timed out, cut output), or
+- the exit code is not accepted (2 interrupted / collection error, 3 internal error, 4 usage error,
+  5 "no tests collected", a signal, ``os._exit(n)`` from a patch...), or
+- the exit code is 1 while the parsed status map holds no FAILED/ERROR entry (the runner says tests
+  failed, but the output names none: the output is not to be trusted).
+
+A crashed run is graded with an empty status map: every FAIL_TO_PASS and PASS_TO_PASS test counts
+as failed, and the resolution is RESOLVED_NO even for a task with no tests at all. The parsed map is
+kept in ``GradeResult.parsed_status_map`` for diagnosis. What the exit code cannot catch: a patch
+that prints forged PASSED lines and exits 0 before the real tests run; the nonce only guarantees
+that the markers themselves are the harness's.
+
+Unlike SWE-bench's ``get_logs_eval``, the whole log is never parsed as a fallback when the region
+between the markers holds no result (that region is the only one the test command wrote to).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from types import SimpleNamespace
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, Field
+
+from sweworld.harness.evalscript import (
+    END_MARKER,
+    EXIT_CODE_MARKER,
+    PATCH_APPLIED_MARKER,
+    PATCH_FAILED_MARKER,
+    START_MARKER,
+    WORKDIR_FAILED_MARKER,
+    marker,
+)
+from sweworld.types import Task
+
+ACCEPTED_EXIT_CODES = frozenset({0, 1})
+"""Exit codes of a test command that ran the tests (pytest, Django, SymPy: 1 = tests failed)."""
+NO_TESTS_COLLECTED = 5
+"""pytest's exit code when nothing was collected: a crash (not in ACCEPTED_EXIT_CODES)."""
+FAILED_STATUSES = frozenset({"FAILED", "ERROR"})
+
+
+class TestRun(BaseModel):
+    """What one run of the eval script said, read from its output with its nonce."""
+
+    __test__: ClassVar[bool] = False  # not a pytest test class
+
+    test_output: str = Field(default="", description="Text between the start and end markers.")
+    exit_code: int | None = Field(default=None, description="Exit code of the test command; None if not seen.")
+    markers_found: bool = Field(default=False, description="Both the start and the end marker were seen.")
+    test_patch_applied: bool = Field(default=False, description="The test patch applied (or was empty).")
+    infra_error: str | None = Field(
+        default=None, description="Infrastructure failure seen in the output (test patch refused, no workdir).")
+
+
+class GradeResult(BaseModel):
+    """The grade of one run: SWE-bench's tests_status and resolution, plus the crash verdict."""
+
+    status_map: dict[str, str] = Field(description="Test -> status used for grading ({} when crashed).")
+    parsed_status_map: dict[str, str] = Field(description="Test -> status as parsed from the output.")
+    crashed: bool = Field(description="The run is not trusted (see the crash rule); every test failed.")
+    exit_code: int | None = Field(default=None, description="Exit code of the test command.")
+    tests_status: dict[str, dict[str, list[str]]] = Field(
+        description="FAIL_TO_PASS, PASS_TO_PASS, FAIL_TO_FAIL, PASS_TO_FAIL: {success, failure}.")
+    resolution: str = Field(description="RESOLVED_FULL, RESOLVED_PARTIAL or RESOLVED_NO.")
+    resolved: bool = Field(description="resolution == RESOLVED_FULL.")
+
+
+def _lines_equal(output: str, text: str) -> list[re.Match[str]]:
+    return list(re.finditer(rf"^{re.escape(text)}[ \t\r]*$", output, re.MULTILINE))
+
+
+def extract_test_run(output: str, nonce: str) -> TestRun:
+    """Read the eval script's output; only marker lines carrying ``nonce`` count.
+
+    The last end marker wins; the test output starts after the first start marker before it; the
+    exit code is read from the last exit-code line after that end marker.
+    """
+    applied = bool(_lines_equal(output, marker(PATCH_APPLIED_MARKER, nonce)))
+    infra_error = None
+    if _lines_equal(output, marker(PATCH_FAILED_MARKER, nonce)):
+        infra_error, applied = "the test patch did not apply", False
+    elif _lines_equal(output, marker(WORKDIR_FAILED_MARKER, nonce)):
+        infra_error = "the working directory of the eval script is missing"
+    ends = _lines_equal(output, marker(END_MARKER, nonce))
+    starts = _lines_equal(output, marker(START_MARKER, nonce))
+    if not ends:
+        after = starts[0].end() if starts else None
+        text = output[after:].lstrip("\r\n") if after is not None else ""
+        return TestRun(test_output=text, exit_code=None, markers_found=False,
+                       test_patch_applied=applied, infra_error=infra_error)
+    end = ends[-1]
+    before = [m for m in starts if m.end() <= end.start()]
+    test_output = output[before[0].end():end.start()].strip("\r\n") if before else ""
+    exit_code = None
+    pattern = rf"^{re.escape(marker(EXIT_CODE_MARKER, nonce))} (-?\d+)[ \t\r]*$"
+    codes = list(re.finditer(pattern, output[end.end():], re.MULTILINE))
+    if codes:
+        exit_code = int(codes[-1].group(1))
+    return TestRun(test_output=test_output, exit_code=exit_code, markers_found=bool(before),
+                   test_patch_applied=applied, infra_error=infra_error)
+
+
+def _test_spec(task: Task) -> SimpleNamespace:
+    """The smallest stand-in for swebench's TestSpec: the Python parsers read nothing from it;
+    some JS/Ruby parsers read ``instance_id``."""
+    return SimpleNamespace(instance_id=task.instance_id, repo=task.repo, version=task.version,
+                           FAIL_TO_PASS=task.FAIL_TO_PASS, PASS_TO_PASS=task.PASS_TO_PASS)
+
+
+def parse_status(task: Task, test_output: str) -> dict[str, str]:
+    """Test -> status (PASSED, FAILED, ERROR, SKIPPED, XFAIL) from ``swebench``'s parser for the repo,
+    ``parse_log_pytest`` for a repository it does not know."""
+    from swebench.harness.log_parsers import MAP_REPO_TO_PARSER
+    from swebench.harness.log_parsers.python import parse_log_pytest
+
+    parser = MAP_REPO_TO_PARSER.get(task.repo, parse_log_pytest)
+    return dict(parser(test_output, _test_spec(task)))
+
+
+def is_crashed(exit_code: int | None, status_map: dict[str, str]) -> bool:
+    """The crash rule of the module docstring."""
+    if exit_code is None or exit_code not in ACCEPTED_EXIT_CODES:
+        return True
+    return exit_code == 1 and not any(status in FAILED_STATUSES for status in status_map.values())
+
+
+def _extra_list(task: Task, name: str) -> list[str]:
+    value: Any = (task.model_extra or {}).get(name)
+    if isinstance(value, str):
+        value = json.loads(value) if value.strip().startswith("[") else [value]
+    return [str(v) for v in value or []]
+
+
+def gold_results(task: Task) -> dict[str, list[str]]:
+    """The four test lists of ``task`` keyed as swebench expects (F2F/P2F empty when absent)."""
+    from swebench.harness.constants import FAIL_TO_FAIL, FAIL_TO_PASS, PASS_TO_FAIL, PASS_TO_PASS
+
+    return {"instance_id": task.instance_id, FAIL_TO_PASS: list(task.FAIL_TO_PASS),  # type: ignore[dict-item]
+            PASS_TO_PASS: list(task.PASS_TO_PASS), FAIL_TO_FAIL: _extra_list(task, FAIL_TO_FAIL),
+            PASS_TO_FAIL: _extra_list(task, PASS_TO_FAIL)}
+
+
+def grade(task: Task, run: TestRun) -> GradeResult:
+    """Grade one run of the eval script against the task's tests (see the module docstring)."""
+    from swebench.harness.constants import FAIL_ONLY_REPOS, EvalType, ResolvedStatus
+    from swebench.harness.grading import get_eval_tests_report, get_resolution_status
+
+    parsed = parse_status(task, run.test_output) if run.markers_found else {}
+    crashed = not run.markers_found or is_crashed(run.exit_code, parsed)
+    status_map = {} if crashed else parsed
+    # FAIL_ONLY counts a missing test as a success: never for a crashed run.
+    eval_type = (EvalType.FAIL_ONLY if task.repo in FAIL_ONLY_REPOS and not crashed
+                 else EvalType.PASS_AND_FAIL)
+    tests_status = get_eval_tests_report(status_map, gold_results(task), calculate_to_fail=True,
+                                         eval_type=eval_type)
+    resolution = ResolvedStatus.NO.value if crashed else get_resolution_status(tests_status)
+    return GradeResult(status_map=status_map, parsed_status_map=parsed, crashed=crashed,
+                       exit_code=run.exit_code, tests_status=tests_status, resolution=resolution,
+                       resolved=resolution == ResolvedStatus.FULL.value)

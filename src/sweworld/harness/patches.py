@@ -1,0 +1,288 @@
+"""Patches: which paths they touch, refusing unsafe ones, and SWE-bench's apply chain.
+
+``apply_patch`` tries ``git apply -v``, then ``git apply -v --reject``, then
+``patch --batch --fuzz=5 -p1 -i`` (SWE-bench's chain), through any ``Executor``. Before anything is
+written, the patch is checked statically (``unsafe_paths``) and against the tree
+(``symlink_escapes``): ``git apply`` refuses paths outside the repository by itself, ``patch`` does
+not. Between attempts the tree goes back to its state before the patch: a snapshot index
+(``GIT_INDEX_FILE``) taken after the atomic first attempt failed, then ``git checkout -q -- .`` and
+``git clean -fdq`` against it, so earlier changes (a model patch under a test patch) survive and
+ignored files (the environment's build artefacts) are kept.
+"""
+
+from __future__ import annotations
+
+import functools
+import posixpath
+import re
+import shlex
+import stat
+
+import unidiff
+from pydantic import BaseModel, Field
+
+from sweworld.errors import PatchApplyError
+from sweworld.executor import Executor
+
+METHODS = ("git apply", "git apply --reject", "patch --fuzz")
+_COMMANDS = ("git apply -v {file}", "git apply -v --reject {file}", "patch --batch --fuzz=5 -p1 -i {file}")
+_NAME = r'("(?:[^"\\]|\\.)*"|\S+)'
+_GIT_HEADER = re.compile(r"^diff --git (.*)$", re.M)
+_NAME_LINE = re.compile(r"^(rename from|rename to|copy from|copy to) (.+)$", re.M)
+_UNIFIED_PAIR = re.compile(r"^--- (.+)\n\+\+\+ (.+)\n@@", re.M)
+_CONTEXT_PAIR = re.compile(r"^\*\*\* (.+)\n--- (.+)\n\*{15}", re.M)  # GNU patch applies context diffs
+_INDEX_LINE = re.compile(r"^Index: (.+)$", re.M)
+_NEW_MODE = re.compile(r"^(?:new file mode|new mode|index \S+) ([0-7]+)\s*$", re.M)
+_LEFTOVERS = r"find . -path ./.git -prune -o -type f \( -name '*.rej' -o -name '*.orig' \) -print"
+
+
+class PatchApplyResult(BaseModel):
+    """What happened when a patch was applied; ``log`` goes into the instance log."""
+
+    applied: bool = Field(default=False, description="The patch applied completely.")
+    method: str | None = Field(
+        default=None, description="The method that applied it: 'git apply', 'git apply --reject', 'patch --fuzz'.")
+    refused: list[str] = Field(default_factory=list, description="Why the patch was refused (never applied).")
+    log: str = Field(default="", description="The commands run and their outputs.")
+    empty: bool = Field(default=False, description="The patch was None, empty or only whitespace.")
+
+
+# -- paths ---------------------------------------------------------------------------------------
+def _unquote(name: str) -> str:
+    """A git name as written: C-quoted ("a/t\\tab") or plain; a trailing tab+timestamp dropped."""
+    name = name.rstrip("\n")
+    if name.startswith('"') and name.endswith('"') and len(name) >= 2:
+        raw = name[1:-1].encode("latin-1", "backslashreplace")
+        try:
+            return raw.decode("unicode_escape").encode("latin-1").decode("utf-8", "replace")
+        except (UnicodeDecodeError, UnicodeEncodeError):
+            return name[1:-1]
+    return name.split("\t", 1)[0].rstrip()
+
+
+def _git_header_names(rest: str) -> list[str]:
+    """The two names of a ``diff --git`` header (quoted, or ``a/X b/X`` split at the middle)."""
+    quoted = re.fullmatch(rf"{_NAME} {_NAME}", rest)
+    if quoted and (rest.startswith('"') or rest.endswith('"')):
+        return [_unquote(quoted.group(1)), _unquote(quoted.group(2))]
+    half = (len(rest) - 1) // 2
+    if len(rest) % 2 == 1 and rest[half] == " " and rest[:half][2:] == rest[half + 1:][2:]:
+        return [rest[:half], rest[half + 1:]]
+    match = re.fullmatch(r"(a/.*) (b/.*)", rest) or re.fullmatch(r"(\S+) (\S+)", rest)
+    return list(match.groups()) if match else [rest]
+
+
+@functools.lru_cache(maxsize=8)
+def _raw_names(patch: str) -> tuple[tuple[str, bool], ...]:
+    """Every name in the patch as written: (name, carries a diff prefix) in order, no /dev/null."""
+    names: list[tuple[str, bool]] = []
+    try:
+        for pf in unidiff.PatchSet(patch):
+            names += [(_unquote(pf.source_file), True), (_unquote(pf.target_file), True)]
+    except (unidiff.UnidiffParseError, ValueError, IndexError, UnicodeError):
+        pass
+    for match in _GIT_HEADER.finditer(patch):
+        names += [(n, True) for n in _git_header_names(match.group(1))]
+    names += [(_unquote(m.group(2)), False) for m in _NAME_LINE.finditer(patch)]
+    for match in [*_UNIFIED_PAIR.finditer(patch), *_CONTEXT_PAIR.finditer(patch)]:
+        names += [(_unquote(match.group(1)), True), (_unquote(match.group(2)), True)]
+    names += [(_unquote(m.group(1)), False) for m in _INDEX_LINE.finditer(patch)]
+    seen: set[tuple[str, bool]] = set()
+    out = []
+    for name, prefixed in names:
+        if name and name != "/dev/null" and (name, prefixed) not in seen:
+            seen.add((name, prefixed))
+            out.append((name, prefixed))
+    return tuple(out)
+
+
+def _strip(name: str) -> str:
+    return name[2:] if name.startswith(("a/", "b/")) else name
+
+
+def patch_paths(patch: str) -> list[str]:
+    """Every repository path a unified or git diff touches, in order, deduplicated.
+
+    Sources and targets (renames, copies, creations, deletions, binary and mode-only changes) with
+    ``a/``/``b/`` stripped; ``/dev/null`` ignored. ``unidiff`` parses what it can; the ``diff --git``,
+    ``rename``/``copy``, ``---``/``+++`` (and context-diff ``***``/``---``) and ``Index:`` header
+    lines are read too, so a malformed patch still gives its paths.
+    """
+    return list(dict.fromkeys(_strip(name) if prefixed else name for name, prefixed in _raw_names(patch)))
+
+
+def _checked_paths(patch: str) -> list[str]:
+    """The paths to check: as named, and as ``-p1`` would cut a name that has no a/ b/ prefix."""
+    paths = patch_paths(patch)
+    for name, prefixed in _raw_names(patch):
+        if prefixed and not name.startswith(("a/", "b/")) and "/" in name:
+            paths.append(name[1:] if name.startswith("/") else name.split("/", 1)[1])
+    return list(dict.fromkeys(paths))
+
+
+def _symlinks(patch: str) -> list[tuple[str, str]]:
+    """(path, target) of every symlink the patch creates or retargets (git mode 120000)."""
+    links = []
+    blocks = re.split(r"^(?=diff --git )", patch, flags=re.M)
+    for block in blocks:
+        modes = [int(m.group(1), 8) for m in _NEW_MODE.finditer(block)]
+        if not block.startswith("diff --git ") or not any(stat.S_ISLNK(mode) for mode in modes):
+            continue
+        plus = re.search(r"^\+\+\+ (.+)$", block, re.M)
+        header = _git_header_names(block.splitlines()[0][len("diff --git "):])
+        path = _strip(_unquote(plus.group(1)) if plus else header[-1])
+        body = block.split("\n@@", 1)[1] if "\n@@" in block else ""
+        added = [line[1:] for line in body.splitlines()[1:] if line.startswith("+")]
+        links.append((path, "\n".join(added)))
+    return links
+
+
+def _path_problems(path: str) -> list[str]:
+    parts = path.split("/")
+    problems = []
+    if path.startswith("/"):
+        problems.append(f"absolute path: {path!r}")
+    if ".." in parts:
+        problems.append(f"path climbs out of the repository ('..'): {path!r}")
+    if any(part.lower() == ".git" for part in parts):
+        problems.append(f"path inside .git (hooks and config are an escape): {path!r}")
+    if "\0" in path:
+        problems.append(f"NUL byte in path: {path!r}")
+    return problems
+
+
+def unsafe_paths(patch: str) -> list[str]:
+    """Human-readable problems that make a patch unsafe to apply; empty when none.
+
+    Absolute paths, ``..`` components, paths inside ``.git/`` (any case), NUL bytes, symlinks the
+    patch creates whose target is absolute, climbs out of the repository or enters ``.git``, and
+    paths written through a symlink the same patch creates.
+    """
+    problems: list[str] = []
+    if "\0" in patch:
+        problems.append("the patch contains NUL bytes")
+    paths = _checked_paths(patch)
+    for path in paths:
+        problems += _path_problems(path)
+    links = _symlinks(patch)
+    for path, target in links:
+        resolved = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
+        if target.startswith("/"):
+            problems.append(f"symlink {path!r} points to an absolute path {target!r}")
+        elif resolved == ".." or resolved.startswith("../"):
+            problems.append(f"symlink {path!r} -> {target!r} points outside the repository")
+        elif any(part.lower() == ".git" for part in resolved.split("/")):
+            problems.append(f"symlink {path!r} -> {target!r} points into .git")
+    for link, _ in links:
+        for path in paths:
+            if path.startswith(link.rstrip("/") + "/"):
+                problems.append(f"{path!r} is written through the symlink {link!r} the patch creates")
+    return list(dict.fromkeys(problems))
+
+
+def symlink_escapes(executor: Executor, paths: list[str], workdir: str = "/testbed") -> list[str]:
+    """Paths that resolve outside ``workdir`` through symlinks already in the tree (one command).
+
+    Each path's deepest existing ancestor is resolved (``realpath -m``); a path that is itself a
+    symlink pointing outside counts too (conservative). If the check cannot run, the patch is
+    refused: the answer says why.
+    """
+    if not paths:
+        return []
+    quoted = " ".join(shlex.quote(p) for p in paths)
+    script = (f"root=$(realpath -m -- {shlex.quote(workdir)}) || exit 3\n"
+              f"for p in {quoted}; do\n"
+              '  r=$(realpath -m -- "$root/$p") || { printf "?\\t%s\\n" "$p"; continue; }\n'
+              '  case "$r" in "$root"|"$root"/*) ;; *) printf "%s\\t%s\\n" "$p" "$r";; esac\n'
+              "done\necho sweworld-symlink-check-done")
+    result = executor.run(script, cwd=workdir)
+    lines = result.output.splitlines()
+    if result.exit_code != 0 or "sweworld-symlink-check-done" not in lines:
+        return [f"could not check the patch's paths for symlinks (exit {result.exit_code}): "
+                f"{result.output[-500:]}"]
+    problems = []
+    for line in lines:
+        path, sep, resolved = line.partition("\t")
+        if sep and path == "?":
+            problems.append(f"could not resolve {resolved!r}")
+        elif sep:
+            problems.append(f"{path!r} resolves to {resolved!r}, outside {workdir} (through a symlink)")
+    return problems
+
+
+# -- applying ------------------------------------------------------------------------------------
+class _Runner:
+    """Runs commands in ``workdir`` and keeps the log."""
+
+    def __init__(self, executor: Executor, workdir: str):
+        self.executor, self.workdir, self.lines = executor, workdir, []
+
+    def __call__(self, command: str, *, quiet: bool = False) -> tuple[int, str]:
+        result = self.executor.run(command, cwd=self.workdir)
+        code = 124 if result.timed_out else result.exit_code
+        if not quiet or code != 0:
+            self.lines.append(f"$ {command}\n{result.output.rstrip()}\n[exit {code}]")
+        return code, result.output
+
+    def leftovers(self) -> set[str]:
+        code, out = self(_LEFTOVERS, quiet=True)
+        return {line[2:] for line in out.splitlines() if line.startswith("./")} if code == 0 else set()
+
+    def remove(self, files: set[str]) -> None:
+        if files:
+            self("rm -f -- " + " ".join(shlex.quote(f) for f in sorted(files)))
+
+
+def apply_patch(executor: Executor, patch: str | None, *, workdir: str = "/testbed",
+                label: str = "patch") -> PatchApplyResult:
+    """Apply ``patch`` in ``workdir`` through SWE-bench's chain, or refuse it if it is unsafe.
+
+    A failed attempt (non-zero exit, including a partial ``--reject``) leaves the tree as it was,
+    with no ``.rej``/``.orig`` files; ``.orig`` backups of a fuzzy success are removed too. Raises
+    ``PatchApplyError`` only when the tree cannot be put back after a failed attempt.
+    """
+    if patch is None or not patch.strip():
+        return PatchApplyResult(empty=True, log=f"{label}: empty patch, nothing to apply")
+    refused = unsafe_paths(patch)
+    if not refused:
+        refused = symlink_escapes(executor, _checked_paths(patch), workdir)
+    if refused:
+        return PatchApplyResult(refused=refused, log=f"{label}: refused, not applied:\n" + "\n".join(
+            f"  - {why}" for why in refused))
+    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", label) or "patch"
+    file = f"/tmp/sweworld-{safe}.diff"
+    index = shlex.quote(f"/tmp/sweworld-{safe}.index")
+    executor.write_file(file, patch if patch.endswith("\n") else patch + "\n")
+    run = _Runner(executor, workdir)
+    before: set[str] = set()
+    own = set(patch_paths(patch))
+    for n, (method, template) in enumerate(zip(METHODS, _COMMANDS, strict=True)):
+        if n == 1:  # git apply is atomic: the tree is still as it was; snapshot it
+            before = run.leftovers()
+            snap = (f"rm -f {index} && {{ cp \"$(git rev-parse --git-path index)\" {index} 2>/dev/null || true; }}"
+                    f" && GIT_INDEX_FILE={index} git add -A")
+            if run(snap)[0] != 0:
+                run.lines.append(f"{label}: cannot snapshot the tree; not trying the non-atomic methods")
+                break
+        code, _ = run(template.format(file=shlex.quote(file)))
+        if code == 0:
+            if n:  # patch keeps .orig backups of fuzzy hunks
+                run.remove(run.leftovers() - before - own)
+            run.lines.append(f"{label}: applied with {method}")
+            return PatchApplyResult(applied=True, method=method, log="\n".join(run.lines))
+        if n:
+            _reset(run, index, before, label)
+    run.lines.append(f"{label}: could not be applied")
+    return PatchApplyResult(log="\n".join(run.lines))
+
+
+def _reset(run: _Runner, index: str, before: set[str], label: str) -> None:
+    """Put the tree back to the snapshot index; leave no new .rej/.orig behind; verify."""
+    env = f"GIT_INDEX_FILE={index}"
+    code, _ = run(f"{env} git checkout -q -- . && {env} git clean -fdq")
+    run.remove(run.leftovers() - before)
+    check, out = run(f"{env} git diff --quiet && {env} git ls-files --others --exclude-standard", quiet=True)
+    if code != 0 or check != 0 or out.strip():
+        raise PatchApplyError(f"could not restore the tree after a failed attempt to apply the {label}",
+                              where=run.workdir, hint="discard this episode; its workspace is inconsistent:\n"
+                              + "\n".join(run.lines[-3:]))

@@ -1,0 +1,79 @@
+"""A whole evaluation run: parallel, resumable, laid out like SWE-bench's.
+
+``logs/run_evaluation/<run_id>/<model>/<instance_id>/{patch.diff, eval.sh, test_output.txt,
+report.json, run_instance.log}`` and the summary ``<model>.<run_id>.json``. An instance whose
+``report.json`` exists is not evaluated again unless ``force``; a report of an infrastructure
+failure is retried (the failure was not the model's).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from sweworld.envs import EnvBuilder
+from sweworld.harness.evaluate import evaluate_instance
+from sweworld.harness.predictions import Prediction, model_dir_name
+from sweworld.harness.report import InstanceReport, read_report, summarize
+from sweworld.sandbox import SandboxConfig
+from sweworld.types import Task
+
+log = logging.getLogger(__name__)
+DETERMINISTIC_ENV = {"TZ": "UTC", "LC_ALL": "C.UTF-8", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0"}
+
+
+def run_dir(root: Path, run_id: str, model: str) -> Path:
+    return root / "run_evaluation" / run_id / model_dir_name(model)
+
+
+def load_existing(path: Path) -> InstanceReport | None:
+    """A finished report (not an infrastructure failure) or None."""
+    try:
+        report = read_report(path)
+    except (OSError, ValueError, ValidationError):
+        return None
+    return None if report.error_kind == "infra" else report
+
+
+def evaluate_run(tasks: list[Task], predictions: dict[str, Prediction], *, run_id: str, model: str,
+                 logs_root: Path = Path("logs"), summary_dir: Path = Path("."), workers: int = 1,
+                 timeout: float = 1800.0, force: bool = False, builder: EnvBuilder | None = None,
+                 on_done: Callable[[InstanceReport], None] | None = None) -> tuple[dict, Path]:
+    """Evaluate every task that has a prediction; returns (summary, summary path)."""
+    builder = builder or EnvBuilder()
+    base = run_dir(logs_root, run_id, model)
+    config = SandboxConfig(timeout=timeout, env=DETERMINISTIC_ENV)
+    reports: dict[str, InstanceReport] = {}
+    todo = []
+    for task in tasks:
+        if task.instance_id not in predictions:
+            continue
+        existing = None if force else load_existing(base / task.instance_id / "report.json")
+        if existing is not None:
+            reports[task.instance_id] = existing
+            if on_done:
+                on_done(existing)
+        else:
+            todo.append(task)
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        futures = {pool.submit(evaluate_instance, task, predictions[task.instance_id], base / task.instance_id,
+                               builder=builder, timeout=timeout, config=config): task for task in todo}
+        for future in as_completed(futures):
+            report = future.result()
+            reports[report.instance_id] = report
+            if on_done:
+                on_done(report)
+    summary = summarize([t.instance_id for t in tasks], reports,
+                        {k: v.model_patch for k, v in predictions.items()}, run_id=run_id, model=model)
+    summary_dir.mkdir(parents=True, exist_ok=True)
+    path = summary_dir / f"{model_dir_name(model)}.{run_id}.json"
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(summary, indent=4, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return summary, path

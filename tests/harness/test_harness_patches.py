@@ -1,0 +1,244 @@
+"""The patch apply chain in a real sandbox over a real git tree; refusal of unsafe patches."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import uuid
+from pathlib import Path
+
+import pytest
+
+from sweworld.harness.patches import apply_patch, patch_paths, symlink_escapes, unsafe_paths
+from sweworld.sandbox import Layers, Sandbox
+
+pytestmark = pytest.mark.bwrap
+
+MOD = "".join(f"def f{i}():\n    return {i}\n\n\n" for i in range(12))
+
+
+def git(cwd: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1",
+           "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t"}
+    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True,
+                          text=True).stdout
+
+
+def diff_of(tree: Path, edits: dict[str, str | None]) -> str:
+    """The git diff that turns the committed tree into the tree with ``edits`` (None deletes)."""
+    for name, text in edits.items():
+        path = tree / name
+        if text is None:
+            path.unlink()
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+    git(tree, "add", "-A")
+    patch = git(tree, "diff", "--cached", "--binary")
+    git(tree, "reset", "-q", "--hard")
+    git(tree, "clean", "-fdq")
+    return patch
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> tuple[Path, str]:
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "mod.py").write_text(MOD)
+    (root / "pkg" / "other.py").write_text("A = 1\nB = 2\nC = 3\n")
+    (root / "README").write_text("small tree\n")
+    (root / ".gitignore").write_text("build/\n")
+    os.symlink("/tmp", root / "link")
+    os.symlink("..", root / "up")
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "init")
+    (root / "build").mkdir()
+    (root / "build" / "artefact.so").write_text("built\n")  # ignored, like an in-place build
+    return root, git(root, "rev-parse", "HEAD").strip()
+
+
+def sandbox(tree: tuple[Path, str]) -> Sandbox:
+    root, commit = tree
+    return Sandbox({"/testbed": Layers([root])}, base_commit=commit)
+
+
+def status(sb: Sandbox) -> str:
+    result = sb.run("git status --porcelain --untracked-files=all", cwd="/testbed")
+    assert result.exit_code == 0, result.output
+    return result.output.strip()
+
+
+def test_clean_patch_applies_with_git_apply(tree):
+    patch = diff_of(tree[0], {"pkg/other.py": "A = 1\nB = 20\nC = 3\n", "pkg/new.py": "X = 1\n"})
+    with sandbox(tree) as sb:
+        result = apply_patch(sb, patch, label="model")
+        assert result.applied and result.method == "git apply" and not result.refused
+        assert "git apply -v /tmp/sweworld-model.diff" in result.log
+        assert sb.read_file("pkg/other.py") == "A = 1\nB = 20\nC = 3\n"
+        assert sb.read_file("pkg/new.py") == "X = 1\n"
+    assert (tree[0] / "pkg" / "other.py").read_text() == "A = 1\nB = 2\nC = 3\n"
+
+
+def test_fuzzy_patch_applies_through_patch_fuzz_and_leaves_no_backup(tree):
+    patch = diff_of(tree[0], {"pkg/mod.py": MOD.replace("    return 5\n", "    return 50\n")})
+    assert patch.count(" def f6():\n") == 1  # the last context line
+    fuzzy = patch.replace(" def f6():\n", " def f6_renamed_upstream():\n")
+    with sandbox(tree) as sb:
+        result = apply_patch(sb, fuzzy)
+        assert result.applied and result.method == "patch --fuzz", result.log
+        assert sb.read_file("pkg/mod.py") == MOD.replace("    return 5\n", "    return 50\n")
+        assert status(sb) == "M pkg/mod.py"  # no .orig / .rej left behind
+
+
+def test_malformed_patch_is_not_applied_and_tree_is_unchanged(tree):
+    patch = "diff --git a/README b/README\n--- a/README\n+++ b/README\n@@ -1 +1 @@\nthis is not a diff line\n"
+    assert patch_paths(patch) == ["README"]
+    with sandbox(tree) as sb:
+        result = apply_patch(sb, patch)
+        assert not result.applied and result.method is None and not result.empty
+        assert "could not be applied" in result.log
+        assert status(sb) == ""
+        assert sb.read_file("build/artefact.so") == "built\n"
+
+
+def partial_patch(root: Path) -> str:
+    good = diff_of(root, {"pkg/other.py": "A = 1\nB = 2\nC = 30\n"})
+    bad = diff_of(root, {"pkg/mod.py": MOD.replace("    return 7\n", "    return 70\n")})
+    return good + bad.replace("-    return 7\n", "-    return 7000\n")  # no fuzz finds this line
+
+
+def test_partially_applicable_patch_is_refused_and_tree_reset(tree):
+    with sandbox(tree) as sb:
+        result = apply_patch(sb, partial_patch(tree[0]))
+        assert not result.applied, result.log
+        for command in ("git apply -v --reject", "patch --batch --fuzz=5 -p1"):
+            assert command in result.log
+        assert status(sb) == ""
+        leftovers = sb.run("find . -name '*.rej' -o -name '*.orig'", cwd="/testbed")
+        assert leftovers.output.strip() == ""
+        assert sb.read_file("pkg/other.py") == "A = 1\nB = 2\nC = 3\n"
+        assert sb.read_file("build/artefact.so") == "built\n"
+
+
+def test_failed_patch_keeps_earlier_changes(tree):
+    """A test patch failing after a model patch must not wipe the model patch."""
+    model = diff_of(tree[0], {"README": "fixed\n", "pkg/added.py": "Y = 2\n"})
+    partial = partial_patch(tree[0])
+    with sandbox(tree) as sb:
+        assert apply_patch(sb, model, label="model").applied
+        before = status(sb)
+        assert "pkg/added.py" in before
+        result = apply_patch(sb, partial, label="test")
+        assert not result.applied
+        assert status(sb) == before
+        assert sb.read_file("README") == "fixed\n" and sb.read_file("pkg/added.py") == "Y = 2\n"
+
+
+def new_file(path: str, text: str = "pwned") -> str:
+    return (f"diff --git a/{path} b/{path}\nnew file mode 100644\nindex 0000000..1111111\n"
+            f"--- /dev/null\n+++ b/{path}\n@@ -0,0 +1 @@\n+{text}\n")
+
+
+def test_unsafe_patches_are_refused_and_never_applied(tree):
+    marker = f"sweworld-{uuid.uuid4().hex}"
+    symlink = ("diff --git a/evil b/evil\nnew file mode 120000\nindex 0000000..1111111\n--- /dev/null\n"
+               "+++ b/evil\n@@ -0,0 +1 @@\n+/etc\n\\ No newline at end of file\n")
+    cases = {
+        "traversal": (new_file(f"../../etc/{marker}"), "'..'"),
+        "absolute": (f"--- /dev/null\n+++ /tmp/{marker}\n@@ -0,0 +1 @@\n+pwned\n", "absolute path"),
+        "hook": (new_file(".git/hooks/pre-commit", "#!/bin/sh"), ".git"),
+        "symlink": (symlink + new_file(f"evil/{marker}"), "absolute path '/etc'"),
+        "through-link": (new_file(f"link/{marker}"), "through a symlink"),
+        "through-up": (new_file(f"up/{marker}"), "through a symlink"),
+    }
+    with sandbox(tree) as sb:
+        for name, (patch, why) in cases.items():
+            result = apply_patch(sb, patch, label=name)
+            assert not result.applied and result.refused, name
+            assert any(why in line for line in result.refused), (name, result.refused)
+            assert "git apply" not in result.log
+        assert status(sb) == ""
+        for inside in (f"/etc/{marker}", f"/tmp/{marker}", "/testbed/.git/hooks/pre-commit", f"/{marker}"):
+            assert sb.run(f"test -e {inside}").exit_code != 0, inside
+    root = tree[0]
+    for host in (Path("/etc", marker), Path("/tmp", marker), root / ".git/hooks/pre-commit",
+                 root.parent / marker, root / "evil"):
+        assert not host.exists(), host
+
+
+def test_symlink_escapes_resolves_existing_links(tree):
+    with sandbox(tree) as sb:
+        found = symlink_escapes(sb, ["link/x", "up/y", "pkg/mod.py", "newdir/z", "link"], "/testbed")
+        assert len(found) == 3
+        assert any("'link/x'" in line and "'/tmp/x'" in line for line in found)
+        assert any("'up/y'" in line for line in found)
+        assert symlink_escapes(sb, [], "/testbed") == []
+
+
+def test_empty_patch():
+    for patch in (None, "", "  \n\t"):
+        result = apply_patch(None, patch)  # type: ignore[arg-type]  # the executor is never touched
+        assert result.empty and not result.applied and result.method is None
+
+
+def test_patch_paths_of_every_kind_of_change(tmp_path):
+    root = tmp_path / "r"
+    root.mkdir()
+    for name, text in {"keep.txt": "a\n", "ren.txt": "".join(f"{i}\n" for i in range(40)),
+                       "del.txt": "gone\n", "mode.sh": "echo\n", "sub/sp ace.txt": "q\n"}.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    (root / "bin.dat").write_bytes(b"\x00\x01bin")
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "i")
+    git(root, "mv", "ren.txt", "renamed.txt")
+    git(root, "rm", "-q", "del.txt")
+    (root / "bin.dat").write_bytes(b"\x00\x02bin2")
+    (root / "mode.sh").chmod(0o755)
+    (root / "new.txt").write_text("new\n")
+    (root / "sub/sp ace.txt").write_text("q\nr\n")
+    (root / "t\tab.txt").write_text("tab\n")
+    os.symlink("keep.txt", root / "lnk")
+    git(root, "add", "-A")
+    patch = git(root, "diff", "--cached", "--binary", "-M")
+    assert "GIT binary patch" in patch and "rename from ren.txt" in patch and "new mode 100755" in patch
+    assert sorted(patch_paths(patch)) == sorted([
+        "bin.dat", "del.txt", "lnk", "mode.sh", "new.txt", "ren.txt", "renamed.txt", "sub/sp ace.txt",
+        "t\tab.txt"])
+    assert unsafe_paths(patch) == []  # an in-repo relative symlink is fine
+
+
+def test_patch_paths_of_a_copy_and_of_a_malformed_patch():
+    copy = ("diff --git a/cp.txt b/copied.txt\nsimilarity index 100%\ncopy from cp.txt\ncopy to copied.txt\n")
+    assert patch_paths(copy) == ["cp.txt", "copied.txt"]
+    broken = "diff --git a/x/y.py b/x/y.py\nindex 1..2 100644\n--- a/x/y.py\n+++ b/x/y.py\n@@ -1,9 +1,2 @@\n x\n"
+    assert patch_paths(broken) == ["x/y.py"]
+    assert patch_paths("") == []
+
+
+def test_unsafe_paths_static_checks():
+    assert unsafe_paths(new_file("pkg/ok.py")) == []
+    assert any("'..'" in p for p in unsafe_paths(new_file("a/../../x")))
+    assert any(".git" in p for p in unsafe_paths(new_file("sub/.GIT/config")))
+    assert any("NUL" in p for p in unsafe_paths(new_file("pkg/ok.py", "a\0b")))
+    # without a/ b/ prefixes, -p1 cuts the first component: x/.git/hooks is .git/hooks
+    bare = "--- x/.git/hooks/post-checkout\n+++ x/.git/hooks/post-checkout\n@@ -1 +1 @@\n-a\n+b\n"
+    assert any("'.git/hooks/post-checkout'" in p for p in unsafe_paths(bare))
+    climbing = ("diff --git a/d/l b/d/l\nnew file mode 120000\n--- /dev/null\n+++ b/d/l\n"
+                "@@ -0,0 +1 @@\n+../../outside\n\\ No newline at end of file\n")
+    assert any("outside the repository" in p for p in unsafe_paths(climbing))
+    inside = climbing.replace("../../outside", "../pkg")
+    assert unsafe_paths(inside) == []
+    into_git = climbing.replace("../../outside", "../.git/hooks")
+    assert any("into .git" in p for p in unsafe_paths(into_git))
+    odd_mode = climbing.replace("new file mode 120000", "new file mode 0120644").replace("../../outside", "/etc")
+    assert any("absolute path '/etc'" in p for p in unsafe_paths(odd_mode))  # git reads it as a symlink
+
+
+def test_context_diffs_give_their_paths_too():
+    context = "*** /dev/null\n--- /tmp/evil.txt\n***************\n*** 0 ****\n--- 1 ----\n+ hi\n"
+    assert patch_paths(context) == ["/tmp/evil.txt"]
+    assert any("absolute path" in p for p in unsafe_paths(context))
