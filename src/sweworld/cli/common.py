@@ -15,7 +15,7 @@ from rich.console import Console
 from sweworld.errors import SWEWorldError
 
 console = Console(stderr=True)
-out = Console()
+out = Console(width=None if sys.stdout.isatty() else 120)
 
 DEFAULT_DATASET = "default"
 

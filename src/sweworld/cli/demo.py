@@ -1,14 +1,15 @@
 """``sweworld demo``: the main job on the embedded default dataset.
 
 1. Substrate: fetch a real PyPI release, build its environment once inside the sandbox, open two
-   isolated copy-on-write episodes over it, run the real test suite in both, break the code in one
-   and show that the other and the cached base tree are untouched.
+   isolated copy-on-write episodes over it, run the issue's failing tests in both, fix the code in
+   one and show that the other and the cached base tree are untouched.
 2. Harness: evaluate the gold and the empty predictions of the dataset's real bug instances,
    docker-free, and print the run summaries (SWE-bench's layout under ``--out``).
 """
 
 from __future__ import annotations
 
+import shlex
 import time
 from pathlib import Path
 from typing import Annotated
@@ -75,7 +76,7 @@ def _substrate(dataset: str, repos_dir, instance: str | None) -> None:
         build_s = time.perf_counter() - started
         say(f"environment {layer.env.key} (python {layer.env.interpreter.version}) ready in {build_s:.1f}s "
             f"[dim]{layer.env.path}[/dim]")
-        tests = _test_target(layer.tree)
+        tests = " ".join(shlex.quote(t) for t in task.FAIL_TO_PASS) or _test_target(layer.tree)
         rows = []
         started = time.perf_counter()
         with episode_sandbox(layer, label="demo-a") as a, episode_sandbox(layer, label="demo-b") as b:
@@ -84,14 +85,15 @@ def _substrate(dataset: str, repos_dir, instance: str | None) -> None:
                 f"process limit by {a.info['process_limit']}), {open_ms:.0f} ms each")
             for name, sb in (("A", a), ("B", b)):
                 result = sb.run(TEST.format(tests=tests), timeout=600)
-                rows.append((name, "run the test suite", _summary_line(result.output), f"{result.duration:.2f}s"))
-            target = _first_function_file(a)
-            broken = a.run(f"sed -i 's/return /return None and /' {target} && git diff --stat")
-            rows.append(("A", f"break every return in {target}", _summary_line(broken.output), ""))
-            result = a.run(TEST.format(tests=tests), timeout=600)
-            rows.append(("A", "run the test suite again", _summary_line(result.output), f"{result.duration:.2f}s"))
-            result = b.run(TEST.format(tests=tests), timeout=600)
-            rows.append(("B", "run the test suite again", _summary_line(result.output), f"{result.duration:.2f}s"))
+                rows.append((name, "run the failing tests of the issue", _summary_line(result.output),
+                             f"{result.duration:.2f}s"))
+            if task.patch:
+                a.write_file("/tmp/fix.diff", task.patch)
+                applied = a.run("git apply /tmp/fix.diff && git diff --stat | tail -n 1")
+                rows.append(("A", "apply the fix (gold patch)", _summary_line(applied.output), ""))
+            for name, sb in (("A", a), ("B", b)):
+                result = sb.run(TEST.format(tests=tests), timeout=600)
+                rows.append((name, "run them again", _summary_line(result.output), f"{result.duration:.2f}s"))
             net = a.run("python -c \"import socket; socket.create_connection(('pypi.org', 443), timeout=3)\" "
                         "2>&1 | tail -n 1")
             rows.append(("A", "reach the network", _summary_line(net.output), ""))
@@ -111,12 +113,6 @@ def _test_target(tree) -> str:
             return name
     found = sorted(p.name for p in tree.glob("test_*.py"))
     return " ".join(found) or "."
-
-
-def _first_function_file(sandbox) -> str:
-    result = sandbox.run("git ls-files '*.py' | grep -v -E '(^|/)(tests?|testing|docs?)/|(^|/)test_|setup.py|conftest' "
-                         "| xargs grep -l 'return ' | head -n 1")
-    return result.output.strip() or "setup.py"
 
 
 def _is_clean(tree) -> bool:

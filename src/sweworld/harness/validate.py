@@ -71,6 +71,9 @@ def _stable(first: dict[str, str], second: dict[str, str]) -> tuple[dict[str, bo
 
 def validate_instance(task: Task, builder: EnvBuilder, *, timeout: float = 1800.0, runs: int = 2) -> Validation:
     verdict = Validation(task.instance_id)
+    if not task.patch.strip():
+        verdict.reason = "the instance has no gold patch"
+        return verdict
     try:
         before = [_statuses(task, builder, None, timeout) for _ in range(runs)]
         after = [_statuses(task, builder, task.patch, timeout) for _ in range(runs)]
