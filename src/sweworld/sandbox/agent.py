@@ -4,7 +4,7 @@ It is started once per episode (as ``python -I -S agent.py config``, standard li
 keeps a persistent ``bash`` whose working directory and exported variables survive between
 commands. Requests arrive on stdin and replies leave on stdout as frames: a line with the number
 of fields, then per field a line ``NAME SIZE`` and SIZE raw bytes. (No json/base64: importing them
-costs more than the rest of the start-up; the host side of the format is ``sweworld.sandbox.frames``.)
+costs more than the rest of the start-up; the host imports ``encode_msg`` and ``read_msg`` from here.)
 
 Ops: ``run`` (in the persistent shell), ``exec`` (a fresh ``bash -c``, stateless), ``read``,
 ``write``, ``ping``. A command past its wall timeout gets every process of the sandbox killed
@@ -30,26 +30,38 @@ SIGPIPE = 13
 
 
 def read_msg(stream):
+    """One frame as {name: bytes}; None at end of stream. (The host imports this too.)"""
     header = stream.readline()
     if not header.strip():
         return None
     msg = {}
     for _ in range(int(header)):
         key, size = stream.readline().split()
-        msg[key.decode()] = stream.read(int(size))
+        data = stream.read(int(size))
+        if len(data) != int(size):
+            raise EOFError("truncated frame")
+        msg[key.decode()] = data
     return msg
 
 
-def write_msg(stream, msg):
-    parts = [b"%d\n" % len(msg)]
+def encode_msg(msg):
+    """One frame; fields whose value is None are left out. (The host imports this too.)"""
+    parts = [b""]
     for key, value in msg.items():
+        if value is None:
+            continue
         if isinstance(value, bool):
             value = b"1" if value else b"0"
         elif not isinstance(value, bytes):
-            value = str(value).encode()
+            value = str(value).encode("utf-8", "surrogateescape")
         parts.append(b"%s %d\n" % (key.encode(), len(value)))
         parts.append(value)
-    stream.write(b"".join(parts))
+    parts[0] = b"%d\n" % ((len(parts) - 1) // 2)
+    return b"".join(parts)
+
+
+def write_msg(stream, msg):
+    stream.write(encode_msg(msg))
     stream.flush()
 
 

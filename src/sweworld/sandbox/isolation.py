@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sweworld.errors import SandboxError
-from sweworld.sandbox import frames
+from sweworld.sandbox.agent import encode_msg
 from sweworld.sandbox.config import SandboxConfig
 from sweworld.sandbox.etc import etc_snapshot
 
@@ -161,7 +161,7 @@ def agent_config(config: SandboxConfig, workdir: str) -> bytes:
                               "pid_namespace": config.isolation != "none"}
     msg.update({f"env:{k}": v for k, v in sandbox_env(config, workdir).items()})
     msg.update({f"limit:{k}": v for k, v in limits.items()})
-    return frames.encode(msg)
+    return encode_msg(msg)
 
 
 def command(layout: Layout, config: SandboxConfig) -> list[str]:

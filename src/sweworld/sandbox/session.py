@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from sweworld.errors import SandboxError
-from sweworld.sandbox import frames
+from sweworld.sandbox.agent import encode_msg, read_msg
 from sweworld.types import ExecResult
 
 STARTUP_TIMEOUT = 60.0
@@ -52,7 +52,7 @@ class AgentSession:
             timer.start()
         try:
             assert self.proc.stdout is not None
-            msg = frames.decode(self.proc.stdout)
+            msg = read_msg(self.proc.stdout)
         except (EOFError, ValueError, OSError):
             msg = None
         finally:
@@ -69,7 +69,7 @@ class AgentSession:
             if self.proc.poll() is not None or self.proc.stdin is None:
                 raise self._fail("the sandbox is closed or died")
             try:
-                self.proc.stdin.write(frames.encode(payload))
+                self.proc.stdin.write(encode_msg(payload))
                 self.proc.stdin.flush()
             except BrokenPipeError as exc:
                 raise self._fail("the sandbox died") from exc
