@@ -18,12 +18,14 @@ Timeout = Annotated[float, typer.Option("--timeout", help="Wall timeout of one i
 Force = Annotated[bool, typer.Option("--force", help="Evaluate again instances that already have a report.")]
 LogsDir = Annotated[Path, typer.Option("--logs-dir", help="Where logs/run_evaluation/... goes.")]
 Out = Annotated[Path, typer.Option("--out", help="Directory of the run summary <model>.<run_id>.json.")]
+Network = Annotated[bool, typer.Option("--network", help="Let the tests reach the network (SWE-bench's containers "
+                                       "can; e.g. psf/requests tests call httpbin.org). Off by default.")]
 
 
 def eval_(dataset: Dataset = common.DEFAULT_DATASET, predictions: Predictions = "gold", run_id: RunId = "sweworld",
           split: Split = None, repos_dir: ReposDir = None, instance_ids: InstanceIds = None, workers: Workers = 1,
           timeout: Timeout = 1800.0, force: Force = False, logs_dir: LogsDir = Path("logs"), out: Out = Path("."),
-          skip_invalid: SkipInvalid = False) -> None:
+          skip_invalid: SkipInvalid = False, network: Network = False) -> None:
     """Evaluate predictions: apply each patch in a fresh isolated episode, run the tests, grade."""
     from sweworld.envs import EnvBuilder
     from sweworld.harness.predictions import load_predictions, model_name
@@ -48,7 +50,8 @@ def eval_(dataset: Dataset = common.DEFAULT_DATASET, predictions: Predictions = 
         with common.reported():
             summary, path = evaluate_run(tasks, preds, run_id=run_id, model=model, logs_root=logs_dir,
                                          summary_dir=out, workers=workers, timeout=timeout, force=force,
-                                         builder=EnvBuilder(RepoStore(repos_dir=repos_dir)), on_done=done)
+                                         builder=EnvBuilder(RepoStore(repos_dir=repos_dir)), on_done=done,
+                                         network=network)
     say = common.out.print
     say(f"total {summary['total_instances']}  submitted {summary['submitted_instances']}  "
         f"completed {summary['completed_instances']}  resolved {summary['resolved_instances']}  "

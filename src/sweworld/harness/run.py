@@ -44,11 +44,12 @@ def load_existing(path: Path) -> InstanceReport | None:
 def evaluate_run(tasks: list[Task], predictions: dict[str, Prediction], *, run_id: str, model: str,
                  logs_root: Path = Path("logs"), summary_dir: Path = Path("."), workers: int = 1,
                  timeout: float = 1800.0, force: bool = False, builder: EnvBuilder | None = None,
+                 network: bool = False,
                  on_done: Callable[[InstanceReport], None] | None = None) -> tuple[dict, Path]:
     """Evaluate every task that has a prediction; returns (summary, summary path)."""
     builder = builder or EnvBuilder()
     base = run_dir(logs_root, run_id, model)
-    config = SandboxConfig(timeout=timeout, env=DETERMINISTIC_ENV)
+    config = SandboxConfig(timeout=timeout, env=DETERMINISTIC_ENV, network=network)
     reports: dict[str, InstanceReport] = {}
     todo = []
     for task in tasks:

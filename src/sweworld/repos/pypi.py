@@ -24,11 +24,16 @@ The commit id is a pure function of (canonical NAME, VERSION, sdist bytes):
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import posixpath
 import shutil
 import stat
 import sys
 import tarfile
+import urllib.parse
+import urllib.request
 import zipfile
 from pathlib import Path, PurePosixPath
 
@@ -48,6 +53,32 @@ def _archives(directory: Path) -> list[Path]:
     return sorted(p for p in directory.iterdir() if p.is_file() and p.name.lower().endswith(SDIST_SUFFIXES))
 
 
+def fetch_from_index(name: str, version: str, dest: Path) -> bool:
+    """Download the sdist of ``name==version`` through the index's simple JSON API (PEP 691), checking
+    its sha256. The index is ``$PIP_INDEX_URL`` or PyPI. False when it is not there."""
+    index = os.environ.get("PIP_INDEX_URL", "https://pypi.org/simple").rstrip("/")
+    request = urllib.request.Request(f"{index}/{name}/", headers={"Accept": "application/vnd.pypi.simple.v1+json"})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            files = json.load(response).get("files", [])
+        prefix = {f"{stem}-{version}" for stem in (name, name.replace("-", "_"), name.replace("-", "."))}
+        for entry in files:
+            filename = entry.get("filename", "")
+            base = filename[:-7] if filename.endswith(".tar.gz") else filename.rsplit(".", 1)[0]
+            if base.lower() not in {p.lower() for p in prefix} or not filename.endswith((".tar.gz", ".zip", ".tgz")):
+                continue
+            with urllib.request.urlopen(urllib.parse.urljoin(f"{index}/{name}/", entry["url"]), timeout=300) as got:
+                data = got.read()
+            expected = entry.get("hashes", {}).get("sha256")
+            if expected and hashlib.sha256(data).hexdigest() != expected:
+                return False
+            (dest / filename).write_bytes(data)
+            return True
+    except (OSError, ValueError, KeyError):
+        return False
+    return False
+
+
 def download_sdist(name: str, version: str, *, root: Path | str | None = None) -> Path:
     """The cached sdist archive of ``name==version``; downloaded with pip on first use."""
     name = canonical_name(name)
@@ -65,10 +96,13 @@ def download_sdist(name: str, version: str, *, root: Path | str | None = None) -
             try:
                 run_cmd(argv, what=f"pypi:{name}=={version}", label=" ".join(argv[1:]))
             except RepoError as exc:
-                raise RepoError(f"could not download the sdist of {name}=={version} from PyPI\n{exc.message}",
-                                where=f"pypi:{name}=={version}",
-                                hint="check the name and version on pypi.org and that the index is reachable; "
-                                + hints()) from exc
+                # pip builds the sdist's metadata to check it, which fails for releases the host
+                # interpreter cannot run (old setup.py); the index's JSON API needs no build
+                if not fetch_from_index(name, version, tmp):
+                    raise RepoError(f"could not download the sdist of {name}=={version} from PyPI\n{exc.message}",
+                                    where=f"pypi:{name}=={version}",
+                                    hint="check the name and version on pypi.org and that the index is reachable; "
+                                    + hints()) from exc
             got = _archives(tmp)
             if len(got) != 1:
                 raise RepoError(f"pip download of {name}=={version} gave {[p.name for p in tmp.iterdir()]}, "
