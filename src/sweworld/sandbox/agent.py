@@ -129,6 +129,14 @@ def descendants(root):
     return found
 
 
+def zombie(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except (OSError, IndexError):
+        return True
+
+
 def kill_all_but_me():
     """SIGKILL every process of this pid namespace except pid 1 (bwrap's init) and ourselves.
 
@@ -140,6 +148,7 @@ def kill_all_but_me():
             victims = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, me)]
         else:
             victims = sorted(descendants(me))
+        victims = [pid for pid in victims if not zombie(pid)]
         if not victims:
             return
         for pid in victims:
@@ -418,7 +427,8 @@ def main():
             reply = {"error": type(exc).__name__, "message": str(exc)}
         write_msg(stdout, reply)
         reap()
-    kill_all_but_me()
+    if not PID_NAMESPACE:  # in our own pid namespace the kernel kills everything when bwrap's init exits
+        kill_all_but_me()
 
 
 if __name__ == "__main__":
