@@ -194,3 +194,21 @@ def test_empty_test_patch_and_killed_test_command(repo: tuple[Path, str, str]) -
     assert killed.returncode == -9 and "PASSED" in run.test_output and run.exit_code is None
     verdict = grade(task, run)
     assert verdict.crashed and not verdict.resolved
+
+
+def test_missing_locale_falls_back_to_c_utf8(tmp_path):
+    from sweworld.envs.recipe import EnvRecipe
+    from sweworld.harness.evalscript import make_eval_script, new_nonce
+    from sweworld.types import Task
+
+    repo = tmp_path / "r"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    task = Task(instance_id="loc", repo="x/y", base_commit="HEAD")
+    recipe = EnvRecipe(test_cmd=f"{sys.executable} -c 'import locale; print(locale.getpreferredencoding())'",
+                       env_vars={"LANG": "xx_XX.UTF-8", "LC_ALL": "xx_XX.UTF-8"})
+    script = make_eval_script(task, recipe, directives=[], existing_test_files=[], created_test_files=[],
+                              nonce=new_nonce(), workdir=str(repo))
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    out = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env).stdout
+    assert "is not installed here; using C.UTF-8" in out and "\nUTF-8\n" in out

@@ -69,12 +69,24 @@ def _quoted(paths: Iterable[str]) -> str:
     return " ".join(shlex.quote(p) for p in paths)
 
 
+LOCALE_VARS = ("LANG", "LC_ALL", "LANGUAGE", "LC_CTYPE")
+#: A recipe may ask for a locale this machine lacks (SWE-bench's Django specs ask for en_US.UTF-8,
+#: which its images generate with locale-gen): Python would then fall back to ASCII. Use C.UTF-8.
+_LOCALE_FALLBACK = (
+    "if ! python -c 'import locale; locale.setlocale(locale.LC_ALL, \"\")' >/dev/null 2>&1; then\n"
+    "  echo \"sweworld: locale ${LC_ALL:-$LANG} is not installed here; using C.UTF-8\"\n"
+    "  export LANG=C.UTF-8 LC_ALL=C.UTF-8 LC_CTYPE=C.UTF-8\n"
+    "fi")
+
+
 def _exports(env_vars: dict[str, str]) -> list[str]:
     lines = ["export " + " ".join(f"{name}={value}" for name, value in DETERMINISTIC_ENV.items())]
     for name, value in env_vars.items():
         if not _ENV_NAME.fullmatch(name):
             raise ValueError(f"recipe env_vars: {name!r} is not a valid environment variable name")
         lines.append(f"export {name}={shlex.quote(str(value))}")
+    if any(name in env_vars for name in LOCALE_VARS):
+        lines.append(_LOCALE_FALLBACK)
     return lines
 
 
