@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from sweworld import __version__
-from sweworld.cli import common, demo, env, eval_cmd, exec_cmd, validate_cmd
+from sweworld.cli import common, demo, env, eval_cmd, exec_cmd, rollout_cmd, validate_cmd
 
 app = typer.Typer(name="sweworld", no_args_is_help=True, add_completion=False,
                   help="Train and evaluate software-engineering agents: docker-free real execution, "
@@ -17,6 +17,7 @@ app.command("exec", context_settings={"allow_extra_args": True, "ignore_unknown_
 app.command("shell")(exec_cmd.shell)
 app.command("eval")(eval_cmd.eval_)
 app.command("validate")(validate_cmd.validate)
+app.command("rollout")(rollout_cmd.rollout)
 app.command("demo")(demo.demo)
 
 

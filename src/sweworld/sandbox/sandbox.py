@@ -169,7 +169,7 @@ class Sandbox:
         errno_ = int(reply.get("errno") or 0)
         if error == "FileNotFoundError":
             raise FileNotFoundError(errno_, message, payload["path"])
-        if error in ("IsADirectoryError", "NotADirectoryError", "PermissionError", "OSError"):
+        if error in ("IsADirectoryError", "NotADirectoryError", "PermissionError", "FileExistsError", "OSError"):
             raise OSError(errno_, message, payload["path"])
         raise SandboxError(f"file operation on {payload['path']} failed: {error}: {message}")
 

@@ -1,0 +1,171 @@
+"""The agent loop: a policy chooses tool calls, an ``Executor`` answers them, a ``Trajectory`` records.
+
+Written against ``Executor`` only, so real sandboxes and simulated worlds are interchangeable.
+Ends with one exit status: submitted, step_limit, time_limit, context_limit, format_errors, stuck
+(SWE-Gym: the last three actions identical) or error.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from typing import Protocol
+
+import jinja2
+
+from sweworld.agents.actions import parse_text_action, render_text_action, tools_prompt
+from sweworld.agents.config import AgentConfig
+from sweworld.errors import ModelError, SandboxError, WorldError
+from sweworld.executor import Executor
+from sweworld.models.base import ModelReply
+from sweworld.rollout.trajectory import Step, Trajectory
+from sweworld.tools import ToolSet
+from sweworld.tools.truncate import truncate_observation
+from sweworld.types import Task
+
+ELIDED = "[observation elided to fit the context budget]"
+STUCK_WINDOW = 3
+
+
+class Policy(Protocol):
+    """Chooses the next action. Model-backed policies and scripted ones (oracle, noop, replay)."""
+
+    name: str
+    model: str
+
+    def reset(self, task: Task) -> None: ...
+
+    def act(self, messages: list[dict], tools: list[dict] | None) -> ModelReply: ...
+
+
+def _render(template: str, **values) -> str:
+    return jinja2.Template(template, undefined=jinja2.ChainableUndefined).render(**values).strip()
+
+
+def _tokens(messages: list[dict]) -> int:
+    return sum(len(json.dumps(m)) for m in messages) // 4
+
+
+def _fit(messages: list[dict], budget: int) -> bool:
+    """Elide the oldest observations until the estimate fits; False when it cannot."""
+    for message in messages[2:]:
+        if _tokens(messages) <= budget:
+            return True
+        if message["role"] in ("tool", "user") and message.get("content") != ELIDED:
+            message["content"] = ELIDED
+    return _tokens(messages) <= budget
+
+
+def _action(reply: ModelReply, text_actions: bool) -> tuple[str, dict, str, str | None, str]:
+    """(tool, arguments, thought, call id, format problem)."""
+    if reply.tool_calls and not text_actions:
+        call = reply.tool_calls[0]
+        if getattr(call, "malformed", False):
+            return call.name, {}, reply.content or "", call.id, f"the arguments of {call.name} are not valid JSON"
+        return call.name, dict(call.arguments), reply.content or "", call.id, ""
+    parsed = parse_text_action(reply.content or "")
+    if parsed is None:
+        return "", {}, reply.content or "", None, "no action found"
+    return parsed.name, dict(parsed.arguments), parsed.thought, None, ""
+
+
+class Episode:
+    """One run of ``policy`` on ``task`` through ``executor``."""
+
+    def __init__(self, task: Task, executor: Executor, policy: Policy, config: AgentConfig,
+                 tools: ToolSet | None = None, sample: int = 0, backend: str = "real"):
+        self.task, self.executor, self.policy, self.config = task, executor, policy, config
+        self.tools = tools or ToolSet.default()
+        self.backend = backend
+        self.traj = Trajectory(instance_id=task.instance_id, sample=sample, policy=policy.name, model=policy.model,
+                               config_hash=config.digest())
+
+    def _start(self) -> None:
+        self.tools.reset()
+        self.policy.reset(self.task)
+        values = {**self.task.model_dump(), "workdir": self.executor.workdir, "text_actions": self.config.text_actions,
+                  "tools_prompt": tools_prompt(self.tools.schemas()) if self.config.text_actions else ""}
+        self.traj.messages = [{"role": "system", "content": _render(self.config.system_template, **values)},
+                              {"role": "user", "content": _render(self.config.instance_template, **values)}]
+
+    def run(self) -> Trajectory:
+        started = time.monotonic()
+        model_s = tools_s = 0.0
+        self._start()
+        try:
+            status = self._loop(started)
+            model_s, tools_s = self._model_s, self._tools_s
+        except (ModelError, SandboxError, WorldError) as exc:
+            status, self.traj.error = "error", f"{type(exc).__name__}: {exc}"
+        self.traj.exit_status = status
+        try:
+            self.traj.patch = self.executor.diff()
+        except (SandboxError, WorldError) as exc:
+            self.traj.exit_status, self.traj.error = "error", f"diff failed: {exc}"
+        self.traj.timings = {"total": round(time.monotonic() - started, 3), "model": round(model_s, 3),
+                             "tools": round(tools_s, 3)}
+        return self.traj
+
+    def _loop(self, started: float) -> str:
+        config, traj = self.config, self.traj
+        self._model_s = self._tools_s = 0.0
+        errors = 0
+        schemas = None if config.text_actions else self.tools.schemas()
+        for index in range(config.step_limit):
+            if time.monotonic() - started > config.time_limit:
+                return "time_limit"
+            if not _fit(traj.messages, config.context_budget):
+                return "context_limit"
+            began = time.monotonic()
+            reply = self.policy.act(traj.messages, schemas)
+            self._model_s += time.monotonic() - began
+            traj.usage["prompt_tokens"] += reply.usage.prompt_tokens
+            traj.usage["completion_tokens"] += reply.usage.completion_tokens
+            tool, args, thought, call_id, problem = _action(reply, config.text_actions)
+            step = Step(index=index, tool=tool, arguments=args, thought=thought, backend=self.backend,
+                        prompt_tokens=reply.usage.prompt_tokens, completion_tokens=reply.usage.completion_tokens)
+            if problem:
+                step.format_error = True
+                step.observation = (f"Format error: {problem}. Reply with exactly one tool call"
+                                    + (" in the <function=NAME><parameter=P>...</parameter></function> form."
+                                       if config.text_actions else "."))
+            else:
+                began = time.monotonic()
+                result = self.tools.call(self.executor, tool, args)
+                self._tools_s += time.monotonic() - began
+                step.duration = round(time.monotonic() - began, 4)
+                step.exit_code, step.format_error = result.exit_code, result.error
+                step.observation = truncate_observation(result.observation, config.observation_chars)
+            traj.steps.append(step)
+            self._record(reply, step, call_id)
+            errors = errors + 1 if step.format_error else 0
+            if errors > config.max_format_errors:
+                return "format_errors"
+            if not step.format_error and result.submitted:
+                return "submitted"
+            actions = traj.actions()
+            if len(actions) >= STUCK_WINDOW and len(set(actions[-STUCK_WINDOW:])) == 1 and tool:
+                return "stuck"
+        return "step_limit"
+
+    def _record(self, reply: ModelReply, step: Step, call_id: str | None) -> None:
+        messages = self.traj.messages
+        if call_id is not None and not self.config.text_actions:
+            messages.append({"role": "assistant", "content": reply.content or None, "tool_calls": [
+                {"id": call_id, "type": "function",
+                 "function": {"name": step.tool, "arguments": json.dumps(step.arguments)}}]})
+            messages.append({"role": "tool", "tool_call_id": call_id, "content": step.observation})
+            return
+        content = reply.content or (render_text_action(step.tool, step.arguments) if step.tool else "")
+        messages.append({"role": "assistant", "content": content})
+        messages.append({"role": "user", "content": step.observation})
+
+
+def run_episode(task: Task, executor: Executor, policy: Policy, config: AgentConfig, *,
+                tools: ToolSet | None = None, sample: int = 0, backend: str = "real") -> Trajectory:
+    return Episode(task, executor, policy, config, tools, sample, backend).run()
+
+
+def new_call_id() -> str:
+    return "call_" + uuid.uuid4().hex[:24]

@@ -1,0 +1,80 @@
+"""``sweworld rollout``: run a policy on a dataset, K samples per instance, evaluate, summarize."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from sweworld.cli import common
+from sweworld.cli.common import Dataset, InstanceIds, ReposDir, SkipInvalid, Split, Workers
+
+PolicyName = Annotated[str, typer.Option("--policy", help="oracle | noop | replay | openai")]
+ModelUrl = Annotated[str | None, typer.Option("--model-url", help="OpenAI-compatible base URL, e.g. "
+                                              "http://host:8000/v1 (policy openai).")]
+ModelName = Annotated[str | None, typer.Option("--model", help="Model name sent to the endpoint.")]
+Out = Annotated[Path, typer.Option("--out", "-o", help="Output directory (trajectories, predictions, summary).")]
+
+
+def _policy_factory(policy: str, model_url: str | None, model: str | None, api_key_env: str,
+                    replay: Path | None, temperature: float, text_actions: bool):
+    from sweworld.agents.policies import ModelPolicy, NoopPolicy, OraclePolicy, ReplayPolicy
+    from sweworld.errors import DatasetError
+    if policy == "oracle":
+        return OraclePolicy
+    if policy == "noop":
+        return NoopPolicy
+    if policy == "replay":
+        if replay is None:
+            raise DatasetError("--policy replay needs --replay FILE (a trajectories.jsonl)")
+        from sweworld.rollout.store import TrajectoryStore
+        stored = {t.instance_id: t for t in sorted(TrajectoryStore(replay).load(), key=lambda t: -t.sample)}
+        return lambda: ReplayPolicy(stored)
+    if policy == "openai":
+        if not (model_url and model):
+            raise DatasetError("--policy openai needs --model-url and --model")
+        from sweworld.models.base import ModelConfig
+        from sweworld.models.openai import OpenAIChatModel
+        config = ModelConfig(url=model_url, model=model, api_key_env=api_key_env, temperature=temperature,
+                             native_tools=not text_actions)
+        return lambda: ModelPolicy(OpenAIChatModel(config), model)
+    raise DatasetError(f"unknown policy {policy!r}", hint="use oracle, noop, replay or openai")
+
+
+def rollout(dataset: Dataset = common.DEFAULT_DATASET, policy: PolicyName = "oracle", model_url: ModelUrl = None,
+            model: ModelName = None, out: Out = Path("runs/rollout"), split: Split = None,
+            repos_dir: ReposDir = None, instance_ids: InstanceIds = None, workers: Workers = 1,
+            n_samples: Annotated[int, typer.Option("--n-samples", "-k", min=1, help="Samples per instance.")] = 1,
+            api_key_env: Annotated[str, typer.Option(help="Env var holding the API key.")] = "OPENAI_API_KEY",
+            replay: Annotated[Path | None, typer.Option(help="trajectories.jsonl to replay.")] = None,
+            agent_config: Annotated[Path | None, typer.Option(help="Agent YAML (templates, limits).")] = None,
+            step_limit: Annotated[int | None, typer.Option(help="Override the step limit.")] = None,
+            temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 0.0,
+            text_actions: Annotated[bool, typer.Option(help="XML text actions instead of function calling.")] = False,
+            no_eval: Annotated[bool, typer.Option("--no-eval", help="Skip the harness evaluation.")] = False,
+            skip_invalid: SkipInvalid = False) -> None:
+    """Roll out a policy: trajectories appended one by one (resumable), predictions, metrics."""
+    from sweworld.agents.config import load_agent_config
+    from sweworld.envs import EnvBuilder
+    from sweworld.repos import RepoStore
+    from sweworld.rollout.runner import run_rollouts
+
+    with common.reported():
+        tasks = list(common.load(dataset, split=split, instance_ids=instance_ids, skip_invalid=skip_invalid))
+        factory = _policy_factory(policy, model_url, model, api_key_env, replay, temperature, text_actions)
+        config = load_agent_config(agent_config, step_limit=step_limit, text_actions=text_actions or None)
+    with Progress(TextColumn(f"[bold]{policy}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=common.console) as progress:
+        bar = progress.add_task("rollout", total=len(tasks) * n_samples)
+        with common.reported():
+            summary = run_rollouts(tasks, factory, config, out, n_samples=n_samples, workers=workers,
+                                   builder=EnvBuilder(RepoStore(repos_dir=repos_dir)), evaluate=not no_eval,
+                                   on_done=lambda _t: progress.advance(bar))
+    table = Table("metric", "value", title=f"rollout: {policy}")
+    for key, value in summary.items():
+        table.add_row(key, str(value))
+    common.out.print(table)
+    common.out.print(f"outputs: {out}")

@@ -1,0 +1,1 @@
+"""Rollouts: trajectories, their crash-safe store, the parallel resumable runner, metrics."""

@@ -1,0 +1,86 @@
+"""Parallel, resumable rollouts: K samples per instance, each episode in a fresh isolated sandbox,
+each trajectory appended to ``trajectories.jsonl`` as soon as it is finished and evaluated by the
+harness (reward = 1.0 when resolved). A rerun skips the (instance, sample) pairs already stored, so
+a crash loses at most the episodes in flight and duplicates none.
+
+Outputs in ``out``: ``trajectories.jsonl``, ``predictions.jsonl`` (SWE-bench format, sample 0),
+``predictions.all.jsonl`` (every sample, with its index), ``eval/`` (harness logs), ``summary.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+
+from sweworld.agents.config import AgentConfig
+from sweworld.agents.loop import Policy, run_episode
+from sweworld.envs import EnvBuilder, episode_sandbox
+from sweworld.errors import EnvBuildError, RepoError, SandboxError
+from sweworld.harness.evaluate import evaluate_instance
+from sweworld.harness.predictions import Prediction
+from sweworld.rollout.metrics import summarize
+from sweworld.rollout.store import TrajectoryStore
+from sweworld.rollout.trajectory import Trajectory
+from sweworld.sandbox import SandboxConfig
+from sweworld.types import Task
+
+
+def rollout_one(task: Task, sample: int, policy: Policy, config: AgentConfig, builder: EnvBuilder, out: Path,
+                *, evaluate: bool = True, timeout: float = 1800.0) -> Trajectory:
+    """One episode of ``policy`` on ``task`` (fresh sandbox), then its evaluation."""
+    try:
+        layer = builder.instance(task)
+        with episode_sandbox(layer, SandboxConfig(timeout=min(timeout, 600.0)), label=task.instance_id) as sb:
+            traj = run_episode(task, sb, policy, config, sample=sample)
+    except (EnvBuildError, RepoError, SandboxError) as exc:
+        return Trajectory(instance_id=task.instance_id, sample=sample, policy=policy.name, model=policy.model,
+                          exit_status="error", error=f"{type(exc).__name__}: {exc}", config_hash=config.digest())
+    if evaluate:
+        prediction = Prediction(instance_id=task.instance_id, model_name_or_path=policy.model or policy.name,
+                                model_patch=traj.patch)
+        report = evaluate_instance(task, prediction, out / "eval" / f"{task.instance_id}.{sample}",
+                                   builder=builder, timeout=timeout)
+        traj.report = report.model_dump()
+        traj.reward = None if report.error_kind == "infra" else float(report.resolved)
+    return traj
+
+
+def write_outputs(out: Path, trajectories: list[Trajectory]) -> dict:
+    ordered = sorted(trajectories, key=lambda t: t.key)
+    model = {t.key: t.model or t.policy for t in ordered}
+    with open(out / "predictions.jsonl.tmp", "w", encoding="utf-8") as first, \
+            open(out / "predictions.all.jsonl.tmp", "w", encoding="utf-8") as every:
+        for traj in ordered:
+            row = {"instance_id": traj.instance_id, "model_name_or_path": model[traj.key], "model_patch": traj.patch}
+            every.write(json.dumps({**row, "sample": traj.sample}) + "\n")
+            if traj.sample == 0:
+                first.write(json.dumps(row) + "\n")
+    os.replace(out / "predictions.jsonl.tmp", out / "predictions.jsonl")
+    os.replace(out / "predictions.all.jsonl.tmp", out / "predictions.all.jsonl")
+    summary = summarize(ordered)
+    (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
+    return summary
+
+
+def run_rollouts(tasks: list[Task], make_policy: Callable[[], Policy], config: AgentConfig, out: Path, *,
+                 n_samples: int = 1, workers: int = 1, builder: EnvBuilder | None = None, evaluate: bool = True,
+                 timeout: float = 1800.0, on_done: Callable[[Trajectory], None] | None = None) -> dict:
+    """Run what is missing, then write predictions and the summary; returns the summary."""
+    builder = builder or EnvBuilder()
+    out.mkdir(parents=True, exist_ok=True)
+    store = TrajectoryStore(out / "trajectories.jsonl")
+    done = store.done()
+    todo = [(task, k) for task in tasks for k in range(n_samples) if (task.instance_id, k) not in done]
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        futures = [pool.submit(rollout_one, task, k, make_policy(), config, builder, out, evaluate=evaluate,
+                               timeout=timeout) for task, k in todo]
+        for future in as_completed(futures):
+            traj = future.result()
+            store.append(traj)
+            if on_done:
+                on_done(traj)
+    wanted = {t.instance_id for t in tasks}
+    return write_outputs(out, [t for t in store.load() if t.instance_id in wanted and t.sample < n_samples])

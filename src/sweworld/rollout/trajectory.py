@@ -1,0 +1,61 @@
+"""Trajectories: one pydantic record per (instance, sample), one JSON line each.
+
+Messages are OpenAI chat messages (with tool calls); steps carry what a trainer or an analyst
+needs per action: the action, the observation, the exit code, the duration, which backend answered
+(real or sim) and the tokens the model spent on it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from sweworld import __version__
+
+ExitStatus = Literal["submitted", "step_limit", "time_limit", "context_limit", "format_errors", "stuck", "error"]
+
+
+class Step(BaseModel):
+    """One action and what the world answered."""
+
+    index: int = Field(description="0-based step number.")
+    tool: str = Field(description="Tool called ('' for a reply that held no valid action).")
+    arguments: dict[str, Any] = Field(default_factory=dict, description="The tool's arguments.")
+    thought: str = Field(default="", description="Text the model wrote before the action.")
+    observation: str = Field(default="", description="What the agent was shown.")
+    exit_code: int | None = Field(default=None, description="Exit code of a command, when there was one.")
+    duration: float = Field(default=0.0, description="Seconds spent executing the action.")
+    backend: Literal["real", "sim"] = Field(default="real", description="Who executed it.")
+    prompt_tokens: int = Field(default=0, description="Prompt tokens of the model call that chose this action.")
+    completion_tokens: int = Field(default=0, description="Completion tokens of that call.")
+    format_error: bool = Field(default=False, description="The reply held no valid action.")
+
+
+class Trajectory(BaseModel):
+    """One episode of one agent on one instance."""
+
+    instance_id: str
+    sample: int = Field(default=0, description="Sample index among the K rollouts of this instance.")
+    policy: str = Field(default="", description="'oracle', 'noop', 'replay' or 'openai'.")
+    model: str = Field(default="", description="Model name (policies that use one).")
+    messages: list[dict[str, Any]] = Field(default_factory=list, description="OpenAI chat messages.")
+    steps: list[Step] = Field(default_factory=list)
+    patch: str = Field(default="", description="The workspace diff against the base commit at the end.")
+    exit_status: ExitStatus = "error"
+    error: str | None = Field(default=None, description="What went wrong when exit_status is 'error'.")
+    reward: float | None = Field(default=None, description="1.0 resolved, 0.0 not; None when not evaluated.")
+    report: dict[str, Any] | None = Field(default=None, description="The harness report of the final patch.")
+    usage: dict[str, int] = Field(default_factory=lambda: {"prompt_tokens": 0, "completion_tokens": 0})
+    timings: dict[str, float] = Field(default_factory=dict, description="Seconds: total, model, tools, eval.")
+    config_hash: str = Field(default="", description="Hash of the agent configuration.")
+    sweworld_version: str = __version__
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return self.instance_id, self.sample
+
+    def actions(self) -> list[tuple[str, str]]:
+        """(tool, canonical arguments) per step: what stuck-in-loop detection compares."""
+        import json
+        return [(s.tool, json.dumps(s.arguments, sort_keys=True)) for s in self.steps]
