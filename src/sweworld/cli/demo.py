@@ -5,6 +5,8 @@
    one and show that the other and the cached base tree are untouched.
 2. Harness: evaluate the gold and the empty predictions of the dataset's real bug instances,
    docker-free, and print the run summaries (SWE-bench's layout under ``--out``).
+3. Agents: roll out the ``oracle`` and ``noop`` policies (2 samples each) through the agent loop and
+   the tools, evaluate every trajectory, print resolve / empty-patch / stuck rates and pass@k.
 """
 
 from __future__ import annotations
@@ -36,6 +38,32 @@ def demo(dataset: Dataset = common.DEFAULT_DATASET, repos_dir: ReposDir = None,
     predictions of the real bug instances."""
     _substrate(dataset, repos_dir, instance)
     _harness(dataset, repos_dir, out, workers)
+    _rollouts(dataset, repos_dir, out, workers)
+
+
+def _rollouts(dataset: str, repos_dir, out: Path, workers: int) -> None:
+    import shutil
+
+    from sweworld.agents.config import load_agent_config
+    from sweworld.agents.policies import NoopPolicy, OraclePolicy
+    from sweworld.envs import EnvBuilder
+    from sweworld.repos import RepoStore
+    from sweworld.rollout.runner import run_rollouts
+
+    with common.reported():
+        tasks = [t for t in common.load(dataset) if t.FAIL_TO_PASS]
+        builder = EnvBuilder(RepoStore(repos_dir=repos_dir))
+        table = Table("policy", "trajectories", "resolve rate", "empty-patch rate", "stuck rate", "mean steps",
+                      "pass@1", "pass@2", title="rollouts (agent loop + tools, rewards from the harness)")
+        for name, policy in (("oracle", OraclePolicy), ("noop", NoopPolicy)):
+            target = out / "rollouts" / name
+            shutil.rmtree(target, ignore_errors=True)
+            summary = run_rollouts(tasks, policy, load_agent_config(), target, n_samples=2, workers=workers,
+                                   builder=builder)
+            table.add_row(name, str(summary["trajectories"]), str(summary["resolve_rate"]),
+                          str(summary["empty_patch_rate"]), str(summary["stuck_rate"]), str(summary["mean_steps"]),
+                          str(summary["pass@1"]), str(summary["pass@2"]))
+        common.out.print(table)
 
 
 def _harness(dataset: str, repos_dir, out: Path, workers: int) -> None:
