@@ -143,3 +143,37 @@ def test_killed_rollout_resumes_without_loss_or_duplicates(tmp_path):
     keys = [(t["instance_id"], t["sample"]) for t in after]
     assert len(keys) == len(set(keys)) == 9
     assert all(t in after for t in before)
+
+
+def test_old_observations_are_elided_then_the_context_limit_ends_the_episode(task, layer):
+    script = [[("execute_bash", {"command": f"printf '%09000d' {i}"})] for i in range(6)] + [[("submit", {})]]
+    with ChatServer(script) as server:
+        traj = episode(task, layer, model_policy(server), context_budget=6000)
+        last_prompt = server.requests[-1]["messages"]
+    assert traj.exit_status == "submitted" and len(traj.steps) == 7
+    elided = [m for m in last_prompt if m.get("content") == "[observation elided to fit the context budget]"]
+    assert elided and last_prompt.index(elided[0]) < len(last_prompt) - 2  # the oldest go first
+    assert len(json.dumps(last_prompt)) // 4 <= 6000
+    with ChatServer([[("submit", {})]]) as server:
+        traj = episode(task, layer, model_policy(server), context_budget=50)
+    assert traj.exit_status == "context_limit" and not traj.steps
+
+
+def test_time_limit_ends_the_episode(task, layer):
+    script = [[("execute_bash", {"command": "sleep 1.2"})]] * 2 + [[("execute_bash", {"command": "true"})]]
+    with ChatServer(script) as server:
+        traj = episode(task, layer, model_policy(server), time_limit=1.0)
+    assert traj.exit_status == "time_limit" and len(traj.steps) == 1
+
+
+def test_replay_reproduces_a_stored_trajectory(tmp_path):
+    from sweworld.agents.policies import ReplayPolicy
+    from sweworld.rollout.store import TrajectoryStore
+    tasks = [real_tasks()["two"]]
+    run_rollouts(tasks, OraclePolicy, load_agent_config(), tmp_path / "oracle", evaluate=False)
+    stored = {t.instance_id: t for t in TrajectoryStore(tmp_path / "oracle/trajectories.jsonl").load()}
+    summary = run_rollouts(tasks, lambda: ReplayPolicy(stored), load_agent_config(), tmp_path / "replay")
+    replayed = TrajectoryStore(tmp_path / "replay/trajectories.jsonl").load()[0]
+    assert summary["resolve_rate"] == 1.0
+    assert [s.tool for s in replayed.steps] == [s.tool for s in stored[tasks[0].instance_id].steps]
+    assert replayed.patch == stored[tasks[0].instance_id].patch

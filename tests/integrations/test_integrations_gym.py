@@ -1,0 +1,139 @@
+"""SWEEnv end to end on a real instance (more-itertools from PyPI, a real bug, its real tests)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "harness"))
+from realtasks import FIRST_BUG, MODULE, real_tasks, sources  # noqa: E402
+
+from sweworld.envs import EnvBuilder  # noqa: E402
+from sweworld.integrations.gym import SWEEnv, parse_action, register_gym  # noqa: E402
+
+pytestmark = [pytest.mark.bwrap, pytest.mark.network]
+
+
+@pytest.fixture(scope="module")
+def task():
+    return real_tasks()["first"]
+
+
+@pytest.fixture(scope="module")
+def builder():
+    return EnvBuilder()
+
+
+@pytest.fixture
+def env(task, builder):
+    env = SWEEnv([task], builder=builder, eval_timeout=600)
+    yield env
+    env.close()
+
+
+def fix_strings(task) -> tuple[str, str]:
+    """(old_str, new_str) turning the buggy module into the fixed one: the line of FIRST_BUG."""
+    buggy, fixed = sources(task)
+    old, new = FIRST_BUG[1], FIRST_BUG[0]
+    assert buggy.count(old) == 1 and buggy.replace(old, new) == fixed
+    return old, new
+
+
+def test_view_fix_submit_resolves(env, task):
+    obs, info = env.reset(options={"task": task})
+    assert obs == task.problem_statement
+    assert info["instance_id"] == task.instance_id and info["workdir"] == "/testbed"
+    assert {t["function"]["name"] for t in info["tools"]} >= {"execute_bash", "str_replace_editor", "submit"}
+    path = f"{info['workdir']}/{MODULE}"
+    obs, reward, terminated, truncated, info = env.step(
+        {"tool": "str_replace_editor", "arguments": {"command": "view", "path": path, "view_range": [1, 40]}})
+    assert not info["format_error"] and (reward, terminated, truncated) == (0.0, False, False)
+    assert info["steps"] == 1 and "exit_code" in info
+    old, new = fix_strings(task)
+    obs, reward, terminated, truncated, info = env.step(
+        {"name": "str_replace_editor",
+         "arguments": {"command": "str_replace", "path": path, "old_str": old, "new_str": new}})
+    assert not info["format_error"], obs
+    assert reward == 0.0 and not terminated
+    obs, reward, terminated, truncated, info = env.step(
+        {"id": "call_1", "type": "function", "function": {"name": "submit", "arguments": "{}"}})
+    assert terminated and not truncated and reward == 1.0
+    assert info["report"]["resolved"] is True and info["report"]["instance_id"] == task.instance_id
+    assert "+    if default is _marker:" in info["patch"] and "-    if default is not _marker:" in info["patch"]
+    with pytest.raises(RuntimeError):
+        env.step({"tool": "execute_bash", "arguments": {"command": "true"}})
+
+
+def test_submit_at_once_is_not_rewarded(env, task):
+    env.reset(seed=0)
+    obs, reward, terminated, truncated, info = env.step({"tool": "finish", "arguments": {}})
+    assert terminated and not truncated and reward == 0.0
+    assert info["patch"] == "" and info["report"]["resolved"] is False
+
+
+def test_step_limit_truncates(task, builder):
+    env = SWEEnv([task], builder=builder, step_limit=2)
+    try:
+        env.reset(seed=3)
+        obs, reward, terminated, truncated, info = env.step(
+            {"tool": "execute_bash", "arguments": {"command": "echo one"}})
+        assert "one" in obs and info["exit_code"] == 0 and not truncated and not terminated
+        obs, reward, terminated, truncated, info = env.step(
+            json.dumps({"tool": "execute_bash", "arguments": {"command": "echo two > new.txt"}}))
+        assert truncated and not terminated and reward == 0.0 and info["steps"] == 2
+        assert "new.txt" in info["patch"] and "report" not in info
+        with pytest.raises(RuntimeError):
+            env.step({"tool": "execute_bash", "arguments": {"command": "true"}})
+    finally:
+        env.close()
+
+
+def test_reset_gives_a_clean_workspace(env, task):
+    env.reset(options={"task": task.instance_id})
+    _, _, _, _, info = env.step({"tool": "execute_bash",
+                                 "arguments": {"command": f"echo '# edited' >> {MODULE} && cd /tmp"}})
+    assert info["exit_code"] == 0 and "# edited" in env.sandbox.diff()
+    env.reset(options={"task": task})
+    obs, _, _, _, info = env.step({"tool": "execute_bash", "arguments": {"command": f"pwd; git status --porcelain; tail -1 {MODULE}"}})
+    assert info["exit_code"] == 0 and "# edited" not in obs and obs.startswith("/testbed")
+    assert env.sandbox.diff() == ""
+
+
+def test_format_errors_are_steps(env):
+    env.reset()
+    for action in ({"arguments": {}}, "not json", ["execute_bash"],
+                   {"tool": "no_such_tool", "arguments": {}},
+                   {"function": {"name": "execute_bash", "arguments": "{bad"}}):
+        obs, reward, terminated, truncated, info = env.step(action)
+        assert info["format_error"] and obs.startswith("ERROR") and not terminated, action
+    assert info["steps"] == 5
+    assert parse_action({"function": {"name": "submit", "arguments": "{}"}}) == ("submit", "{}", "")
+
+
+def test_reset_needs_a_task(builder):
+    env = SWEEnv(builder=builder)
+    with pytest.raises(ValueError, match="no task"):
+        env.reset()
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step({"tool": "submit"})
+    env.close()
+
+
+def test_gymnasium_make(task, builder):
+    gymnasium = pytest.importorskip("gymnasium")
+    env_id = register_gym()
+    assert register_gym() == env_id == "sweworld/SWE-v0"
+    env = gymnasium.make(env_id, tasks=[task], builder=builder, step_limit=5)
+    try:
+        assert isinstance(env.unwrapped, SWEEnv) and isinstance(env.unwrapped, gymnasium.Env)
+        obs, info = env.reset(seed=0)
+        assert obs == task.problem_statement and env.observation_space.contains(obs)
+        action = json.dumps({"tool": "execute_bash", "arguments": {"command": "echo héllo"}})
+        assert env.action_space.contains(action)
+        obs, reward, terminated, truncated, info = env.step(action)
+        assert "héllo" in obs and env.observation_space.contains(obs) and reward == 0.0
+    finally:
+        env.close()
