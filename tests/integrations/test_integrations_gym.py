@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "harness"))
-from realtasks import FIRST_BUG, MODULE, real_tasks, sources  # noqa: E402
+from realtasks import FIRST_BUG, MODULE, real_tasks, sources
 
-from sweworld.envs import EnvBuilder  # noqa: E402
-from sweworld.integrations.gym import SWEEnv, parse_action, register_gym  # noqa: E402
+from sweworld.envs import EnvBuilder
+from sweworld.integrations.gym import SWEEnv, parse_action, register_gym
 
 pytestmark = [pytest.mark.bwrap, pytest.mark.network]
 
@@ -69,7 +69,7 @@ def test_view_fix_submit_resolves(env, task):
 
 def test_submit_at_once_is_not_rewarded(env, task):
     env.reset(seed=0)
-    obs, reward, terminated, truncated, info = env.step({"tool": "finish", "arguments": {}})
+    _, reward, terminated, truncated, info = env.step({"tool": "finish", "arguments": {}})
     assert terminated and not truncated and reward == 0.0
     assert info["patch"] == "" and info["report"]["resolved"] is False
 
@@ -107,7 +107,7 @@ def test_format_errors_are_steps(env):
     for action in ({"arguments": {}}, "not json", ["execute_bash"],
                    {"tool": "no_such_tool", "arguments": {}},
                    {"function": {"name": "execute_bash", "arguments": "{bad"}}):
-        obs, reward, terminated, truncated, info = env.step(action)
+        obs, _, terminated, _, info = env.step(action)
         assert info["format_error"] and obs.startswith("ERROR") and not terminated, action
     assert info["steps"] == 5
     assert parse_action({"function": {"name": "submit", "arguments": "{}"}}) == ("submit", "{}", "")
@@ -131,9 +131,10 @@ def test_gymnasium_make(task, builder):
         assert isinstance(env.unwrapped, SWEEnv) and isinstance(env.unwrapped, gymnasium.Env)
         obs, info = env.reset(seed=0)
         assert obs == task.problem_statement and env.observation_space.contains(obs)
+        assert info["instance_id"] == task.instance_id
         action = json.dumps({"tool": "execute_bash", "arguments": {"command": "echo héllo"}})
         assert env.action_space.contains(action)
-        obs, reward, terminated, truncated, info = env.step(action)
+        obs, reward, _, _, _ = env.step(action)
         assert "héllo" in obs and env.observation_space.contains(obs) and reward == 0.0
     finally:
         env.close()

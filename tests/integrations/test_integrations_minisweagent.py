@@ -13,15 +13,15 @@ os.environ.setdefault("MSWEA_SILENT_STARTUP", "1")
 pytest.importorskip("minisweagent")
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "harness"))
-from minisweagent.agents.default import DefaultAgent  # noqa: E402
-from minisweagent.exceptions import Submitted  # noqa: E402
-from minisweagent.models.test_models import DeterministicModel, make_output  # noqa: E402
-from realtasks import FIRST_BUG, MODULE, real_tasks, sources  # noqa: E402
+from minisweagent.agents.default import DefaultAgent
+from minisweagent.exceptions import Submitted
+from minisweagent.models.test_models import DeterministicModel, make_output
+from realtasks import FIRST_BUG, MODULE, real_tasks, sources
 
-from sweworld.envs import EnvBuilder  # noqa: E402
-from sweworld.harness.evaluate import evaluate_instance  # noqa: E402
-from sweworld.harness.predictions import Prediction  # noqa: E402
-from sweworld.integrations.minisweagent import SENTINEL, SweworldEnvironment, from_task  # noqa: E402
+from sweworld.envs import EnvBuilder
+from sweworld.harness.evaluate import evaluate_instance
+from sweworld.harness.predictions import Prediction
+from sweworld.integrations.minisweagent import SENTINEL, SweworldEnvironment, from_task
 
 pytestmark = [pytest.mark.bwrap, pytest.mark.network]
 
