@@ -57,3 +57,12 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "bwrap" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture
+def sandbox(small_tree):
+    """A real isolated episode over ``small_tree``."""
+    from sweworld.sandbox import Layers, Sandbox
+    tree, commit = small_tree
+    with Sandbox({"/testbed": Layers([tree])}, base_commit=commit) as sb:
+        yield sb

@@ -9,15 +9,11 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
 from chatserver import ChatServer, Reply
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "harness"))
 from realtasks import FIRST_BUG, MODULE, real_tasks  # the real instances of the harness tests
-
 from sweworld.agents.actions import render_text_action
 from sweworld.agents.config import load_agent_config
 from sweworld.agents.loop import run_episode

@@ -3,28 +3,13 @@
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "harness"))
-from realtasks import FIRST_BUG, MODULE, real_tasks, sources
-
-from sweworld.envs import EnvBuilder
+from realtasks import FIRST_BUG, MODULE, sources
 from sweworld.integrations.gym import SWEEnv, parse_action, register_gym
 
 pytestmark = [pytest.mark.bwrap, pytest.mark.network]
-
-
-@pytest.fixture(scope="module")
-def task():
-    return real_tasks()["first"]
-
-
-@pytest.fixture(scope="module")
-def builder():
-    return EnvBuilder()
 
 
 @pytest.fixture

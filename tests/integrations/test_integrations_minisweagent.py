@@ -3,22 +3,18 @@
 from __future__ import annotations
 
 import os
-import sys
 import uuid
-from pathlib import Path
 
 import pytest
 
 os.environ.setdefault("MSWEA_SILENT_STARTUP", "1")
 pytest.importorskip("minisweagent")
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "harness"))
 from minisweagent.agents.default import DefaultAgent
 from minisweagent.exceptions import Submitted
 from minisweagent.models.test_models import DeterministicModel, make_output
-from realtasks import FIRST_BUG, MODULE, real_tasks, sources
 
-from sweworld.envs import EnvBuilder
+from realtasks import FIRST_BUG, MODULE, sources
 from sweworld.harness.evaluate import evaluate_instance
 from sweworld.harness.predictions import Prediction
 from sweworld.integrations.minisweagent import SENTINEL, SweworldEnvironment, from_task
@@ -27,16 +23,6 @@ pytestmark = [pytest.mark.bwrap, pytest.mark.network]
 
 AGENT = {"system_template": "You are on {{system}} {{machine}}; the repository is at {{workdir}}.",
          "instance_template": "Fix {{instance_id}} of {{repo}}: {{task}}", "step_limit": 10, "cost_limit": 0}
-
-
-@pytest.fixture(scope="module")
-def task():
-    return real_tasks()["first"]
-
-
-@pytest.fixture(scope="module")
-def builder():
-    return EnvBuilder()
 
 
 def fix_command() -> str:

@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
+from realtasks import FIRST_BUG, MODULE, real_tasks
 from sweworld.errors import RepoError
 from sweworld.repos import RepoStore
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "harness"))
-from realtasks import FIRST_BUG, MODULE, real_tasks
 
 pytestmark = pytest.mark.network
 

@@ -28,13 +28,6 @@ def tree_digest(root: Path) -> str:
     return digest.hexdigest()
 
 
-@pytest.fixture
-def sandbox(small_tree):
-    tree, commit = small_tree
-    with Sandbox({"/testbed": Layers([tree])}, base_commit=commit) as sb:
-        yield sb
-
-
 def test_network_is_unreachable_even_loopback_of_the_host(small_tree):
     server = socket.socket()
     server.bind(("127.0.0.1", 0))

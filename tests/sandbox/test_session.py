@@ -10,13 +10,6 @@ from sweworld.sandbox import Layers, Sandbox, SandboxConfig
 pytestmark = pytest.mark.bwrap
 
 
-@pytest.fixture
-def sandbox(small_tree):
-    tree, commit = small_tree
-    with Sandbox({"/testbed": Layers([tree])}, base_commit=commit) as sb:
-        yield sb
-
-
 def test_sandbox_is_an_executor(sandbox):
     assert isinstance(sandbox, Executor)
     assert sandbox.workdir == "/testbed"

@@ -4,19 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from sweworld.sandbox import Layers, Sandbox
 from sweworld.tools import ToolSet
 
 pytestmark = pytest.mark.bwrap
 
 INIT = "/testbed/pkg/__init__.py"
-
-
-@pytest.fixture
-def sandbox(small_tree):
-    tree, commit = small_tree
-    with Sandbox({"/testbed": Layers([tree])}, base_commit=commit) as sb:
-        yield sb
 
 
 @pytest.fixture

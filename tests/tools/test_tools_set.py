@@ -4,17 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from sweworld.sandbox import Layers, Sandbox
 from sweworld.tools import ToolSet, truncate_observation
 
 pytestmark = pytest.mark.bwrap
-
-
-@pytest.fixture
-def sandbox(small_tree):
-    tree, commit = small_tree
-    with Sandbox({"/testbed": Layers([tree])}, base_commit=commit) as sb:
-        yield sb
 
 
 @pytest.fixture
