@@ -20,7 +20,7 @@ Out = Annotated[Path, typer.Option("--out", "-o", help="Output directory (trajec
 
 
 def _policy_factory(policy: str, model_url: str | None, model: str | None, api_key_env: str,
-                    replay: Path | None, temperature: float, text_actions: bool):
+                    replay: Path | None, temperature: float, text_actions: bool, max_tokens: int | None = None):
     from sweworld.agents.policies import ModelPolicy, NoopPolicy, OraclePolicy, ReplayPolicy
     from sweworld.errors import DatasetError
     if policy == "oracle":
@@ -39,7 +39,7 @@ def _policy_factory(policy: str, model_url: str | None, model: str | None, api_k
         from sweworld.models.base import ModelConfig
         from sweworld.models.openai import OpenAIChatModel
         config = ModelConfig(url=model_url, model=model, api_key_env=api_key_env, temperature=temperature,
-                             native_tools=not text_actions)
+                             max_tokens=max_tokens, native_tools=not text_actions)
         return lambda: ModelPolicy(OpenAIChatModel(config), model)
     raise DatasetError(f"unknown policy {policy!r}", hint="use oracle, noop, replay or openai")
 
@@ -53,6 +53,7 @@ def rollout(dataset: Dataset = common.DEFAULT_DATASET, policy: PolicyName = "ora
             agent_config: Annotated[Path | None, typer.Option(help="Agent YAML (templates, limits).")] = None,
             step_limit: Annotated[int | None, typer.Option(help="Override the step limit.")] = None,
             temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 0.0,
+            max_tokens: Annotated[int | None, typer.Option(help="Max completion tokens per reply.")] = None,
             text_actions: Annotated[bool, typer.Option(help="XML text actions instead of function calling.")] = False,
             no_eval: Annotated[bool, typer.Option("--no-eval", help="Skip the harness evaluation.")] = False,
             skip_invalid: SkipInvalid = False) -> None:
@@ -64,7 +65,8 @@ def rollout(dataset: Dataset = common.DEFAULT_DATASET, policy: PolicyName = "ora
 
     with common.reported():
         tasks = list(common.load(dataset, split=split, instance_ids=instance_ids, skip_invalid=skip_invalid))
-        factory = _policy_factory(policy, model_url, model, api_key_env, replay, temperature, text_actions)
+        factory = _policy_factory(policy, model_url, model, api_key_env, replay, temperature, text_actions,
+                                  max_tokens)
         config = load_agent_config(agent_config, step_limit=step_limit, text_actions=text_actions or None)
     with Progress(TextColumn(f"[bold]{policy}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=common.console) as progress:
