@@ -9,12 +9,18 @@ PY := $(VENV)/bin/python
 .PHONY: demo test lint system venv clean
 
 system:
-	@if ! command -v bwrap >/dev/null 2>&1; then \
+	@missing=""; \
+	command -v bwrap >/dev/null 2>&1 || missing="$$missing bubblewrap"; \
+	command -v git >/dev/null 2>&1 || missing="$$missing git"; \
+	command -v patch >/dev/null 2>&1 || missing="$$missing patch"; \
+	command -v unshare >/dev/null 2>&1 || missing="$$missing util-linux"; \
+	$(PYTHON) -c "import ensurepip, venv" >/dev/null 2>&1 || missing="$$missing python3-venv"; \
+	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
-	    echo "installing bubblewrap"; \
-	    (apt-get update -qq || true) && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null; \
+	    echo "installing:$$missing"; \
+	    (apt-get update -qq || true) && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	  else \
-	    echo "bubblewrap is missing: install it (e.g. sudo apt-get install bubblewrap)"; exit 1; \
+	    echo "missing system packages:$$missing (install them, e.g. sudo apt-get install$$missing)"; exit 1; \
 	  fi; \
 	fi
 
