@@ -46,6 +46,19 @@ def _release_all() -> None:
 
 
 atexit.register(_release_all)
+_SWEPT: set[Path] = set()
+
+
+def _sweep(parent: Path) -> None:
+    """Remove empty cgroups left by sweworld processes that were killed (atexit never ran)."""
+    if parent in _SWEPT:
+        return
+    _SWEPT.add(parent)
+    for path in parent.glob("*-*"):
+        owner = path.name.split("-", 1)[0]
+        if owner.isdigit() and not Path("/proc", owner).exists():
+            with contextlib.suppress(OSError):
+                path.rmdir()
 
 
 class PidsCgroup:
@@ -57,6 +70,7 @@ class PidsCgroup:
         if os.geteuid() != 0 or root is None:
             return
         with _FREE_LOCK:
+            _sweep(root / "sweworld")
             path = _FREE.pop() if _FREE else root / "sweworld" / f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
         try:
             path.mkdir(parents=True, exist_ok=True)
