@@ -36,11 +36,11 @@ demo: venv
 	$(VENV)/bin/sweworld demo
 
 test: venv
-	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/ruff check --no-cache src tests benchmarks
 	$(VENV)/bin/python -m pytest -n 2 --dist loadgroup -q $(PYTEST_ARGS)
 
 lint: venv
-	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/ruff check --no-cache src tests benchmarks
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -12,8 +12,8 @@ import uuid
 from pathlib import Path
 
 import pytest
-from realtasks import FIRST_BUG, ILEN_BUG, MODULE, real_tasks, sources, unified
 
+from realtasks import FIRST_BUG, ILEN_BUG, MODULE, real_tasks, sources, unified
 from sweworld.envs import EnvBuilder
 from sweworld.harness.evaluate import evaluate_instance
 from sweworld.harness.predictions import Prediction
