@@ -206,3 +206,13 @@ def test_console_script_unknown_instance_error_is_one_line():
     assert result.returncode == 2
     first = result.stderr.splitlines()[0]
     assert first.startswith("error:") and MISSING_ID in first
+
+
+def test_datasets_ls_shows_the_embedded_default():
+    from typer.testing import CliRunner
+
+    from sweworld.cli.app import app
+    result = CliRunner().invoke(app, ["datasets", "ls"])
+    assert result.exit_code == 0, result.output
+    assert "demo (default)" in result.output and "smoke" in result.output
+    assert "pypi:more-itertools==10.5.0" in result.output

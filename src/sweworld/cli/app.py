@@ -7,12 +7,13 @@ from typing import Annotated
 import typer
 
 from sweworld import __version__
-from sweworld.cli import common, demo, env, eval_cmd, exec_cmd, rollout_cmd, validate_cmd
+from sweworld.cli import common, datasets_cmd, demo, env, eval_cmd, exec_cmd, rollout_cmd, validate_cmd
 
 app = typer.Typer(name="sweworld", no_args_is_help=True, add_completion=False,
                   help="Train and evaluate software-engineering agents: docker-free real execution, "
                   "simulated worlds, rollouts and data pipelines.")
 app.add_typer(env.app, name="env")
+app.add_typer(datasets_cmd.app, name="datasets")
 app.command("exec", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(exec_cmd.exec_)
 app.command("shell")(exec_cmd.shell)
 app.command("eval")(eval_cmd.eval_)
