@@ -7,7 +7,17 @@ from typing import Annotated
 import typer
 
 from sweworld import __version__
-from sweworld.cli import common, datasets_cmd, demo, env, eval_cmd, exec_cmd, rollout_cmd, validate_cmd
+from sweworld.cli import (
+    common,
+    datasets_cmd,
+    demo,
+    env,
+    eval_cmd,
+    exec_cmd,
+    rollout_cmd,
+    synth_cmd,
+    validate_cmd,
+)
 
 app = typer.Typer(name="sweworld", no_args_is_help=True, add_completion=False,
                   help="Train and evaluate software-engineering agents: docker-free real execution, "
@@ -19,6 +29,7 @@ app.command("shell")(exec_cmd.shell)
 app.command("eval")(eval_cmd.eval_)
 app.command("validate")(validate_cmd.validate)
 app.command("rollout")(rollout_cmd.rollout)
+app.command("synth")(synth_cmd.synth)
 app.command("demo")(demo.demo)
 
 

@@ -16,6 +16,7 @@ from sweworld.errors import SWEWorldError
 
 console = Console(stderr=True)
 out = Console(width=None if sys.stdout.isatty() else 120)
+err = Console(stderr=True)
 
 DEFAULT_DATASET = "default"
 

@@ -16,7 +16,7 @@ from sweworld.tasks import hf, parquet_io, readers
 from sweworld.tasks.rows import RawRow, locate, row_to_task
 from sweworld.tasks.taskset import TaskSet
 
-FILE_SUFFIXES = (".json", ".jsonl", ".parquet")
+FILE_SUFFIXES = (".json", ".jsonl", ".parquet", ".json.gz", ".jsonl.gz")
 _HUB_NAME = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 _MAX_LISTED = 20
 
@@ -25,7 +25,7 @@ def _raw_rows(source: str | Path, split: str | None) -> tuple[Iterator[RawRow], 
     """(rows, printable source, split used) for any supported source."""
     text = str(source)
     path = Path(text).expanduser()
-    suffix = path.suffix.lower()
+    suffix = readers.data_suffix(path)
     if path.is_dir():
         if not hf.is_saved_dataset(path):
             raise DatasetError("directory is not a dataset written by save_to_disk (no dataset_dict.json "
@@ -34,9 +34,9 @@ def _raw_rows(source: str | Path, split: str | None) -> tuple[Iterator[RawRow], 
         rows, chosen = hf.read_saved_dataset(path, split)
         return rows, text, chosen
     if path.exists() or suffix in FILE_SUFFIXES or isinstance(source, Path) or not _HUB_NAME.match(text):
-        if suffix == ".jsonl":
+        if suffix in (".jsonl", ".jsonl.gz"):
             return readers.read_jsonl(path), text, None
-        if suffix == ".json":
+        if suffix in (".json", ".json.gz"):
             return readers.read_json(path), text, None
         if suffix == ".parquet":
             return parquet_io.read_parquet(path), text, None
@@ -45,7 +45,7 @@ def _raw_rows(source: str | Path, split: str | None) -> tuple[Iterator[RawRow], 
                                hint="check the path, or pass a hub dataset name such as "
                                     "'princeton-nlp/SWE-bench_Lite'")
         raise DatasetError(f"unsupported dataset format '{suffix or path.name}'", where=text,
-                           hint="use .json, .jsonl, .parquet, or a save_to_disk directory")
+                           hint="use .json, .jsonl (optionally .gz), .parquet, or a save_to_disk directory")
     rows, chosen = hf.read_hub(text, split)
     return rows, text, chosen
 

@@ -8,6 +8,7 @@ not valid JSON has no row boundaries to recover from, so it raises at once.
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 from collections.abc import Iterator
@@ -19,9 +20,22 @@ from sweworld.tasks.rows import RawRow, sniff_instance_id
 _WS = re.compile(r"[ \t\n\r]*")
 
 
+def data_suffix(path: Path) -> str:
+    """The format suffix, lower-cased: ``.jsonl``, ``.json``, ``.parquet``, or with ``.gz`` appended."""
+    suffixes = [s.lower() for s in path.suffixes[-2:]]
+    if suffixes[-1:] == [".gz"] and len(suffixes) == 2:
+        return "".join(suffixes)
+    return path.suffix.lower()
+
+
 def read_bytes(path: Path) -> bytes:
+    """The file's bytes (decompressed when its name ends with ``.gz``)."""
     try:
-        return path.read_bytes()
+        data = path.read_bytes()
+        return gzip.decompress(data) if path.name.lower().endswith(".gz") else data
+    except (gzip.BadGzipFile, EOFError) as exc:
+        raise DatasetError(f"not a valid gzip file: {exc}", where=str(path),
+                           hint="decompress it, or name it without .gz") from None
     except FileNotFoundError:
         raise DatasetError("file not found", where=str(path),
                            hint="check the path (relative paths are resolved from the current directory)") from None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 from collections.abc import Iterable
@@ -9,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from sweworld.errors import DatasetError
+from sweworld.tasks.readers import data_suffix
 from sweworld.tasks.rows import dump_row
 from sweworld.types import Task
 
@@ -23,8 +25,11 @@ def _encode(row: dict[str, Any], path: Path, **kwargs: Any) -> str:
 
 def _write_text(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    data = text.encode("utf-8")
+    if path.name.lower().endswith(".gz"):
+        data = gzip.compress(data, compresslevel=9, mtime=0)  # same rows, same bytes
     try:
-        tmp.write_text(text, encoding="utf-8")
+        tmp.write_bytes(data)
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
@@ -37,10 +42,10 @@ def save_tasks(tasks: Iterable[Task], path: str | Path) -> Path:
     JSON-encoded strings are written encoded again. The file is replaced atomically. Returns the path.
     """
     path = Path(path).expanduser()
-    suffix = path.suffix.lower()
-    if suffix not in (".json", ".jsonl", ".parquet"):
-        raise DatasetError(f"unsupported output format '{suffix or path.name}'", where=str(path),
-                           hint="use a .json, .jsonl or .parquet file name")
+    suffix = data_suffix(path).removesuffix(".gz")
+    if data_suffix(path) not in (".json", ".jsonl", ".parquet", ".json.gz", ".jsonl.gz"):
+        raise DatasetError(f"unsupported output format '{data_suffix(path) or path.name}'", where=str(path),
+                           hint="use a .json, .jsonl (optionally .gz) or .parquet file name")
     rows = [dump_row(task) for task in tasks]
     path.parent.mkdir(parents=True, exist_ok=True)
     if suffix == ".parquet":

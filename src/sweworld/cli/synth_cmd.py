@@ -1,0 +1,104 @@
+"""``sweworld synth``: synthesize validated SWE-bench instances from a real repository."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from sweworld.cli import common
+from sweworld.cli.common import Workers
+
+Methods = Annotated[str | None, typer.Option(help="Comma-separated mutation kinds and/or 'combine' "
+                                             "(default: all). See `sweworld synth --list-methods`.")]
+
+
+def _options(max_: int | None, methods: str | None, seed: int, workers: int, max_candidates: int | None,
+             max_per_kind: int | None, combine_share: float, naive: bool, timeout: float | None,
+             issue_model_url: str | None, issue_model: str | None, api_key_env: str):
+    from sweworld.synth.pipeline import SynthOptions
+
+    statement = None
+    if issue_model_url:
+        from sweworld.models.base import ModelConfig
+        from sweworld.models.openai import OpenAIChatModel
+        from sweworld.synth.instance import model_statement_writer
+
+        config = ModelConfig(url=issue_model_url, model=issue_model or "default", api_key_env=api_key_env,
+                             temperature=0.7, max_tokens=1024)
+        statement = model_statement_writer(OpenAIChatModel(config))
+    chosen = tuple(m.strip() for m in methods.split(",") if m.strip()) if methods else None
+    return SynthOptions(max_instances=max_, methods=chosen, seed=seed, workers=workers,
+                        max_candidates=max_candidates, max_per_kind=max_per_kind, combine_share=combine_share,
+                        naive=naive, timeout=timeout, statement=statement)
+
+
+def synth(repo: Annotated[str, typer.Option(help="pypi:NAME==VER, a git URL, or a local git directory.")],
+          out: Annotated[Path, typer.Option("--out", "-o", help="Output dataset (.jsonl, .json or .parquet).")],
+          max_: Annotated[int | None, typer.Option("--max", min=1, help="Stop at this many instances.")] = None,
+          methods: Methods = None,
+          seed: Annotated[int, typer.Option(help="Seed of the candidate sampling.")] = 0,
+          workers: Workers = 2,
+          commit: Annotated[str, typer.Option(help="Commit of a git source.")] = "HEAD",
+          name: Annotated[str | None, typer.Option(help="The instances' `repo` (default pypi/NAME or "
+                                                   "owner/name).")] = None,
+          python: Annotated[str | None, typer.Option(help="Python version (default: from requires-python).")] = None,
+          pip_package: Annotated[list[str] | None, typer.Option(help="Extra test requirement (repeatable).")] = None,
+          test_cmd: Annotated[str, typer.Option(help="pytest command of the repository.")] = "pytest -rA",
+          max_candidates: Annotated[int | None, typer.Option(help="Check at most this many candidates.")] = None,
+          max_per_kind: Annotated[int | None, typer.Option(help="Sample at most this many sites per kind.")] = None,
+          combine_share: Annotated[float, typer.Option(help="Share of --max made of combined bugs.")] = 0.1,
+          naive: Annotated[bool, typer.Option(help="No test selection: every candidate on the whole suite.")]
+          = False,
+          timeout: Annotated[float | None, typer.Option(help="Per-run timeout of a candidate, seconds "
+                                                        "(default: max(10, 5 x the suite's time)).")] = None,
+          issue_model_url: Annotated[str | None, typer.Option(help="OpenAI-compatible URL of a model that "
+                                                              "writes the problem statements.")] = None,
+          issue_model: Annotated[str | None, typer.Option(help="Model name for --issue-model-url.")] = None,
+          api_key_env: Annotated[str, typer.Option(help="Env var holding the API key.")] = "OPENAI_API_KEY",
+          work: Annotated[Path | None, typer.Option(help="Work directory (resumable outcomes; default "
+                                                    "OUT.work).")] = None) -> None:
+    """Inject bugs into a real repository, keep those its own tests catch, write SWE-bench instances
+    (``patch`` = the fix) with FAIL_TO_PASS / PASS_TO_PASS and problem statements."""
+    from sweworld.synth.pipeline import synthesize
+    from sweworld.synth.release import DEFAULT_PACKAGES, ReleaseSpec
+    from sweworld.tasks import save_tasks
+
+    with common.reported():
+        options = _options(max_, methods, seed, workers, max_candidates, max_per_kind, combine_share, naive,
+                           timeout, issue_model_url, issue_model, api_key_env)
+        spec = ReleaseSpec(repo=repo, commit=commit, python=python, packages=DEFAULT_PACKAGES,
+                           pip_packages=tuple(pip_package or ()), test_cmd=test_cmd, name=name)
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   TextColumn("validated {task.fields[validated]}"))
+        with Progress(*columns, console=common.err, transient=False) as progress:
+            bar = progress.add_task(f"preparing {repo}", total=None, validated=0)
+            counts = {"validated": 0}
+
+            def stage(what: str, total: int) -> None:
+                progress.update(bar, description=f"{what} of {repo}", total=max_ or total, completed=0)
+
+            def outcome(result) -> None:
+                counts["validated"] += result.status == "validated"
+                done = counts["validated"] if max_ else None
+                progress.update(bar, advance=0 if max_ else 1, validated=counts["validated"],
+                                **({"completed": done} if done is not None else {}))
+
+            result = synthesize(spec, options, work=work or out.with_name(out.name + ".work"),
+                                on_outcome=outcome, on_stage=stage)
+        save_tasks(result.instances, out)
+        stats = result.stats.to_dict()
+        stats_path = out.with_name(out.name.split(".")[0] + ".stats.json")
+        stats_path.write_text(json.dumps(stats, indent=1) + "\n", encoding="utf-8")
+        table = Table("method", "candidates", "validated", "yield", "uncovered", "passes", "timeout", "broken",
+                      "flaky", title=f"synthesis of {repo}")
+        for method, row in stats["yields"].items():
+            table.add_row(method, *(str(row.get(k, 0)) for k in ("candidates", "validated", "yield", "uncovered",
+                                                                   "passes", "timeout", "broken", "flaky")))
+        common.out.print(table)
+        common.out.print(f"{len(result.instances)} instances -> {out}  (stats: {stats_path}); "
+                         f"{stats['validated_per_core_hour']} validated per core-hour")

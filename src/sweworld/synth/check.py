@@ -1,0 +1,126 @@
+"""Check one candidate bug: screen it on the tests that cover it, validate it on the whole suite.
+
+Verdicts (``Outcome.status``):
+
+- ``validated``: at least one stable test goes pass -> fail with the bug, twice (FAIL_TO_PASS of
+  the instance); the other stable tests pass (PASS_TO_PASS).
+- ``uncovered``: no stable test executes the mutated function (selection mode: never run).
+- ``passes``: every covering test (screen) or every test of the suite still passes.
+- ``timeout``: a run hung past the per-candidate timeout (an infinite loop...).
+- ``broken``: the run crashed (collection error, interpreter error, baseline tests missing).
+- ``flaky``: the failing tests passed when run again with the bug (the screen is the other run;
+  failing tests the screen did not run are run again).
+
+``naive=True`` skips test selection: every candidate goes straight to the whole suite (the
+baseline that P6 compares against).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from pydantic import BaseModel, Field
+
+from sweworld.errors import SWEWorldError
+from sweworld.synth import Mutation
+from sweworld.synth.release import Release
+from sweworld.synth.runs import PASS, CandidateRun, SuiteRun
+
+STATUSES = ("validated", "uncovered", "passes", "timeout", "broken", "flaky")
+
+StatementWriter = Callable[[Release, Mutation, list[str], str], tuple[str, str]]
+"""(release, mutation, FAIL_TO_PASS, failing suite output) -> (problem statement, source)."""
+
+
+class Outcome(BaseModel):
+    """What happened to one candidate."""
+
+    index: int = Field(description="Position in the run's candidate order.")
+    key: str = Field(description="Mutation key (file:line:kind:hash).")
+    method: str
+    path: str
+    status: str
+    reason: str = ""
+    covering: int = Field(default=0, description="Stable tests that execute the mutated function(s).")
+    screened: bool = Field(default=False, description="Screening on the covering tests ran.")
+    suite_run: bool = Field(default=False, description="The whole suite ran.")
+    fail_to_pass: list[str] = Field(default_factory=list)
+    pass_to_pass: list[str] = Field(default_factory=list)
+    flaky: list[str] = Field(default_factory=list)
+    problem_statement: str = ""
+    statement_source: str = ""
+    seconds: float = 0.0
+
+
+def covering_tests(release: Release, mutation: Mutation) -> list[str]:
+    tests = release.coverage.tests_for(mutation.path, mutation.original, mutation.function.split(","))
+    return [t for t in tests if t in release.baseline]
+
+
+def _validate(run: CandidateRun, release: Release, outcome: Outcome, screened: dict[str, str]) -> SuiteRun | None:
+    suite = run.suite()
+    outcome.suite_run = True
+    if suite.timed_out:
+        outcome.status, outcome.reason = "timeout", "the suite timed out"
+        return None
+    if suite.crashed:
+        outcome.status, outcome.reason = "broken", f"the suite crashed (exit code {suite.exit_code})"
+        return None
+    missing = release.baseline - set(suite.statuses)
+    if missing:
+        outcome.status, outcome.reason = "broken", f"{len(missing)} tests did not run (collection errors)"
+        return None
+    failing = sorted(t for t in release.baseline if not suite.passed(t))
+    if not failing:
+        outcome.status, outcome.reason = "passes", "every test passes with the bug"
+        return None
+    again = {t: screened[t] for t in failing if t in screened}  # failed in the screen: the second run
+    unseen = [t for t in failing if t not in screened]
+    if unseen:
+        verdict, statuses = run.statuses(unseen)
+        if verdict in ("timeout", "broken"):
+            outcome.status, outcome.reason = "broken", "the rerun of the failing tests crashed or hung"
+            return None
+        again.update(statuses)
+    outcome.flaky = [t for t in failing if again.get(t) in PASS]
+    outcome.fail_to_pass = [t for t in failing if again.get(t) not in PASS]
+    outcome.pass_to_pass = sorted(release.baseline - set(failing))
+    if not outcome.fail_to_pass:
+        outcome.status, outcome.reason = "flaky", "the failing tests passed when run again"
+        return None
+    outcome.status = "validated"
+    return suite
+
+
+def check_candidate(release: Release, mutation: Mutation, index: int, *, timeout: float, naive: bool = False,
+                    statement: StatementWriter | None = None) -> Outcome:
+    """Screen (unless ``naive``) and validate one candidate in a fresh episode; never raises for the
+    candidate's own failures (they are verdicts), only for infrastructure errors."""
+    started = time.monotonic()
+    outcome = Outcome(index=index, key=mutation.key, method=mutation.kind, path=mutation.path, status="passes")
+    tests = covering_tests(release, mutation)
+    outcome.covering = len(tests)
+    if not naive and not tests:
+        outcome.status, outcome.reason = "uncovered", "no stable test executes the mutated function"
+        return outcome
+    screened: dict[str, str] = {}
+    with CandidateRun(release.task, release.layer, {mutation.path: mutation.mutated}, timeout=timeout,
+                      label=f"{release.slug}-{index}") as run:
+        if not naive:
+            outcome.screened = True
+            verdict, screened = run.statuses(tests)
+            if verdict != "fails":
+                outcome.status = verdict
+                outcome.reason = {"passes": "every covering test passes", "timeout": "screening timed out",
+                                  "broken": "screening crashed"}[verdict]
+        if outcome.status == "passes" and not outcome.reason:
+            suite = _validate(run, release, outcome, screened)
+            if suite is not None and statement is not None:
+                try:
+                    outcome.problem_statement, outcome.statement_source = statement(
+                        release, mutation, outcome.fail_to_pass, suite.output)
+                except SWEWorldError as exc:
+                    outcome.status, outcome.reason = "broken", f"no problem statement: {exc.message}"
+    outcome.seconds = round(time.monotonic() - started, 3)
+    return outcome

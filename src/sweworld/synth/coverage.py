@@ -1,0 +1,109 @@
+"""Test selection: which tests execute which functions, from one coverage run per repository.
+
+``collect_coverage`` runs the whole suite once inside an episode with the ``covplugin`` pytest
+plugin (per-test coverage contexts) and returns a :class:`CoverageMap`. ``tests_for`` then names
+the tests that execute any line of the functions a mutation touches: the only tests that can
+notice the bug, so the only ones a candidate is screened on.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+
+from sweworld.errors import SandboxError
+from sweworld.executor import Executor
+from sweworld.synth.candidates import SourceFile
+
+PLUGIN_DIR = "/tmp/.sweworld-synth"
+PLUGIN_NAME = "sweworld_covmap"
+COVMAP_OUT = f"{PLUGIN_DIR}/covmap.json"
+
+
+@dataclass
+class CoverageMap:
+    """Per-test line coverage of the repository's files: ``files[path][line]`` = test indices."""
+
+    tests: list[str] = field(default_factory=list)
+    files: dict[str, dict[int, list[int]]] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, text: str) -> CoverageMap:
+        raw = json.loads(text)
+        files = {path: {int(line): ids for line, ids in lines.items()} for path, lines in raw["files"].items()}
+        return cls(tests=list(raw["tests"]), files=files)
+
+    def to_json(self) -> str:
+        return json.dumps({"tests": self.tests, "files": {p: {str(n): ids for n, ids in lines.items()}
+                                                           for p, lines in self.files.items()}})
+
+    def tests_for_lines(self, path: str, first: int, last: int) -> list[str]:
+        """Tests that executed any line in ``first..last`` of ``path``, in the suite's order."""
+        lines = self.files.get(path, {})
+        ids = sorted({i for n in range(first, last + 1) for i in lines.get(n, ())})
+        return [self.tests[i] for i in ids]
+
+    def tests_for(self, path: str, text: str, functions: list[str]) -> list[str]:
+        """Tests that executed any line of the named functions (qualified names) of ``path``."""
+        spans = function_spans(text)
+        ids: dict[str, None] = {}
+        for name in functions:
+            if name in spans:
+                for test in self.tests_for_lines(path, *spans[name]):
+                    ids[test] = None
+        order = {t: i for i, t in enumerate(self.tests)}
+        return sorted(ids, key=order.__getitem__)
+
+    @property
+    def covered_files(self) -> list[str]:
+        return sorted(self.files)
+
+
+@lru_cache(maxsize=64)
+def function_spans(text: str) -> dict[str, tuple[int, int]]:
+    """Qualified function name -> (first body line, last line) of a module's text."""
+    try:
+        src = SourceFile(text)
+    except (SyntaxError, ValueError):
+        return {}
+    spans = {}
+    for func in src.functions:
+        node = func.node
+        first = node.body[0].lineno if node.body else node.lineno
+        spans[func.qualname] = (first, node.end_lineno or node.lineno)
+    return spans
+
+
+def plugin_source() -> str:
+    return resources.files("sweworld.synth").joinpath("covplugin.py").read_text(encoding="utf-8")
+
+
+def collect_coverage(sb: Executor, test_cmd: str, *, timeout: float) -> CoverageMap:
+    """Run ``test_cmd`` (pytest) once in ``sb`` with per-test coverage contexts; the map it records."""
+    sb.write_file(f"{PLUGIN_DIR}/{PLUGIN_NAME}.py", plugin_source())
+    command = (f"cd {shlex.quote(sb.workdir)} && PYTHONPATH={PLUGIN_DIR}${{PYTHONPATH:+:$PYTHONPATH}} "
+               f"SWEWORLD_COVMAP_OUT={COVMAP_OUT} {pytest_command(test_cmd)} -q -p {PLUGIN_NAME} "
+               f"-p no:cacheprovider > {PLUGIN_DIR}/coverage.log 2>&1; echo exit=$?")
+    result = sb.run(command, timeout=timeout)
+    if result.timed_out:
+        raise SandboxError(f"the coverage run timed out after {timeout:.0f}s",
+                           hint="raise --timeout, or pass a faster --test-cmd")
+    try:
+        return CoverageMap.from_json(sb.read_file(COVMAP_OUT))
+    except (OSError, SandboxError, ValueError, KeyError) as exc:
+        log = sb.run(f"tail -n 30 {PLUGIN_DIR}/coverage.log", timeout=30).output
+        raise SandboxError(f"the coverage run wrote no map ({result.output.strip()}): {exc}\n{log}",
+                           hint="is `coverage` installed in the environment? (synth adds it to packages)") from exc
+
+
+def pytest_command(test_cmd: str) -> str:
+    """``test_cmd`` as ``python -m pytest ...`` (keeps its options, drops ``-rA``)."""
+    words = shlex.split(test_cmd)
+    if words and words[0] == "pytest":
+        words = ["python", "-m", "pytest", *words[1:]]
+    if words[:3] != ["python", "-m", "pytest"]:
+        raise ValueError(f"synthesis needs a pytest test command, got {test_cmd!r}")
+    return shlex.join([w for w in words if w != "-rA"])

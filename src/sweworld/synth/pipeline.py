@@ -1,0 +1,188 @@
+"""``synthesize``: release -> candidate bugs -> screened -> validated -> SWE-bench instances.
+
+1. ``release.prepare``: environment, stable baseline (two runs), per-test coverage (one run).
+2. Candidates: ``sample_mutations`` over the library files (deterministic for the seed).
+3. Each candidate in a fresh episode (``check.check_candidate``), in parallel, decided in order
+   (``ordered.run_ordered``) until ``max_instances`` are validated.
+4. Combinations: 2-3 validated bugs of one file at once, checked the same way.
+5. Instances: the buggy commit derived from the release and the fix (``repos.derive``), the fix as
+   ``patch``, FAIL_TO_PASS / PASS_TO_PASS, the problem statement, the method.
+
+Every outcome is appended to ``<work>/outcomes.jsonl`` as it arrives: an interrupted run resumes
+without checking a candidate twice (same release, options and seed).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sweworld.envs import EnvBuilder
+from sweworld.errors import SWEWorldError
+from sweworld.synth import KINDS, Mutation, combine, sample_mutations
+from sweworld.synth.check import Outcome, StatementWriter, check_candidate
+from sweworld.synth.instance import make_instance, template_statement
+from sweworld.synth.ordered import run_ordered
+from sweworld.synth.release import Release, ReleaseSpec, prepare
+from sweworld.synth.stats import SynthStats
+from sweworld.types import Task
+
+COMBINE = "combine"
+METHODS = (*KINDS, COMBINE)
+
+
+@dataclass
+class SynthOptions:
+    max_instances: int | None = None
+    methods: tuple[str, ...] | None = None
+    """Mutation kinds and/or ``combine`` (default: all)."""
+    seed: int = 0
+    workers: int = 2
+    max_candidates: int | None = None
+    max_per_kind: int | None = None
+    combine_share: float = 0.1
+    """Share of ``max_instances`` made of combined bugs (when ``combine`` is a method)."""
+    naive: bool = False
+    """Validate every candidate on the whole suite (no test selection): the P6 baseline."""
+    timeout: float | None = None
+    """Per-run timeout of a candidate (default: max(10 s, 5 x the suite's time))."""
+    statement: StatementWriter | None = None
+
+
+@dataclass
+class SynthResult:
+    release: Release
+    instances: list[Task]
+    outcomes: list[Outcome]
+    stats: SynthStats
+    mutations: dict[str, Mutation] = field(default_factory=dict)
+
+
+class OutcomeCache:
+    """``outcomes.jsonl`` of a work directory, keyed by the run's fingerprint and the mutation key."""
+
+    def __init__(self, work: Path | None, fingerprint: str):
+        self.path = work / "outcomes.jsonl" if work else None
+        self.fingerprint = fingerprint
+        self.known: dict[str, Outcome] = {}
+        self._lock = threading.Lock()
+        if self.path and self.path.exists():
+            for line in self.path.read_text(encoding="utf-8").splitlines():
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError:
+                    continue  # a line cut by a kill
+                if row.get("fingerprint") == fingerprint:
+                    self.known[row["outcome"]["key"]] = Outcome.model_validate(row["outcome"])
+
+    def add(self, outcome: Outcome) -> None:
+        if self.path is None or outcome.status == "error":
+            return
+        with self._lock:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self.path.open("a", encoding="utf-8") as handle:
+                handle.write(json.dumps({"fingerprint": self.fingerprint, "outcome": outcome.model_dump()}) + "\n")
+
+
+def _methods(options: SynthOptions) -> tuple[list[str], bool]:
+    chosen = list(options.methods or METHODS)
+    unknown = [m for m in chosen if m not in METHODS]
+    if unknown:
+        raise SWEWorldError(f"unknown method(s) {unknown}", hint=f"methods: {', '.join(METHODS)}")
+    return [m for m in chosen if m != COMBINE], COMBINE in chosen
+
+
+def _fingerprint(release: Release, options: SynthOptions, timeout: float) -> str:
+    payload = {"v": 1, "task": release.task.model_dump(include={"repo", "base_commit", "python", "packages",
+                                                               "pip_packages", "test_cmd"}),
+               "naive": options.naive, "timeout": timeout, "baseline": sorted(release.baseline)}
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def combinations(validated: list[Mutation], *, seed: int, limit: int) -> list[Mutation]:
+    """Up to ``limit`` combined mutations of 2-3 validated bugs of one file, deterministic for the seed."""
+    by_file: dict[str, list[Mutation]] = {}
+    for mutation in validated:
+        by_file.setdefault(mutation.path, []).append(mutation)
+    pools = [ms for _, ms in sorted(by_file.items()) if len(ms) >= 2]
+    rng = random.Random(seed)
+    out: dict[str, Mutation] = {}
+    attempts = 0
+    while pools and len(out) < limit and attempts < 20 * limit:
+        attempts += 1
+        pool = pools[attempts % len(pools)]
+        k = min(len(pool), rng.choice((2, 2, 3)))
+        try:
+            combined = combine(rng.sample(pool, len(pool)), k)
+        except ValueError:
+            continue
+        out.setdefault(combined.key, combined)
+    return list(out.values())
+
+
+def synthesize(spec: ReleaseSpec, options: SynthOptions, *, builder: EnvBuilder | None = None,
+               work: Path | None = None, on_outcome: Callable[[Outcome], None] | None = None,
+               on_stage: Callable[[str, int], None] | None = None) -> SynthResult:
+    """Synthesize validated instances from one release (see the module docstring)."""
+    builder = builder or EnvBuilder()
+    kinds, with_combine = _methods(options)
+    stats = SynthStats(repo=spec.repo, naive=options.naive, workers=options.workers, seed=options.seed)
+    stats.start()
+    release = prepare(spec, builder)
+    stats.prepared(release)
+    timeout = options.timeout or max(10.0, 5 * release.suite_seconds)
+    cache = OutcomeCache(work, _fingerprint(release, options, timeout))
+    statement = options.statement or template_statement
+
+    candidates = sample_mutations(release.files, seed=options.seed, max_per_kind=options.max_per_kind,
+                                  kinds=kinds) if kinds else []
+    candidates = candidates[: options.max_candidates] if options.max_candidates else candidates
+    total = options.max_instances
+    want_combined = round(total * options.combine_share) if (total and with_combine) else 0
+    want_single = total - want_combined if total else None
+
+    def check(index: int, mutation: Mutation) -> Outcome:
+        if mutation.key in cache.known:
+            return cache.known[mutation.key].model_copy(update={"index": index})
+        try:
+            outcome = check_candidate(release, mutation, index, timeout=timeout, naive=options.naive,
+                                      statement=statement)
+        except SWEWorldError as exc:
+            outcome = Outcome(index=index, key=mutation.key, method=mutation.kind, path=mutation.path,
+                              status="error", reason=exc.message.splitlines()[0])
+        cache.add(outcome)
+        return outcome
+
+    def report(outcome: Outcome) -> None:
+        stats.add(outcome)
+        if on_outcome:
+            on_outcome(outcome)
+
+    def enough(limit: int | None) -> Callable[[list[Outcome]], bool]:
+        return lambda done: limit is not None and sum(o.status == "validated" for o in done) >= limit
+
+    if on_stage:
+        on_stage("candidates", len(candidates))
+    singles = run_ordered(candidates, check, workers=options.workers, enough=enough(want_single),
+                          on_result=report, on_extra=cache.add)
+    by_key = {m.key: m for m in candidates}
+    validated = [by_key[o.key] for o in singles if o.status == "validated"]
+    combos: list[Mutation] = []
+    if with_combine and (want_combined or total is None):
+        limit = want_combined or max(1, len(validated) // 10)
+        combos = combinations(validated, seed=options.seed, limit=2 * limit)
+        if on_stage:
+            on_stage("combinations", len(combos))
+        offset = len(candidates)
+        extra = run_ordered(combos, lambda i, m: check(offset + i, m), workers=options.workers,
+                            enough=enough(limit), on_result=report, on_extra=cache.add)
+        singles += extra
+        by_key.update({m.key: m for m in combos})
+    stats.finish()
+    instances = [make_instance(release, by_key[o.key], o, builder) for o in singles if o.status == "validated"]
+    return SynthResult(release=release, instances=instances, outcomes=singles, stats=stats, mutations=by_key)
