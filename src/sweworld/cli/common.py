@@ -20,9 +20,11 @@ err = Console(stderr=True)
 
 DEFAULT_DATASET = "default"
 
-Dataset = Annotated[str, typer.Option("--dataset", "-d", help="Dataset: a .json/.jsonl/.parquet file, a "
-                                      "save_to_disk directory, a hub name, or 'default' (the embedded one).")]
-Split = Annotated[str | None, typer.Option(help="Split of a hub or save_to_disk dataset.")]
+Dataset = Annotated[str, typer.Option("--dataset", "-d", help="Dataset: a shipped one by name ('default', "
+                                      "'lite', 'demo', 'smoke': see `sweworld datasets ls`), a .json/.jsonl"
+                                      "(.gz)/.parquet file, a save_to_disk directory, or a hub name.")]
+Split = Annotated[str | None, typer.Option(help="Split of a hub or save_to_disk dataset; with the shipped "
+                                           "'default', a shipped subset such as 'lite'.")]
 ReposDir = Annotated[Path | None, typer.Option("--repos-dir", help="Directory of existing clones "
                                                "(DIR/owner__name or DIR/owner/name); no network needed.")]
 InstanceIds = Annotated[list[str] | None, typer.Option("--instance-ids", "-i",
@@ -39,17 +41,35 @@ def split_ids(values: list[str] | None) -> list[str] | None:
     return [part.strip() for value in values for part in value.split(",") if part.strip()]
 
 
-def dataset_path(name: str) -> str:
-    if name == DEFAULT_DATASET:
-        from sweworld.datasets import default_path
-        return str(default_path())
-    return name
+def dataset_path(name: str, split: str | None = None) -> str:
+    """What ``load_tasks`` should read for ``--dataset name [--split split]``.
+
+    A shipped name (``default``, ``lite``, ``demo``, ``smoke``...) is its file; the shipped ``default``
+    takes a shipped subset as its split (``--dataset default --split lite`` is the lite file). A bare
+    shipped name wins over a file or directory of that name in the current directory (write ``./lite``
+    for that one). Anything else is returned unchanged (a path or a hub name; ``split`` goes to the loader).
+
+    Raises:
+        DatasetError: a shipped name with a split that is not one of its subsets, or an unknown subset.
+    """
+    from sweworld import datasets
+    if not datasets.is_shipped(name):
+        return name
+    if split is None or split == name:
+        return str(datasets.path_of(name))
+    if name == datasets.DEFAULT:
+        return str(datasets.path_of(split))
+    from sweworld.errors import DatasetError
+    raise DatasetError(f"the shipped dataset {name!r} has no split {split!r}",
+                       hint=f"drop --split, or use --dataset {split} / --dataset default --split {split}")
 
 
 def load(dataset: str, *, split: str | None = None, instance_ids: list[str] | None = None,
          skip_invalid: bool = False):
+    from sweworld.datasets import is_shipped
     from sweworld.tasks import load_tasks
-    taskset = load_tasks(dataset_path(dataset), split=split, skip_invalid=skip_invalid,
+    source = dataset_path(dataset, split)
+    taskset = load_tasks(source, split=None if is_shipped(dataset) else split, skip_invalid=skip_invalid,
                          instance_ids=split_ids(instance_ids))
     for error in taskset.errors:
         console.print(f"[yellow]skipped[/yellow] {error}")

@@ -1,138 +1,404 @@
-"""``sweworld demo``: the main job on the embedded default dataset.
+"""``sweworld demo``: the main job, end to end, on a few instances of the shipped ``lite`` dataset.
 
-1. Substrate: fetch a real PyPI release, build its environment once inside the sandbox, open two
-   isolated copy-on-write episodes over it, run the issue's failing tests in both, fix the code in
-   one and show that the other and the cached base tree are untouched.
-2. Harness: evaluate the gold and the empty predictions of the dataset's real bug instances,
-   docker-free, and print the run summaries (SWE-bench's layout under ``--out``).
-3. Agents: roll out the ``oracle`` and ``noop`` policies (2 samples each) through the agent loop and
-   the tools, evaluate every trajectory, print resolve / empty-patch / stuck rates and pass@k.
+The demo is a list of steps (``STEPS``); each prints what it did and returns report sections:
+
+1. Environments: fetch and cache the repositories, build each instance's environment (timed).
+2. Isolation: two isolated copy-on-write episodes over one environment; run the issue's failing tests
+   in both, fix the code in one, show that the other and the cached base tree are untouched.
+3. Evaluation: evaluate the gold and the empty predictions docker-free (SWE-bench's layout under ``--out``).
+4. Rollouts: the ``oracle`` and ``noop`` policies (2 samples each) through the agent loop and the tools,
+   every trajectory evaluated by the harness; resolve / empty-patch / stuck rates and pass@k.
+
+Then an HTML report (``<out>/report/index.html``). New steps (simulated worlds, best-of-n) append
+themselves to ``STEPS``.
 """
 
 from __future__ import annotations
 
+import os
+import platform
 import shlex
 import time
+from collections.abc import Callable, Hashable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.table import Table
 
 from sweworld.cli import common
-from sweworld.cli.common import Dataset, ReposDir, Workers
+from sweworld.cli.common import ReposDir, Workers
+
+if TYPE_CHECKING:
+    from sweworld.envs import EnvBuilder
+    from sweworld.report import Section
+    from sweworld.types import Task
 
 TEST = "python -m pytest -q -p no:cacheprovider {tests} 2>&1 | tail -n 1"
+LITE = "lite"
+N_SAMPLES = 2
+
+T = TypeVar("T")
+
+
+@dataclass
+class DemoRun:
+    """What every step sees: the chosen instances, one shared builder, where outputs go, and what the
+    earlier steps left for the later ones (``results``)."""
+
+    dataset: str
+    tasks: list[Task]
+    builder: EnvBuilder
+    out: Path
+    workers: int
+    instance: Task | None = None  # the isolation step's instance (default: the first of ``tasks``)
+    results: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str
+    run: Callable[[DemoRun], list[Section]]
+
+
+def demo(dataset: Annotated[str, typer.Option(
+             "--dataset", "-d", help="Dataset: a shipped one by name (default 'lite', or the default dataset "
+             "when no lite subset ships), a file, a save_to_disk directory or a hub name.")] = LITE,
+         instances: Annotated[int, typer.Option("--instances", "-n", min=1, help="How many instances (one per "
+                                                "repository first, then round-robin).")] = 4,
+         instance: Annotated[str | None, typer.Option(help="Instance of the isolation step (default: the "
+                                                     "first chosen).")] = None,
+         out: Annotated[Path, typer.Option(help="Where logs, summaries, rollouts and the report go.")]
+         = Path("runs/demo"),
+         repos_dir: ReposDir = None, workers: Workers = 2) -> None:
+    """Build real environments for a few instances, use one from two isolated episodes, evaluate gold and
+    empty predictions, roll out the oracle and noop policies, and write an HTML report."""
+    from sweworld.envs import EnvBuilder
+    from sweworld.repos import RepoStore
+
+    started = time.perf_counter()
+    with common.reported():
+        dataset = resolve_dataset(dataset)
+        tasks = [t for t in common.load(dataset) if t.FAIL_TO_PASS]
+        if not tasks:
+            from sweworld.errors import DatasetError
+            raise DatasetError(f"dataset {dataset!r} has no instance with FAIL_TO_PASS tests",
+                               hint="pick a dataset of bug instances (see `sweworld datasets ls`)")
+        chosen = choose(tasks, instances)
+        run = DemoRun(dataset=dataset, tasks=chosen, builder=EnvBuilder(RepoStore(repos_dir=repos_dir)),
+                      out=out, workers=workers)
+        if instance is not None:
+            run.instance = common.load(dataset, instance_ids=[instance]).by_id(instance)
+        repos = sorted({t.repo for t in chosen})
+        common.out.print(f"[bold]sweworld demo[/bold]: {len(chosen)} of {len(tasks)} instances of {dataset!r} "
+                         f"from {_plural(len(repos), 'repository', 'repositories')} ({', '.join(repos)})")
+        sections = [dataset_section(run)]
+        timings: dict[str, float] = {}
+        for step in STEPS:
+            common.out.rule(step.name)
+            step_started = time.perf_counter()
+            sections += step.run(run)
+            timings[step.name] = time.perf_counter() - step_started
+        sections.append(timing_section(timings))
+        duration = time.perf_counter() - started
+        path = write_demo_report(run, sections, duration)
+    common.out.print(f"demo finished in {duration:.0f}s")
+    common.out.print(f"report: {path}")
+
+
+def resolve_dataset(name: str) -> str:
+    """``lite`` falls back to the shipped default dataset when no lite subset ships."""
+    from sweworld.datasets import DEFAULT, is_shipped
+    if name == LITE and not is_shipped(LITE):
+        common.console.print(f"[dim]no {LITE!r} dataset ships; using the default dataset[/dim]")
+        return DEFAULT
+    return name
+
+
+def _round_robin(groups: Sequence[Sequence[T]]) -> list[T]:
+    """The first item of each group, then the second of each, and so on."""
+    return [group[depth] for depth in range(max(map(len, groups), default=0))
+            for group in groups if depth < len(group)]
+
+
+def _group(items: Sequence[T], key: Callable[[T], Hashable]) -> dict[Hashable, list[T]]:
+    groups: dict[Hashable, list[T]] = {}
+    for item in items:
+        groups.setdefault(key(item), []).append(item)
+    return groups
+
+
+def _method(task: Task) -> str:
+    return str((task.model_extra or {}).get("method") or "")
+
+
+def choose(tasks: Sequence[Task], n: int) -> list[Task]:
+    """``n`` instances, deterministically: one per repository (sorted by name) first, then round-robin;
+    within a repository, round-robin over synthesis methods (in dataset order) so that different kinds
+    of bugs show."""
+    by_repo = _group(tasks, lambda t: t.repo)
+    varied = [_round_robin(list(_group(by_repo[repo], _method).values())) for repo in sorted(by_repo)]
+    return _round_robin(varied)[:n]
+
+
+# ---------------------------------------------------------------------------------------------- steps
+
+
+def _environments(run: DemoRun) -> list[Section]:
+    """Fetch and cache every repository, then build every environment and instance layer."""
+    from sweworld.errors import EnvBuildError, RepoError, SWEWorldError
+    from sweworld.report import Section
+    from sweworld.report import Table as ReportTable
+
+    def fetch(task: Task) -> float:
+        t0 = time.perf_counter()
+        run.builder.repos.base_tree(task)
+        run.builder.repos.env_tree(task)
+        return time.perf_counter() - t0
+
+    def build(task: Task):
+        t0 = time.perf_counter()
+        layer = run.builder.instance(task)
+        return layer, time.perf_counter() - t0
+
+    started = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=run.workers) as pool:
+        fetched = dict(zip([t.instance_id for t in run.tasks], pool.map(fetch, run.tasks), strict=True))
+    fetch_s = time.perf_counter() - started
+    common.out.print(f"{_plural(len({t.repo_source or t.repo for t in run.tasks}), 'repository', 'repositories')}"
+                     f" fetched and cached in {fetch_s:.1f}s")
+
+    def try_build(task: Task):
+        try:
+            return build(task)
+        except (EnvBuildError, RepoError) as exc:
+            return exc
+
+    started = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=run.workers) as pool:
+        built = list(pool.map(try_build, run.tasks))
+    build_s = time.perf_counter() - started
+    table = Table("instance", "repository", "environment", "python", "fetch", "build",
+                  title=f"environments (ready in {build_s:.1f}s)")
+    rows, kept, failed = [], [], []
+    for task, result in zip(run.tasks, built, strict=True):
+        source = task.repo_source or task.repo
+        if isinstance(result, SWEWorldError):
+            failed.append(task.instance_id)
+            common.err.print(f"[yellow]skipped[/yellow] {task.instance_id}: {result.message}")
+            rows.append([task.instance_id, source, "build failed", None, round(fetched[task.instance_id], 2),
+                         None])
+            table.add_row(task.instance_id, source, "[red]build failed[/red]", "-",
+                          f"{fetched[task.instance_id]:.1f}s", "-")
+            continue
+        layer, seconds = result
+        kept.append(task)
+        rows.append([task.instance_id, source, layer.env.key, layer.env.interpreter.version,
+                     round(fetched[task.instance_id], 2), round(seconds, 2)])
+        table.add_row(task.instance_id, source, layer.env.key, layer.env.interpreter.version,
+                      f"{fetched[task.instance_id]:.1f}s", f"{seconds:.1f}s")
+    common.out.print(table)
+    common.out.print(f"environments ready in {build_s:.1f}s")
+    if not kept:
+        raise EnvBuildError("no environment of the chosen instances could be built",
+                            hint="read the build logs named above")
+    run.tasks = kept
+    run.results["environments"] = {"fetch_s": fetch_s, "build_s": build_s, "failed": failed}
+    text = (f"Each repository was fetched once and cached ({fetch_s:.1f}s), then one environment per "
+            f"environment key was built inside the sandbox, plus one install layer per base commit "
+            f"({build_s:.1f}s; both are cached for later runs). Times are per instance, waits for a shared "
+            f"build included.")
+    if failed:
+        text += f" Skipped (build failed): {', '.join(failed)}."
+    return [Section(title="Environments", text=text,
+                    table=ReportTable(columns=["instance", "repository", "environment", "python", "fetch s",
+                                               "build s"], rows=rows))]
+
+
+def _substrate(run: DemoRun) -> list[Section]:
+    """Build one real environment and use it from two isolated episodes."""
+    from sweworld.envs import episode_sandbox
+    from sweworld.report import Section
+    from sweworld.report import Table as ReportTable
+
+    task = run.instance or run.tasks[0]
+    builder = run.builder
+    say = common.out.print
+    say(f"[bold]task[/bold] {task.instance_id}  ({task.repo_source or task.repo} @ {task.base_commit[:12]})")
+    started = time.perf_counter()
+    layer = builder.instance(task)
+    build_s = time.perf_counter() - started
+    say(f"environment {layer.env.key} (python {layer.env.interpreter.version}) ready in {build_s:.1f}s "
+        f"[dim]{layer.env.path}[/dim]")
+    tests = " ".join(shlex.quote(t) for t in task.FAIL_TO_PASS) or _test_target(layer.tree)
+    rows = []
+    started = time.perf_counter()
+    with episode_sandbox(layer, label="demo-a") as a, episode_sandbox(layer, label="demo-b") as b:
+        open_ms = (time.perf_counter() - started) * 1000 / 2
+        say(f"two isolated episodes opened ({a.info['workspace']} workspaces, "
+            f"process limit by {a.info['process_limit']}), {open_ms:.0f} ms each")
+        if task.test_patch:
+            for name, sb in (("A", a), ("B", b)):
+                sb.write_file("/tmp/tests.diff", task.test_patch)
+                applied = sb.run("git apply /tmp/tests.diff && git diff --stat | tail -n 1")
+                rows.append((name, "apply the test patch", _summary_line(applied.output), ""))
+        for name, sb in (("A", a), ("B", b)):
+            result = sb.run(TEST.format(tests=tests), timeout=600)
+            rows.append((name, "run the failing tests of the issue", _summary_line(result.output),
+                         f"{result.duration:.2f}s"))
+        if task.patch:
+            a.write_file("/tmp/fix.diff", task.patch)
+            applied = a.run("git apply /tmp/fix.diff && git diff --stat | tail -n 1")
+            rows.append(("A", "apply the fix (gold patch)", _summary_line(applied.output), ""))
+        for name, sb in (("A", a), ("B", b)):
+            result = sb.run(TEST.format(tests=tests), timeout=600)
+            rows.append((name, "run them again", _summary_line(result.output), f"{result.duration:.2f}s"))
+        net = a.run("python -c \"import socket; socket.create_connection(('pypi.org', 443), timeout=3)\" "
+                    "2>&1 | tail -n 1")
+        rows.append(("A", "reach the network", _summary_line(net.output), ""))
+        rows.append(("A", "diff against base commit", f"{len(a.diff().splitlines())} lines", ""))
+        rows.append(("B", "diff against base commit", f"{len(b.diff().splitlines())} lines", ""))
+    table = Table("episode", "action", "result", "time", title="two episodes, one environment")
+    for row in rows:
+        table.add_row(*row)
+    say(table)
+    clean = builder.repos.tree(task.repo, task.base_commit, task.repo_source)
+    untouched = _is_clean(clean)
+    say(f"base tree untouched: {untouched}  [dim]{clean}[/dim]")
+    text = (f"Instance {task.instance_id}: two episodes ({a.info['workspace']} workspaces, {open_ms:.0f} ms to "
+            f"open each) over one shared environment, isolated from each other, from the network and from the "
+            f"host. The fix applied in A changes nothing in B nor in the cached base tree "
+            f"(untouched: {'yes' if untouched else 'NO'}).")
+    return [Section(title="Isolation", text=text,
+                    table=ReportTable(columns=["episode", "action", "result", "time"],
+                                      rows=[list(row) for row in rows]))]
+
+
+def _harness(run: DemoRun) -> list[Section]:
+    """Evaluate the gold and the empty predictions of the chosen instances."""
+    from sweworld.harness.predictions import Prediction
+    from sweworld.harness.run import evaluate_run
+    from sweworld.report import evaluation_section
+
+    table = Table("predictions", "instances", "resolved", "unresolved", "empty patch", "errors", "summary",
+                  title="docker-free evaluation (SWE-bench layout)")
+    summaries: dict[str, dict] = {}
+    for model, patch_of in (("gold", lambda t: t.patch), ("empty", lambda t: "")):
+        preds = {t.instance_id: Prediction(instance_id=t.instance_id, model_name_or_path=model,
+                                           model_patch=patch_of(t)) for t in run.tasks}
+        summary, path = evaluate_run(run.tasks, preds, run_id="demo", model=model, logs_root=run.out / "logs",
+                                     summary_dir=run.out, workers=run.workers, force=True, builder=run.builder)
+        summaries[model] = summary
+        table.add_row(model, str(summary["total_instances"]), str(summary["resolved_instances"]),
+                      str(summary["unresolved_instances"]), str(summary["empty_patch_instances"]),
+                      str(summary["error_instances"]), str(path))
+    common.out.print(table)
+    run.results["evaluation"] = summaries
+    return [evaluation_section(summaries, title="Evaluation: gold and empty predictions")]
+
+
+def _rollouts(run: DemoRun) -> list[Section]:
+    """Roll out the oracle and noop policies, every trajectory evaluated by the harness."""
+    import shutil
+
+    from sweworld.agents.config import load_agent_config
+    from sweworld.agents.policies import NoopPolicy, OraclePolicy
+    from sweworld.report import instances_section, rollout_section
+    from sweworld.rollout.runner import run_rollouts
+    from sweworld.rollout.store import TrajectoryStore
+
+    table = Table("policy", "trajectories", "resolve rate", "empty-patch rate", "stuck rate", "mean steps",
+                  "pass@1", "pass@2", title="rollouts (agent loop + tools, rewards from the harness)")
+    summaries: dict[str, dict] = {}
+    trajectories = []
+    for name, policy in (("oracle", OraclePolicy), ("noop", NoopPolicy)):
+        target = run.out / "rollouts" / name
+        shutil.rmtree(target, ignore_errors=True)
+        summary = run_rollouts(run.tasks, policy, load_agent_config(), target, n_samples=N_SAMPLES,
+                               workers=run.workers, builder=run.builder)
+        summaries[name] = summary
+        trajectories += TrajectoryStore(target / "trajectories.jsonl").load()
+        table.add_row(name, str(summary["trajectories"]), str(summary["resolve_rate"]),
+                      str(summary["empty_patch_rate"]), str(summary["stuck_rate"]), str(summary["mean_steps"]),
+                      str(summary.get("pass@1")), str(summary.get("pass@2")))
+    common.out.print(table)
+    run.results["rollouts"] = summaries
+    return [rollout_section(summaries, title=f"Rollouts: oracle and noop, {N_SAMPLES} samples each"),
+            instances_section(trajectories, title="Trajectories")]
+
+
+STEPS: list[Step] = [
+    Step("environments", _environments),
+    Step("isolation", _substrate),
+    Step("evaluation", _harness),
+    Step("rollouts", _rollouts),
+]
+
+
+# --------------------------------------------------------------------------------------------- report
+
+
+def dataset_section(run: DemoRun) -> Section:
+    from sweworld.report import Section
+    from sweworld.report import Table as ReportTable
+
+    rows = [[t.instance_id, t.repo_source or t.repo, _method(t) or None, len(t.FAIL_TO_PASS),
+             len(t.PASS_TO_PASS)] for t in run.tasks]
+    text = (f"{len(run.tasks)} instances of {run.dataset!r}, chosen deterministically: one per repository "
+            f"first, then round-robin (and round-robin over synthesis methods within a repository).")
+    return Section(title="Instances", text=text,
+                   table=ReportTable(columns=["instance", "repository", "method", "FAIL_TO_PASS", "PASS_TO_PASS"],
+                                     rows=rows))
+
+
+def timing_section(timings: dict[str, float]) -> Section:
+    from sweworld.report import BarChart, Section
+    from sweworld.report import Table as ReportTable
+
+    total = sum(timings.values())
+    return Section(title="Time per step", text=f"Wall time of each step; {total:.1f}s in all.",
+                   table=ReportTable(columns=["step", "seconds"],
+                                     rows=[[name, round(s, 1)] for name, s in timings.items()]),
+                   chart=BarChart(title="Seconds per step", categories=list(timings),
+                                  series={"seconds": [round(s, 2) for s in timings.values()]}, y_label="seconds"))
+
+
+def _dataset_label(dataset: str) -> str:
+    from sweworld.datasets import is_shipped
+    return f"{dataset} ({Path(common.dataset_path(dataset)).name})" if is_shipped(dataset) else dataset
+
+
+def write_demo_report(run: DemoRun, sections: list[Section], duration: float) -> Path:
+    from sweworld import __version__
+    from sweworld.report import Report, write_report
+
+    repos = sorted({t.repo for t in run.tasks})
+    report = Report(
+        title="sweworld demo",
+        subtitle=(f"{len(run.tasks)} instances from {_plural(len(repos), 'repository', 'repositories')} "
+                  f"({', '.join(repos)}): real environments, isolated episodes, docker-free evaluation, "
+                  f"agent rollouts."),
+        meta={"dataset": _dataset_label(run.dataset), "instances": str(len(run.tasks)),
+              "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+              "duration": f"{duration:.1f}s", "sweworld": __version__,
+              "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs"},
+        sections=sections)
+    return write_report(report, run.out / "report")
+
+
+# ---------------------------------------------------------------------------------------------- helpers
+
+
+def _plural(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
 
 
 def _summary_line(output: str) -> str:
     lines = [line for line in output.strip().splitlines() if line.strip()]
     return lines[-1] if lines else "(no output)"
-
-
-def demo(dataset: Dataset = common.DEFAULT_DATASET, repos_dir: ReposDir = None,
-         instance: Annotated[str | None, typer.Option(help="Instance id (default: the first).")] = None,
-         out: Annotated[Path, typer.Option(help="Where evaluation logs and summaries go.")] = Path("runs/demo"),
-         workers: Workers = 2) -> None:
-    """Build one real environment, use it from two isolated episodes, then evaluate gold and empty
-    predictions of the real bug instances."""
-    _substrate(dataset, repos_dir, instance)
-    _harness(dataset, repos_dir, out, workers)
-    _rollouts(dataset, repos_dir, out, workers)
-
-
-def _rollouts(dataset: str, repos_dir, out: Path, workers: int) -> None:
-    import shutil
-
-    from sweworld.agents.config import load_agent_config
-    from sweworld.agents.policies import NoopPolicy, OraclePolicy
-    from sweworld.envs import EnvBuilder
-    from sweworld.repos import RepoStore
-    from sweworld.rollout.runner import run_rollouts
-
-    with common.reported():
-        tasks = [t for t in common.load(dataset) if t.FAIL_TO_PASS]
-        builder = EnvBuilder(RepoStore(repos_dir=repos_dir))
-        table = Table("policy", "trajectories", "resolve rate", "empty-patch rate", "stuck rate", "mean steps",
-                      "pass@1", "pass@2", title="rollouts (agent loop + tools, rewards from the harness)")
-        for name, policy in (("oracle", OraclePolicy), ("noop", NoopPolicy)):
-            target = out / "rollouts" / name
-            shutil.rmtree(target, ignore_errors=True)
-            summary = run_rollouts(tasks, policy, load_agent_config(), target, n_samples=2, workers=workers,
-                                   builder=builder)
-            table.add_row(name, str(summary["trajectories"]), str(summary["resolve_rate"]),
-                          str(summary["empty_patch_rate"]), str(summary["stuck_rate"]), str(summary["mean_steps"]),
-                          str(summary["pass@1"]), str(summary["pass@2"]))
-        common.out.print(table)
-
-
-def _harness(dataset: str, repos_dir, out: Path, workers: int) -> None:
-    from sweworld.envs import EnvBuilder
-    from sweworld.harness.predictions import Prediction
-    from sweworld.harness.run import evaluate_run
-    from sweworld.repos import RepoStore
-
-    with common.reported():
-        tasks = [t for t in common.load(dataset) if t.FAIL_TO_PASS]
-        builder = EnvBuilder(RepoStore(repos_dir=repos_dir))
-        table = Table("predictions", "instances", "resolved", "unresolved", "empty patch", "errors", "summary",
-                      title="docker-free evaluation (SWE-bench layout)")
-        for model, patch_of in (("gold", lambda t: t.patch), ("empty", lambda t: "")):
-            preds = {t.instance_id: Prediction(instance_id=t.instance_id, model_name_or_path=model,
-                                               model_patch=patch_of(t)) for t in tasks}
-            summary, path = evaluate_run(tasks, preds, run_id="demo", model=model, logs_root=out / "logs",
-                                         summary_dir=out, workers=workers, force=True, builder=builder)
-            table.add_row(model, str(summary["total_instances"]), str(summary["resolved_instances"]),
-                          str(summary["unresolved_instances"]), str(summary["empty_patch_instances"]),
-                          str(summary["error_instances"]), str(path))
-        common.out.print(table)
-
-
-def _substrate(dataset: str, repos_dir, instance: str | None) -> None:
-    """Build one real environment and use it from two isolated episodes."""
-    from sweworld.envs import EnvBuilder, episode_sandbox
-    from sweworld.repos import RepoStore
-
-    with common.reported():
-        taskset = common.load(dataset, instance_ids=[instance] if instance else None)
-        task = taskset[0]
-        builder = EnvBuilder(RepoStore(repos_dir=repos_dir))
-        say = common.out.print
-        say(f"[bold]task[/bold] {task.instance_id}  ({task.repo_source or task.repo} @ {task.base_commit[:12]})")
-        started = time.perf_counter()
-        layer = builder.instance(task)
-        build_s = time.perf_counter() - started
-        say(f"environment {layer.env.key} (python {layer.env.interpreter.version}) ready in {build_s:.1f}s "
-            f"[dim]{layer.env.path}[/dim]")
-        tests = " ".join(shlex.quote(t) for t in task.FAIL_TO_PASS) or _test_target(layer.tree)
-        rows = []
-        started = time.perf_counter()
-        with episode_sandbox(layer, label="demo-a") as a, episode_sandbox(layer, label="demo-b") as b:
-            open_ms = (time.perf_counter() - started) * 1000 / 2
-            say(f"two isolated episodes opened ({a.info['workspace']} workspaces, "
-                f"process limit by {a.info['process_limit']}), {open_ms:.0f} ms each")
-            for name, sb in (("A", a), ("B", b)):
-                result = sb.run(TEST.format(tests=tests), timeout=600)
-                rows.append((name, "run the failing tests of the issue", _summary_line(result.output),
-                             f"{result.duration:.2f}s"))
-            if task.patch:
-                a.write_file("/tmp/fix.diff", task.patch)
-                applied = a.run("git apply /tmp/fix.diff && git diff --stat | tail -n 1")
-                rows.append(("A", "apply the fix (gold patch)", _summary_line(applied.output), ""))
-            for name, sb in (("A", a), ("B", b)):
-                result = sb.run(TEST.format(tests=tests), timeout=600)
-                rows.append((name, "run them again", _summary_line(result.output), f"{result.duration:.2f}s"))
-            net = a.run("python -c \"import socket; socket.create_connection(('pypi.org', 443), timeout=3)\" "
-                        "2>&1 | tail -n 1")
-            rows.append(("A", "reach the network", _summary_line(net.output), ""))
-            rows.append(("A", "diff against base commit", f"{len(a.diff().splitlines())} lines", ""))
-            rows.append(("B", "diff against base commit", f"{len(b.diff().splitlines())} lines", ""))
-        table = Table("episode", "action", "result", "time", title="two episodes, one environment")
-        for row in rows:
-            table.add_row(*row)
-        say(table)
-        clean = builder.repos.tree(task.repo, task.base_commit, task.repo_source)
-        say(f"base tree untouched: {_is_clean(clean)}  [dim]{clean}[/dim]")
 
 
 def _test_target(tree) -> str:

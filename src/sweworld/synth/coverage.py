@@ -8,6 +8,7 @@ notice the bug, so the only ones a candidate is screened on.
 
 from __future__ import annotations
 
+import ast
 import json
 import shlex
 from dataclasses import dataclass, field
@@ -16,7 +17,6 @@ from importlib import resources
 
 from sweworld.errors import SandboxError
 from sweworld.executor import Executor
-from sweworld.synth.candidates import SourceFile
 
 PLUGIN_DIR = "/tmp/.sweworld-synth"
 PLUGIN_NAME = "sweworld_covmap"
@@ -64,16 +64,25 @@ class CoverageMap:
 
 @lru_cache(maxsize=64)
 def function_spans(text: str) -> dict[str, tuple[int, int]]:
-    """Qualified function name -> (first body line, last line) of a module's text."""
+    """Qualified name (``Class.method``, ``outer.inner``) -> (first body line, last line) of every
+    function of a module's text."""
     try:
-        src = SourceFile(text)
+        tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return {}
-    spans = {}
-    for func in src.functions:
-        node = func.node
-        first = node.body[0].lineno if node.body else node.lineno
-        spans[func.qualname] = (first, node.end_lineno or node.lineno)
+    spans: dict[str, tuple[int, int]] = {}
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef):
+                visit(child, f"{prefix}{child.name}.")
+            elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                spans.setdefault(f"{prefix}{child.name}", (child.body[0].lineno, child.end_lineno or child.lineno))
+                visit(child, f"{prefix}{child.name}.")
+            elif isinstance(child, ast.stmt):
+                visit(child, prefix)
+
+    visit(tree, "")
     return spans
 
 

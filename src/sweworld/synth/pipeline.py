@@ -81,9 +81,10 @@ class OutcomeCache:
                     self.known[row["outcome"]["key"]] = Outcome.model_validate(row["outcome"])
 
     def add(self, outcome: Outcome) -> None:
-        if self.path is None or outcome.status == "error":
+        if self.path is None or outcome.status == "error" or outcome.key in self.known:
             return
         with self._lock:
+            self.known[outcome.key] = outcome
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self.path.open("a", encoding="utf-8") as handle:
                 handle.write(json.dumps({"fingerprint": self.fingerprint, "outcome": outcome.model_dump()}) + "\n")
@@ -97,10 +98,10 @@ def _methods(options: SynthOptions) -> tuple[list[str], bool]:
     return [m for m in chosen if m != COMBINE], COMBINE in chosen
 
 
-def _fingerprint(release: Release, options: SynthOptions, timeout: float) -> str:
+def _fingerprint(release: Release, options: SynthOptions) -> str:
     payload = {"v": 1, "task": release.task.model_dump(include={"repo", "base_commit", "python", "packages",
                                                                "pip_packages", "test_cmd"}),
-               "naive": options.naive, "timeout": timeout, "baseline": sorted(release.baseline)}
+               "naive": options.naive, "timeout": options.timeout, "baseline": sorted(release.baseline)}
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -136,7 +137,7 @@ def synthesize(spec: ReleaseSpec, options: SynthOptions, *, builder: EnvBuilder 
     release = prepare(spec, builder)
     stats.prepared(release)
     timeout = options.timeout or max(10.0, 5 * release.suite_seconds)
-    cache = OutcomeCache(work, _fingerprint(release, options, timeout))
+    cache = OutcomeCache(work, _fingerprint(release, options))
     statement = options.statement or template_statement
 
     candidates = sample_mutations(release.files, seed=options.seed, max_per_kind=options.max_per_kind,
