@@ -119,6 +119,9 @@ def test_synthesize_end_to_end_deterministic_resumable_and_valid(tmp_path):
     assert task.patch.startswith("diff --git") and task.environment_setup_commit != task.base_commit
     assert task.problem_statement and not any(line in task.problem_statement
                                               for line in changed_lines(first.mutations[_key(first, task)]))
+    layer = EnvBuilder().instance(task)  # derived from the release's layer: no install, same venv
+    meta = json.loads((layer.path / "meta.json").read_text())
+    assert meta["derived_from"] == first.release.layer.key and meta["changed"] == [task.patch.split()[2][2:]]
     verdict = validate_instance(task, EnvBuilder(), timeout=300)
     assert verdict.kept, verdict.reason
     assert verdict.fail_to_pass == sorted(task.FAIL_TO_PASS)

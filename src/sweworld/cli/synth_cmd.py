@@ -55,7 +55,7 @@ def synth(repo: Annotated[str, typer.Option(help="pypi:NAME==VER, a git URL, or 
           naive: Annotated[bool, typer.Option(help="No test selection: every candidate on the whole suite.")]
           = False,
           timeout: Annotated[float | None, typer.Option(help="Per-run timeout of a candidate, seconds "
-                                                        "(default: max(10, 5 x the suite's time)).")] = None,
+                                                        "(default: max(5, 4 x the suite's time)).")] = None,
           issue_model_url: Annotated[str | None, typer.Option(help="OpenAI-compatible URL of a model that "
                                                               "writes the problem statements.")] = None,
           issue_model: Annotated[str | None, typer.Option(help="Model name for --issue-model-url.")] = None,

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sweworld.envs import scripts
+from sweworld.envs.derived import derive_layer
 from sweworld.envs.discovery import Interpreter, find_interpreter
 from sweworld.envs.recipe import EnvRecipe, env_key, instance_key, resolve_recipe
 from sweworld.envs.store import envs_root, locked, log_tail, read_meta, remove_tree
@@ -178,7 +179,8 @@ class EnvBuilder:
         key = instance_key(f"{env.key}:{LAYER_FORMAT}", task.base_commit, env.recipe)
         final = env.path / "instances" / key
         with locked(f"{env.key}-{key}"):
-            if not read_meta(final / "meta.json").get("complete"):
+            if not read_meta(final / "meta.json").get("complete") and not derive_layer(
+                    self, task, env, tree, key, final):
                 self._build_instance(task, env, tree, key, final)
         return InstanceLayer(key, final, env, tree, task.base_commit)
 

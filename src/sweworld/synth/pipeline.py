@@ -50,7 +50,7 @@ class SynthOptions:
     naive: bool = False
     """Validate every candidate on the whole suite (no test selection): the P6 baseline."""
     timeout: float | None = None
-    """Per-run timeout of a candidate (default: max(10 s, 5 x the suite's time))."""
+    """Per-run timeout of a candidate (default: max(5 s, 4 x the suite's time))."""
     statement: StatementWriter | None = None
 
 
@@ -136,7 +136,7 @@ def synthesize(spec: ReleaseSpec, options: SynthOptions, *, builder: EnvBuilder 
     stats.start()
     release = prepare(spec, builder)
     stats.prepared(release)
-    timeout = options.timeout or max(10.0, 5 * release.suite_seconds)
+    timeout = options.timeout or max(5.0, 4 * release.suite_seconds)
     cache = OutcomeCache(work, _fingerprint(release, options))
     statement = options.statement or template_statement
 
