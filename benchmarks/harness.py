@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from sweworld.datasets import default_path
+from sweworld.datasets import path_of
 from sweworld.envs import EnvBuilder, episode_sandbox
 from sweworld.harness.directives import test_directives
 from sweworld.harness.evaluate import evaluate_instance
@@ -29,7 +29,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    tasks = [t for t in load_tasks(default_path()) if t.FAIL_TO_PASS]
+    tasks = [t for t in load_tasks(path_of("demo")) if t.FAIL_TO_PASS]
     builder = EnvBuilder()
     total_harness = total_bare = 0.0
     print("P5 harness overhead per instance (gold predictions, medians)")

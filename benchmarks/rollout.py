@@ -16,7 +16,7 @@ from pathlib import Path
 
 from sweworld.agents.config import load_agent_config
 from sweworld.agents.policies import NoopPolicy, OraclePolicy
-from sweworld.datasets import default_path
+from sweworld.datasets import path_of
 from sweworld.envs import EnvBuilder
 from sweworld.rollout.runner import run_rollouts
 from sweworld.rollout.store import TrajectoryStore
@@ -27,7 +27,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=4, help="samples per instance")
     args = parser.parse_args()
-    tasks = [t for t in load_tasks(default_path()) if t.FAIL_TO_PASS]
+    tasks = [t for t in load_tasks(path_of("demo")) if t.FAIL_TO_PASS]
     builder = EnvBuilder()
     for task in tasks:
         builder.instance(task)

@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from sweworld.datasets import default_path
+from sweworld.datasets import path_of
 from sweworld.envs import EnvBuilder, episode_sandbox
 from sweworld.envs.store import disk_usage
 from sweworld.repos import RepoStore, pypi_repo
@@ -104,7 +104,7 @@ def p2(tree: Path, repeat: int) -> None:
 
 
 def p4() -> None:
-    task = load_tasks(default_path())[0]
+    task = load_tasks(path_of("demo"))[0]
     builder = EnvBuilder()
     layer = builder.instance(task)
     shared = disk_usage(layer.env.path) + disk_usage(layer.tree)

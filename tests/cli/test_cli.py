@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from sweworld import __version__
 from sweworld.cli.app import app
-from sweworld.datasets import default_path
+from sweworld.datasets import path_of
 from sweworld.envs import EnvBuilder
 from sweworld.tasks import load_tasks
 
@@ -63,41 +63,41 @@ def test_no_arguments_prints_help(cli):
 
 
 def test_exec_prints_output_and_exits_0(cli):
-    result = cli("exec", "--instance", SIX_ID, "--", "python -c 'print(6*7)'")
+    result = cli("exec", "--dataset", "demo", "--instance", SIX_ID, "--", "python -c 'print(6*7)'")
     assert result.exit_code == 0, result.output
     assert result.stdout.strip() == "42"
-    words = cli("exec", "--instance", SIX_ID, "--", "echo", "six", "times", "seven")
+    words = cli("exec", "--dataset", "demo", "--instance", SIX_ID, "--", "echo", "six", "times", "seven")
     assert words.exit_code == 0 and words.stdout.strip() == "six times seven"
 
 
 def test_exec_keeps_argument_boundaries(cli):
-    result = cli("exec", "--instance", SIX_ID, "--", "python", "-c", "print(6*7)")
+    result = cli("exec", "--dataset", "demo", "--instance", SIX_ID, "--", "python", "-c", "print(6*7)")
     assert result.exit_code == 0, result.output
     assert result.stdout.strip() == "42"
 
 
 def test_exec_runs_in_the_testbed_with_the_venv(cli):
-    result = cli("exec", "--instance", SIX_ID, "--", "pwd; python -c 'import six; print(six.__file__)'")
+    result = cli("exec", "--dataset", "demo", "--instance", SIX_ID, "--", "pwd; python -c 'import six; print(six.__file__)'")
     assert result.exit_code == 0, result.output
     assert result.stdout.split() == ["/testbed", "/testbed/six.py"]
 
 
 def test_exec_propagates_a_failing_exit_code(cli):
-    result = cli("exec", "--instance", SIX_ID, "--", "echo before; false")
+    result = cli("exec", "--dataset", "demo", "--instance", SIX_ID, "--", "echo before; false")
     assert result.exit_code == 1
     assert "before" in result.stdout
-    result = cli("exec", "--instance", SIX_ID, "--", "(exit 5)")
+    result = cli("exec", "--dataset", "demo", "--instance", SIX_ID, "--", "(exit 5)")
     assert result.exit_code == 5
 
 
 def test_exec_exit_ends_the_shell_but_keeps_the_status(cli):
-    result = cli("exec", "--instance", SIX_ID, "--", "exit", "3")
+    result = cli("exec", "--dataset", "demo", "--instance", SIX_ID, "--", "exit", "3")
     assert result.exit_code == 3, result.output
     assert "status 3" in result.output
 
 
 def test_exec_without_a_command_is_a_usage_error(cli):
-    result = cli("exec", "--instance", SIX_ID)
+    result = cli("exec", "--dataset", "demo", "--instance", SIX_ID)
     assert result.exit_code == 2
     assert "no command given" in result.output
 
@@ -124,7 +124,7 @@ def test_exec_malformed_dataset_names_file_and_line(cli, tmp_path):
 
 
 def test_shell_keeps_cwd_and_exports(cli):
-    result = cli("shell", "--instance", SIX_ID, input="cd /tmp\npwd\nexport X=1\necho $X\nexit\n")
+    result = cli("shell", "--dataset", "demo", "--instance", SIX_ID, input="cd /tmp\npwd\nexport X=1\necho $X\nexit\n")
     assert result.exit_code == 0, result.output
     lines = [line.rsplit("$ ", 1)[-1].strip() for line in result.stdout.splitlines()]
     assert "/tmp" in lines and "1" in lines
@@ -134,14 +134,14 @@ def test_shell_keeps_cwd_and_exports(cli):
 
 
 def test_shell_diff_shows_changes(cli):
-    result = cli("shell", "--instance", SIX_ID,
+    result = cli("shell", "--dataset", "demo", "--instance", SIX_ID,
                  input="echo '# edited' >> six.py\ndiff\n")  # EOF leaves as well
     assert result.exit_code == 0, result.output
     assert "diff --git a/six.py b/six.py" in result.stdout and "+# edited" in result.stdout
 
 
 def test_env_build_reports_ready(cli):
-    result = cli("env", "build", "--instance-ids", SIX_ID, "--workers", "2")
+    result = cli("env", "build", "--dataset", "demo", "--instance-ids", SIX_ID, "--workers", "2")
     assert result.exit_code == 0, result.output
     assert "1/1 instances ready" in result.stdout
     assert f"ok {SIX_ID}" in result.stderr
@@ -149,7 +149,7 @@ def test_env_build_reports_ready(cli):
 
 @pytest.fixture(scope="module")
 def six_env():
-    return EnvBuilder().environment(load_tasks(default_path()).by_id(SIX_ID))
+    return EnvBuilder().environment(load_tasks(path_of("demo")).by_id(SIX_ID))
 
 
 def test_env_ls_shows_the_six_env(cli, six_env):
@@ -181,15 +181,15 @@ def test_env_rm_unknown_key_is_a_clear_error(cli):
 def test_console_script_version_and_exec():
     version = run_script("--version")
     assert version.returncode == 0 and version.stdout.strip() == f"sweworld {__version__}"
-    result = run_script("exec", "--instance", SIX_ID, "--", "python -c 'print(6*7)'")
+    result = run_script("exec", "--dataset", "demo", "--instance", SIX_ID, "--", "python -c 'print(6*7)'")
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.strip() == "42"
-    failed = run_script("exec", "--instance", SIX_ID, "--", "exit", "3")
+    failed = run_script("exec", "--dataset", "demo", "--instance", SIX_ID, "--", "exit", "3")
     assert failed.returncode == 3
 
 
 def test_console_script_exec_separate_arguments():
-    result = run_script("exec", "--instance", SIX_ID, "--", "python", "-c", "print(6*7)")
+    result = run_script("exec", "--dataset", "demo", "--instance", SIX_ID, "--", "python", "-c", "print(6*7)")
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.strip() == "42"
 
@@ -214,5 +214,5 @@ def test_datasets_ls_shows_the_embedded_default():
     from sweworld.cli.app import app
     result = CliRunner().invoke(app, ["datasets", "ls"])
     assert result.exit_code == 0, result.output
-    assert "demo (default)" in result.output and "smoke" in result.output
+    assert "(default)" in result.output and "demo" in result.output and "smoke" in result.output
     assert "pypi:more-itertools==10.5.0" in result.output

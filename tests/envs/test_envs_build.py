@@ -36,7 +36,7 @@ MISSING_PKG = "this-package-does-not-exist-sweworld==0.0.1"
 
 def smoke_row(instance_id: str = SIX_ID) -> dict:
     """The six row of the embedded smoke dataset, as a plain dict."""
-    for line in sweworld.datasets.default_path().read_text().splitlines():
+    for line in sweworld.datasets.path_of("demo").read_text().splitlines():
         row = json.loads(line)
         if row["instance_id"] == instance_id:
             return row
@@ -72,7 +72,7 @@ def tree_digest(*roots: Path) -> str:
 
 @pytest.fixture(scope="module")
 def six_task():
-    return load_tasks(sweworld.datasets.default_path()).by_id(SIX_ID)
+    return load_tasks(sweworld.datasets.path_of("demo")).by_id(SIX_ID)
 
 
 @pytest.fixture(scope="module")
@@ -327,7 +327,7 @@ def test_install_failure_log_path_exists(tmp_path):
 
 @pytest.mark.slow
 def test_concurrent_instance_calls_build_once(fresh_home):
-    task = load_tasks(sweworld.datasets.default_path()).by_id(SIX_ID)
+    task = load_tasks(sweworld.datasets.path_of("demo")).by_id(SIX_ID)
     CountingBuilder.calls.clear()
     barrier = threading.Barrier(2)
     layers: list = [None, None]

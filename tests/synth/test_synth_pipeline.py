@@ -8,6 +8,7 @@ validating a synthesized instance.
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 
@@ -120,6 +121,8 @@ def test_synthesize_end_to_end_deterministic_resumable_and_valid(tmp_path):
     assert task.problem_statement and not any(line in task.problem_statement
                                               for line in changed_lines(first.mutations[_key(first, task)]))
     layer = EnvBuilder().instance(task)  # derived from the release's layer: no install, same venv
+    shutil.rmtree(layer.path)  # built by an earlier run of this test? derive it again
+    layer = EnvBuilder().instance(task)
     meta = json.loads((layer.path / "meta.json").read_text())
     assert meta["derived_from"] == first.release.layer.key and meta["changed"] == [task.patch.split()[2][2:]]
     verdict = validate_instance(task, EnvBuilder(), timeout=300)
