@@ -135,3 +135,28 @@ def _key(result, task):
     from sweworld.synth.instance import instance_id
 
     return next(k for k, m in result.mutations.items() if instance_id(result.release, m) == task.instance_id)
+
+
+def test_cli_synth_with_an_issue_model(tmp_path):
+    from typer.testing import CliRunner
+
+    from chatserver import ChatServer
+    from sweworld.cli.app import app
+    from sweworld.tasks import load_tasks
+
+    issue = "Caches misbehave\n\nSome cache tests fail since the last change; see the failing tests."
+    with ChatServer(default=issue) as server:
+        out = tmp_path / "synth.jsonl"
+        result = CliRunner().invoke(app, ["synth", "--repo", REPO, "--max", "2", "--methods", "remove_statement",
+                                          "--seed", "3", "--out", str(out), "--issue-model-url", server.url,
+                                          "--issue-model", "writer"])
+        assert result.exit_code == 0, result.output + result.stderr
+        assert server.requests and all(r["model"] == "writer" for r in server.requests)
+        prompt = json.dumps(server.requests[0]["messages"])
+    tasks = list(load_tasks(out))
+    assert len(tasks) == 2 and all(t.model_extra["method"] == "remove_statement" for t in tasks)
+    assert all(t.problem_statement.strip() == issue for t in tasks)
+    assert "tests/test_" in prompt  # the failing tests were sent to the model
+    stats = json.loads((tmp_path / "synth.stats.json").read_text())
+    assert stats["validated"] == 2 and set(stats["yields"]) == {"remove_statement"}
+    assert "remove_statement" in result.output and "instances ->" in result.output
