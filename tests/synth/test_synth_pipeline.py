@@ -112,7 +112,8 @@ def test_synthesize_end_to_end_deterministic_resumable_and_valid(tmp_path):
     assert len(lines) >= first.stats.candidates
     again = synthesize(spec, options, work=tmp_path / "work")  # every outcome comes from the cache
     assert [t.model_dump() for t in again.instances] == [t.model_dump() for t in first.instances]
-    assert len((tmp_path / "work" / "outcomes.jsonl").read_text().splitlines()) == len(lines)
+    # nothing decided is checked again; at most the look-ahead window beyond the stopping point is new
+    assert len(lines) <= len((tmp_path / "work" / "outcomes.jsonl").read_text().splitlines()) <= len(lines) + 4
     stats = first.stats.to_dict()
     assert stats["validated"] == 3 and stats["validated_per_core_hour"] > 0
     assert json.dumps(stats)

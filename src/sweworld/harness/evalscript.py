@@ -79,7 +79,8 @@ _LOCALE_FALLBACK = (
     "fi")
 
 
-def _exports(env_vars: dict[str, str]) -> list[str]:
+def env_exports(env_vars: dict[str, str]) -> list[str]:
+    """The export lines of every test run: the deterministic environment, then the recipe's."""
     lines = ["export " + " ".join(f"{name}={value}" for name, value in DETERMINISTIC_ENV.items())]
     for name, value in env_vars.items():
         if not _ENV_NAME.fullmatch(name):
@@ -129,7 +130,7 @@ def make_eval_script(task: Task, recipe: EnvRecipe, *, directives: list[str],
         "exec 2>&1",
         f"cd {shlex.quote(workdir)} || {{ echo {shlex.quote(marker(WORKDIR_FAILED_MARKER, nonce))}; "
         f"exit {INFRA_EXIT_CODE}; }}",
-        *_exports(recipe.env_vars),
+        *env_exports(recipe.env_vars),
         *(["{", *recipe.eval_commands, "} < /dev/null"] if recipe.eval_commands else []),
         "sweworld_reset_tests() {",
         *(f"  {line}" for line in reset),

@@ -11,7 +11,8 @@ Verdicts (``Outcome.status``):
 - ``flaky``: the failing tests passed when run again with the bug (the screen is the other run;
   failing tests the screen did not run are run again).
 
-``naive=True`` skips test selection: every candidate goes straight to the whole suite (the
+Candidates of one worker share an episode (``runs.CandidateRun``: the tree is restored after
+each). ``naive=True`` skips test selection: every candidate goes straight to the whole suite (the
 baseline that P6 compares against).
 """
 
@@ -94,9 +95,10 @@ def _validate(run: CandidateRun, release: Release, outcome: Outcome, screened: d
 
 
 def check_candidate(release: Release, mutation: Mutation, index: int, *, timeout: float, naive: bool = False,
-                    statement: StatementWriter | None = None) -> Outcome:
-    """Screen (unless ``naive``) and validate one candidate in a fresh episode; never raises for the
-    candidate's own failures (they are verdicts), only for infrastructure errors."""
+                    statement: StatementWriter | None = None, run: CandidateRun | None = None) -> Outcome:
+    """Screen (unless ``naive``) and validate one candidate in ``run`` (an episode of the release,
+    restored afterwards; a fresh one when None). The candidate's own failures are verdicts; only
+    infrastructure errors raise."""
     started = time.monotonic()
     outcome = Outcome(index=index, key=mutation.key, method=mutation.kind, path=mutation.path, status="passes")
     tests = covering_tests(release, mutation)
@@ -104,23 +106,35 @@ def check_candidate(release: Release, mutation: Mutation, index: int, *, timeout
     if not naive and not tests:
         outcome.status, outcome.reason = "uncovered", "no stable test executes the mutated function"
         return outcome
-    screened: dict[str, str] = {}
-    with CandidateRun(release.task, release.layer, {mutation.path: mutation.mutated}, timeout=timeout,
-                      label=f"{release.slug}-{index}") as run:
-        if not naive:
-            outcome.screened = True
-            verdict, screened = run.statuses(tests)
-            if verdict != "fails":
-                outcome.status = verdict
-                outcome.reason = {"passes": "every covering test passes", "timeout": "screening timed out",
-                                  "broken": "screening crashed"}[verdict]
-        if outcome.status == "passes" and not outcome.reason:
-            suite = _validate(run, release, outcome, screened)
-            if suite is not None and statement is not None:
-                try:
-                    outcome.problem_statement, outcome.statement_source = statement(
-                        release, mutation, outcome.fail_to_pass, suite.output)
-                except SWEWorldError as exc:
-                    outcome.status, outcome.reason = "broken", f"no problem statement: {exc.message}"
+    own = run is None
+    run = run or CandidateRun(release.task, release.layer, timeout=timeout, label=f"{release.slug}-{index}")
+    try:
+        run.apply({mutation.path: mutation.mutated})
+        _check(run, release, mutation, outcome, tests, naive, statement)
+    finally:
+        if own:
+            run.close()
+        else:
+            run.restore()
     outcome.seconds = round(time.monotonic() - started, 3)
     return outcome
+
+
+def _check(run: CandidateRun, release: Release, mutation: Mutation, outcome: Outcome, tests: list[str],
+           naive: bool, statement: StatementWriter | None) -> None:
+    screened: dict[str, str] = {}
+    if not naive:
+        outcome.screened = True
+        verdict, screened = run.statuses(tests)
+        if verdict != "fails":
+            outcome.status = verdict
+            outcome.reason = {"passes": "every covering test passes", "timeout": "screening timed out",
+                              "broken": "screening crashed"}[verdict]
+            return
+    suite = _validate(run, release, outcome, screened)
+    if suite is not None and statement is not None:
+        try:
+            outcome.problem_statement, outcome.statement_source = statement(
+                release, mutation, outcome.fail_to_pass, suite.output)
+        except SWEWorldError as exc:
+            outcome.status, outcome.reason = "broken", f"no problem statement: {exc.message}"

@@ -29,6 +29,7 @@ from sweworld.synth.check import Outcome, StatementWriter, check_candidate
 from sweworld.synth.instance import make_instance, template_statement
 from sweworld.synth.ordered import run_ordered
 from sweworld.synth.release import Release, ReleaseSpec, prepare
+from sweworld.synth.runs import CandidateRun
 from sweworld.synth.stats import SynthStats
 from sweworld.types import Task
 
@@ -52,6 +53,8 @@ class SynthOptions:
     timeout: float | None = None
     """Per-run timeout of a candidate (default: max(5 s, 4 x the suite's time))."""
     statement: StatementWriter | None = None
+    fork_server: bool = True
+    """Run pytest through a fork server in each worker's episode (False: a fresh interpreter per run)."""
 
 
 @dataclass
@@ -126,6 +129,57 @@ def combinations(validated: list[Mutation], *, seed: int, limit: int) -> list[Mu
     return list(out.values())
 
 
+class _Synthesis:
+    """One run: the release, its candidates, the worker episodes, the cache and the counts."""
+
+    def __init__(self, release: Release, options: SynthOptions, stats: SynthStats, cache: OutcomeCache,
+                 on_outcome: Callable[[Outcome], None] | None):
+        self.release, self.options, self.stats, self.cache, self.on_outcome = release, options, stats, cache, on_outcome
+        self.timeout = options.timeout or max(5.0, 4 * release.suite_seconds)
+        self.statement = options.statement or template_statement
+        self.local = threading.local()
+        self.episodes: list[CandidateRun] = []
+
+    def episode(self) -> CandidateRun:
+        if getattr(self.local, "run", None) is None:
+            self.local.run = CandidateRun(self.release.task, self.release.layer, timeout=self.timeout,
+                                          label=f"{self.release.slug}-synth", fork_server=self.options.fork_server)
+            self.episodes.append(self.local.run)
+        return self.local.run
+
+    def check(self, index: int, mutation: Mutation) -> Outcome:
+        if mutation.key in self.cache.known:
+            return self.cache.known[mutation.key].model_copy(update={"index": index})
+        try:
+            outcome = check_candidate(self.release, mutation, index, timeout=self.timeout, naive=self.options.naive,
+                                      statement=self.statement, run=self.episode())
+        except (SWEWorldError, RuntimeError) as exc:
+            if getattr(self.local, "run", None) is not None:  # the next candidate gets a fresh episode
+                self.local.run.close()
+                self.local.run = None
+            outcome = Outcome(index=index, key=mutation.key, method=mutation.kind, path=mutation.path,
+                              status="error", reason=str(exc).splitlines()[0])
+        self.cache.add(outcome)
+        return outcome
+
+    def report(self, outcome: Outcome) -> None:
+        self.stats.add(outcome)
+        if self.on_outcome:
+            self.on_outcome(outcome)
+
+    def run(self, mutations: list[Mutation], limit: int | None, offset: int = 0) -> list[Outcome]:
+        """Check ``mutations`` in order until ``limit`` are validated (all of them when None)."""
+        def enough(done: list[Outcome]) -> bool:
+            return limit is not None and sum(o.status == "validated" for o in done) >= limit
+
+        return run_ordered(mutations, lambda i, m: self.check(offset + i, m), workers=self.options.workers,
+                           enough=enough, on_result=self.report, on_extra=self.cache.add)
+
+    def close(self) -> None:
+        for episode in self.episodes:
+            episode.close()
+
+
 def synthesize(spec: ReleaseSpec, options: SynthOptions, *, builder: EnvBuilder | None = None,
                work: Path | None = None, on_outcome: Callable[[Outcome], None] | None = None,
                on_stage: Callable[[str, int], None] | None = None) -> SynthResult:
@@ -136,54 +190,27 @@ def synthesize(spec: ReleaseSpec, options: SynthOptions, *, builder: EnvBuilder 
     stats.start()
     release = prepare(spec, builder)
     stats.prepared(release)
-    timeout = options.timeout or max(5.0, 4 * release.suite_seconds)
-    cache = OutcomeCache(work, _fingerprint(release, options))
-    statement = options.statement or template_statement
-
     candidates = sample_mutations(release.files, seed=options.seed, max_per_kind=options.max_per_kind,
                                   kinds=kinds) if kinds else []
     candidates = candidates[: options.max_candidates] if options.max_candidates else candidates
     total = options.max_instances
     want_combined = round(total * options.combine_share) if (total and with_combine) else 0
-    want_single = total - want_combined if total else None
-
-    def check(index: int, mutation: Mutation) -> Outcome:
-        if mutation.key in cache.known:
-            return cache.known[mutation.key].model_copy(update={"index": index})
-        try:
-            outcome = check_candidate(release, mutation, index, timeout=timeout, naive=options.naive,
-                                      statement=statement)
-        except SWEWorldError as exc:
-            outcome = Outcome(index=index, key=mutation.key, method=mutation.kind, path=mutation.path,
-                              status="error", reason=exc.message.splitlines()[0])
-        cache.add(outcome)
-        return outcome
-
-    def report(outcome: Outcome) -> None:
-        stats.add(outcome)
-        if on_outcome:
-            on_outcome(outcome)
-
-    def enough(limit: int | None) -> Callable[[list[Outcome]], bool]:
-        return lambda done: limit is not None and sum(o.status == "validated" for o in done) >= limit
-
-    if on_stage:
-        on_stage("candidates", len(candidates))
-    singles = run_ordered(candidates, check, workers=options.workers, enough=enough(want_single),
-                          on_result=report, on_extra=cache.add)
-    by_key = {m.key: m for m in candidates}
-    validated = [by_key[o.key] for o in singles if o.status == "validated"]
-    combos: list[Mutation] = []
-    if with_combine and (want_combined or total is None):
-        limit = want_combined or max(1, len(validated) // 10)
-        combos = combinations(validated, seed=options.seed, limit=2 * limit)
+    run = _Synthesis(release, options, stats, OutcomeCache(work, _fingerprint(release, options)), on_outcome)
+    try:
         if on_stage:
-            on_stage("combinations", len(combos))
-        offset = len(candidates)
-        extra = run_ordered(combos, lambda i, m: check(offset + i, m), workers=options.workers,
-                            enough=enough(limit), on_result=report, on_extra=cache.add)
-        singles += extra
-        by_key.update({m.key: m for m in combos})
+            on_stage("candidates", len(candidates))
+        outcomes = run.run(candidates, total - want_combined if total else None)
+        by_key = {m.key: m for m in candidates}
+        if with_combine and (want_combined or total is None):
+            validated = [by_key[o.key] for o in outcomes if o.status == "validated"]
+            limit = want_combined or max(1, len(validated) // 10)
+            combos = combinations(validated, seed=options.seed, limit=2 * limit)
+            if on_stage:
+                on_stage("combinations", len(combos))
+            outcomes = [*outcomes, *run.run(combos, limit, offset=len(candidates))]
+            by_key.update({m.key: m for m in combos})
+    finally:
+        run.close()
     stats.finish()
-    instances = [make_instance(release, by_key[o.key], o, builder) for o in singles if o.status == "validated"]
-    return SynthResult(release=release, instances=instances, outcomes=singles, stats=stats, mutations=by_key)
+    instances = [make_instance(release, by_key[o.key], o, builder) for o in outcomes if o.status == "validated"]
+    return SynthResult(release=release, instances=instances, outcomes=outcomes, stats=stats, mutations=by_key)

@@ -1,9 +1,15 @@
-"""Test runs of one candidate bug inside an isolated episode of the release's environment.
+"""Test runs of candidate bugs inside one isolated episode of the release's environment.
 
-A :class:`CandidateRun` is one fresh copy-on-write episode over the release's install layer with
-the mutated file written into it. ``statuses`` runs some tests (the covering ones, to screen;
-the failing ones again, to catch flaky ones); ``suite`` runs the eval script of the harness on the whole suite and grades it
-with the harness's parser, so the ids and statuses are exactly what ``sweworld eval`` will see.
+A :class:`CandidateRun` is a copy-on-write episode over the release's install layer. ``apply``
+writes a candidate's files, ``restore`` puts the release back (tracked files checked out,
+untracked ones removed; install artefacts are excluded from git and stay), so one episode serves
+many candidates in turn. ``statuses`` runs some tests (the covering ones, to screen; failing ones
+again, to catch flaky ones); ``suite`` runs the whole suite with the eval script's environment and
+grades it with the harness's parser and crash rule, so the ids and statuses are what ``sweworld
+eval`` sees (the shipped dataset is validated by the harness itself afterwards).
+
+By default pytest runs through a fork server inside the episode (``forkserver.py``): the
+interpreter start and the pytest import are paid once per episode, not per run.
 """
 
 from __future__ import annotations
@@ -11,17 +17,20 @@ from __future__ import annotations
 import json
 import shlex
 from dataclasses import dataclass
+from importlib import resources
 
 from sweworld.envs import InstanceLayer, episode_sandbox
 from sweworld.harness import grade
-from sweworld.harness.evaluate import run_tests
+from sweworld.harness.evalscript import env_exports
 from sweworld.sandbox import Sandbox, SandboxConfig
 from sweworld.synth.coverage import pytest_command
 from sweworld.types import Task
 
 PASS = ("PASSED", "XFAIL")
-IDS_FILE = "/tmp/.sweworld-synth/ids.json"
+WORK = "/tmp/.sweworld-synth"
+IDS_FILE = f"{WORK}/ids.json"
 MEMORY = 4 * 1024**3
+OUTPUT_CAP = 8 * 1024 * 1024
 RUNNER = ("import json, sys, pytest; "
           "sys.exit(pytest.main(sys.argv[1:] + json.load(open({ids!r}, encoding='utf-8'))))")
 
@@ -45,28 +54,78 @@ def passing(statuses: dict[str, str]) -> set[str]:
 
 
 class CandidateRun:
-    """An episode of ``release`` (a task at the release commit) with ``files`` written over the tree."""
+    """An episode of ``release`` (a task at the release commit), reused for candidate after candidate."""
 
     def __init__(self, release: Task, layer: InstanceLayer, files: dict[str, str] | None = None, *,
-                 timeout: float, label: str = ""):
-        self.release, self.layer, self.timeout = release, layer, timeout
+                 timeout: float, label: str = "", fork_server: bool = True):
+        self.release, self.layer, self.timeout, self.fork_server = release, layer, timeout, fork_server
         config = SandboxConfig(timeout=timeout, memory=MEMORY, env={"PYTHONDONTWRITEBYTECODE": "1"})
         self.sb: Sandbox = episode_sandbox(layer, config, label=label or release.instance_id)
-        for path, text in (files or {}).items():
+        self._originals: dict[str, str] = {}
+        self._runs = 0
+        words = shlex.split(layer.env.recipe.test_cmd)
+        self.args = shlex.split(pytest_command(layer.env.recipe.test_cmd))[3:]
+        self.path0 = "" if words[:3] == ["python", "-m", "pytest"] else "/sweworld/venv/bin"
+        self.apply(files or {})
+
+    # ---- the tree ---------------------------------------------------------------------------
+    def apply(self, files: dict[str, str]) -> None:
+        """Write ``files`` (path -> text) over the tree; ``restore`` undoes it."""
+        for path, text in files.items():
+            if path not in self._originals:
+                self._originals[path] = self.sb.read_file(f"{self.sb.workdir}/{path}")
             self.sb.write_file(f"{self.sb.workdir}/{path}", text)
 
-    def _pytest(self, tests: list[str], options: str) -> tuple[int | None, str, bool]:
-        """Run pytest on node ids (read from a file: ids may hold any character)."""
-        self.sb.write_file(IDS_FILE, json.dumps(tests))
-        base = shlex.split(pytest_command(self.layer.env.recipe.test_cmd))[3:]
-        argv = [*base, *shlex.split(options), "-p", "no:cacheprovider"]
-        command = f"python -c {shlex.quote(RUNNER.format(ids=IDS_FILE))} {shlex.join(argv)}"
-        result = self.sb.exec(command, cwd=self.sb.workdir, timeout=self.timeout, cap=8 * 1024 * 1024)
-        return result.exit_code, result.output, result.timed_out
+    def restore(self) -> None:
+        """The release again: applied files back, tracked files checked out, untracked files removed."""
+        for path, text in self._originals.items():
+            self.sb.write_file(f"{self.sb.workdir}/{path}", text)
+        self._originals.clear()
+        self.sb.exec("git checkout -q -- . && git clean -fdq", cwd=self.sb.workdir, timeout=60)
+
+    # ---- running pytest ---------------------------------------------------------------------
+    def _server_alive(self) -> bool:
+        check = self.sb.exec(f"kill -0 $(cat {WORK}/server.pid 2>/dev/null) 2>/dev/null", timeout=30)
+        return check.exit_code == 0
+
+    def _start_server(self) -> None:
+        source = resources.files("sweworld.synth").joinpath("forkserver.py").read_text(encoding="utf-8")
+        self.sb.write_file(f"{WORK}/forkserver.py", source)
+        exports = "; ".join([*env_exports(self.layer.env.recipe.env_vars),
+                             f"export SWEWORLD_PATH0={shlex.quote(self.path0)}"])
+        command = (f"cd {WORK} && rm -f req resp && mkfifo req resp && cd {shlex.quote(self.sb.workdir)} && "
+                   f"({exports}; exec setsid python {WORK}/forkserver.py {WORK}/req {WORK}/resp "
+                   f"> {WORK}/server.log 2>&1 < /dev/null & echo $! > {WORK}/server.pid)")
+        started = self.sb.exec(command, timeout=60)
+        if started.exit_code != 0:
+            raise RuntimeError(f"the pytest fork server did not start: {started.output}")
+
+    def _pytest(self, args: list[str]) -> tuple[int | None, str, bool]:
+        """(exit code, output, timed out) of one pytest run with ``args`` in the tree."""
+        self._runs += 1
+        out = f"{WORK}/out-{self._runs}.txt"
+        if not self.fork_server:
+            exports = "; ".join(env_exports(self.layer.env.recipe.env_vars))
+            runner = "pytest" if self.path0 else "python -m pytest"
+            command = f"mkdir -p {WORK}; ({exports}; exec {runner} {shlex.join(args)}) > {out} 2>&1 < /dev/null; echo $?"
+        else:
+            if not self._server_alive():
+                self._start_server()
+            request = json.dumps({"args": args, "cwd": self.sb.workdir, "out": out, "timeout": self.timeout})
+            command = f"printf '%s\\n' {shlex.quote(request)} > {WORK}/req && read -r code < {WORK}/resp && echo $code"
+        result = self.sb.exec(command, cwd=self.sb.workdir, timeout=self.timeout + 30)
+        verdict = result.output.strip().splitlines()[-1] if result.output.strip() else ""
+        output = self.sb.exec(f"head -c {OUTPUT_CAP} {out}; rm -f {out}", timeout=60).output
+        if result.timed_out or verdict == "timeout":
+            return None, output, True
+        return (int(verdict) if verdict.lstrip("-").isdigit() else None), output, False
+
+    def _ids_args(self, tests: list[str], options: list[str]) -> list[str]:
+        return [*self.args, *options, "-p", "no:cacheprovider", *tests]
 
     def statuses(self, tests: list[str]) -> tuple[str, dict[str, str]]:
         """Run ``tests`` once: (``"fails"`` | ``"passes"`` | ``"timeout"`` | ``"broken"``, status per test)."""
-        code, output, timed_out = self._pytest(tests, "-rA --tb=no")
+        code, output, timed_out = self._pytest(self._ids_args(tests, ["-rA", "--tb=no"]))
         if timed_out:
             return "timeout", {}
         if code not in grade.ACCEPTED_EXIT_CODES:
@@ -77,11 +136,12 @@ class CandidateRun:
         return ("fails" if code == 1 else "passes"), statuses
 
     def suite(self) -> SuiteRun:
-        """The whole suite through the harness's eval script, graded as ``sweworld eval`` grades."""
-        run, result = run_tests(self.sb, self.release, self.layer.env.recipe, timeout=self.timeout)
-        graded = grade.grade(self.release, run)
-        return SuiteRun(statuses=dict(graded.status_map), output=run.test_output, crashed=graded.crashed,
-                        timed_out=result.timed_out, exit_code=graded.exit_code)
+        """The whole suite (the test command, ``-rA``), graded as ``sweworld eval`` grades it."""
+        code, output, timed_out = self._pytest([*self.args, "-rA", "-p", "no:cacheprovider"])
+        statuses = grade.parse_status(self.release, output) if not timed_out else {}
+        crashed = timed_out or grade.is_crashed(code, statuses)
+        return SuiteRun(statuses={} if crashed else statuses, output=output, crashed=crashed,
+                        timed_out=timed_out, exit_code=code)
 
     def close(self) -> None:
         self.sb.close()
