@@ -23,7 +23,7 @@ from sweworld.envs import EnvBuilder
 from sweworld.synth.pipeline import SynthOptions, synthesize
 from sweworld.synth.release import ReleaseSpec, release_task
 
-REPOS = ["pypi:toolz==1.0.0", "pypi:tabulate==0.9.0", "pypi:cachetools==5.5.0"]
+REPOS = ["pypi:toolz==1.0.0", "pypi:tabulate==0.9.0", "pypi:cachetools==5.5.0", "pypi:boltons==24.0.0"]
 
 
 def run(repo: str, naive: bool, candidates: int, workers: int, seed: int) -> dict:

@@ -10,6 +10,7 @@ Verdicts (``Outcome.status``):
 - ``broken``: the run crashed (collection error, interpreter error, baseline tests missing).
 - ``flaky``: the failing tests passed when run again with the bug (the screen is the other run;
   failing tests the screen did not run are run again).
+- ``error``: the infrastructure failed (sandbox, fork server); not cached, checked again next run.
 
 Candidates of one worker share an episode (``runs.CandidateRun``: the tree is restored after
 each). ``naive=True`` skips test selection: every candidate goes straight to the whole suite (the
@@ -28,7 +29,7 @@ from sweworld.synth import Mutation
 from sweworld.synth.release import Release
 from sweworld.synth.runs import PASS, CandidateRun, SuiteRun
 
-STATUSES = ("validated", "uncovered", "passes", "timeout", "broken", "flaky")
+STATUSES = ("validated", "uncovered", "passes", "timeout", "broken", "flaky", "error")
 
 StatementWriter = Callable[[Release, Mutation, list[str], str], tuple[str, str]]
 """(release, mutation, FAIL_TO_PASS, failing suite output) -> (problem statement, source)."""
