@@ -70,6 +70,9 @@ def test_function_spans_and_coverage_map():
     assert cov.tests_for("m.py", MODULE, ["Box.grow", "clamp"]) == ["t::a", "t::c"]
     assert cov.tests_for("other.py", MODULE, ["clamp"]) == []
     assert CoverageMap.from_json(cov.to_json()) == cov
+    at_import = CoverageMap(tests=["t::a", "t::b"], files={"m.py": {3: [-1, 0]}}, durations={"t::a": 0.5})
+    assert at_import.tests_for("m.py", MODULE, ["clamp"]) == ["t::a", "t::b"]  # run when the module loads
+    assert at_import.seconds(["t::a", "t::b"]) == 0.5
 
 
 def test_pytest_command():

@@ -55,6 +55,16 @@ class Outcome(BaseModel):
     seconds: float = 0.0
 
 
+SCREEN_FACTOR = 3.0
+SCREEN_SLACK = 3.0
+"""A screen may take 3x what its tests took in the coverage run (already slowed by coverage) plus
+3 s for the start and the collection: a hang is cut long before the whole suite's timeout."""
+
+
+def screen_timeout(release: Release, tests: list[str], timeout: float) -> float:
+    return min(timeout, SCREEN_FACTOR * release.coverage.seconds(tests) + SCREEN_SLACK)
+
+
 def covering_tests(release: Release, mutation: Mutation) -> list[str]:
     tests = release.coverage.tests_for(mutation.path, mutation.original, mutation.function.split(","))
     return [t for t in tests if t in release.baseline]
@@ -126,7 +136,7 @@ def _check(run: CandidateRun, release: Release, mutation: Mutation, outcome: Out
     screened: dict[str, str] = {}
     if not naive:
         outcome.screened = True
-        verdict, screened = run.statuses(tests)
+        verdict, screened = run.statuses(tests, screen_timeout(release, tests, run.timeout))
         if verdict != "fails":
             outcome.status = verdict
             outcome.reason = {"passes": "every covering test passes", "timeout": "screening timed out",

@@ -21,6 +21,8 @@ from sweworld.executor import Executor
 PLUGIN_DIR = "/tmp/.sweworld-synth"
 PLUGIN_NAME = "sweworld_covmap"
 COVMAP_OUT = f"{PLUGIN_DIR}/covmap.json"
+IMPORT_TIME = -1
+"""The test index of lines run outside any test: at import or collection time."""
 
 
 @dataclass
@@ -29,22 +31,32 @@ class CoverageMap:
 
     tests: list[str] = field(default_factory=list)
     files: dict[str, dict[int, list[int]]] = field(default_factory=dict)
+    durations: dict[str, float] = field(default_factory=dict)
+    """Seconds each test took in the coverage run (setup + call + teardown)."""
 
     @classmethod
     def from_json(cls, text: str) -> CoverageMap:
         raw = json.loads(text)
         files = {path: {int(line): ids for line, ids in lines.items()} for path, lines in raw["files"].items()}
-        return cls(tests=list(raw["tests"]), files=files)
+        return cls(tests=list(raw["tests"]), files=files, durations=dict(raw.get("durations", {})))
 
     def to_json(self) -> str:
         return json.dumps({"tests": self.tests, "files": {p: {str(n): ids for n, ids in lines.items()}
-                                                           for p, lines in self.files.items()}})
+                                                           for p, lines in self.files.items()},
+                           "durations": self.durations})
+
+    def seconds(self, tests: list[str]) -> float:
+        """How long ``tests`` took in the coverage run (unknown tests count as 0)."""
+        return sum(self.durations.get(test, 0.0) for test in tests)
 
     def tests_for_lines(self, path: str, first: int, last: int) -> list[str]:
-        """Tests that executed any line in ``first..last`` of ``path``, in the suite's order."""
+        """Tests that executed any line in ``first..last`` of ``path``, in the suite's order; every
+        test when one of those lines ran outside any test (at import or collection time)."""
         lines = self.files.get(path, {})
-        ids = sorted({i for n in range(first, last + 1) for i in lines.get(n, ())})
-        return [self.tests[i] for i in ids]
+        ids = {i for n in range(first, last + 1) for i in lines.get(n, ())}
+        if IMPORT_TIME in ids:
+            return list(self.tests)
+        return [self.tests[i] for i in sorted(ids)]
 
     def tests_for(self, path: str, text: str, functions: list[str]) -> list[str]:
         """Tests that executed any line of the named functions (qualified names) of ``path``."""

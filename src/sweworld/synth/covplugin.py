@@ -5,11 +5,13 @@ environment and nothing from sweworld. One coverage session for the whole run, i
 context switched to the pytest node id of the test around setup, call and teardown (what
 pytest-cov's ``--cov-context=test`` does). At the end it writes ``$SWEWORLD_COVMAP_OUT`` as JSON::
 
-    {"tests": [node ids], "files": {"pkg/mod.py": {"12": [0, 3], ...}}}
+    {"tests": [node ids], "files": {"pkg/mod.py": {"12": [0, 3], ...}}, "durations": {node id: s}}
 
-where the file paths are relative to the current directory (the repository root) and each line
-maps to the indices of the tests that executed it. Lines run outside any test (imports,
-collection) are not recorded.
+where the file paths are relative to the current directory (the repository root), each line
+maps to the indices of the tests that executed it (-1: run outside any test, at import or
+collection time, so every test may depend on it), and each test has its setup + call + teardown
+time (under coverage: an over-estimate). Lines run outside any test (imports,
+collection) are recorded as -1.
 """
 
 import json
@@ -38,6 +40,11 @@ def pytest_runtest_protocol(item, nextitem):
         cov.switch_context("")
 
 
+def pytest_runtest_logreport(report):
+    durations = _state.setdefault("durations", {})
+    durations[report.nodeid] = durations.get(report.nodeid, 0.0) + report.duration
+
+
 def pytest_unconfigure(config):
     cov = _state.pop("cov", None)
     if cov is None:
@@ -54,6 +61,7 @@ def pytest_unconfigure(config):
             ids = []
             for context in contexts:
                 if not context:
+                    ids.append(-1)
                     continue
                 if context not in index:
                     index[context] = len(tests)
@@ -65,4 +73,4 @@ def pytest_unconfigure(config):
             files[path[len(root):].replace(os.sep, "/")] = lines
     out = os.environ.get("SWEWORLD_COVMAP_OUT", "covmap.json")
     with open(out, "w", encoding="utf-8") as handle:
-        json.dump({"tests": tests, "files": files}, handle)
+        json.dump({"tests": tests, "files": files, "durations": _state.get("durations", {})}, handle)

@@ -100,20 +100,22 @@ class CandidateRun:
         if started.exit_code != 0:
             raise RuntimeError(f"the pytest fork server did not start: {started.output}")
 
-    def _pytest(self, args: list[str]) -> tuple[int | None, str, bool]:
+    def _pytest(self, args: list[str], timeout: float | None = None) -> tuple[int | None, str, bool]:
         """(exit code, output, timed out) of one pytest run with ``args`` in the tree."""
+        timeout = timeout or self.timeout
         self._runs += 1
         out = f"{WORK}/out-{self._runs}.txt"
         if not self.fork_server:
             exports = "; ".join(env_exports(self.layer.env.recipe.env_vars))
             runner = "pytest" if self.path0 else "python -m pytest"
-            command = f"mkdir -p {WORK}; ({exports}; exec {runner} {shlex.join(args)}) > {out} 2>&1 < /dev/null; echo $?"
+            command = (f"mkdir -p {WORK}; ({exports}; exec timeout -s KILL {timeout} {runner} {shlex.join(args)}) "
+                       f"> {out} 2>&1 < /dev/null; code=$?; [ $code = 137 ] && echo timeout || echo $code")
         else:
             if not self._server_alive():
                 self._start_server()
-            request = json.dumps({"args": args, "cwd": self.sb.workdir, "out": out, "timeout": self.timeout})
+            request = json.dumps({"args": args, "cwd": self.sb.workdir, "out": out, "timeout": timeout})
             command = f"printf '%s\\n' {shlex.quote(request)} > {WORK}/req && read -r code < {WORK}/resp && echo $code"
-        result = self.sb.exec(command, cwd=self.sb.workdir, timeout=self.timeout + 30)
+        result = self.sb.exec(command, cwd=self.sb.workdir, timeout=timeout + 30)
         verdict = result.output.strip().splitlines()[-1] if result.output.strip() else ""
         output = self.sb.exec(f"head -c {OUTPUT_CAP} {out}; rm -f {out}", timeout=60).output
         if result.timed_out or verdict == "timeout":
@@ -123,9 +125,9 @@ class CandidateRun:
     def _ids_args(self, tests: list[str], options: list[str]) -> list[str]:
         return [*self.args, *options, "-p", "no:cacheprovider", *tests]
 
-    def statuses(self, tests: list[str]) -> tuple[str, dict[str, str]]:
+    def statuses(self, tests: list[str], timeout: float | None = None) -> tuple[str, dict[str, str]]:
         """Run ``tests`` once: (``"fails"`` | ``"passes"`` | ``"timeout"`` | ``"broken"``, status per test)."""
-        code, output, timed_out = self._pytest(self._ids_args(tests, ["-rA", "--tb=no"]))
+        code, output, timed_out = self._pytest(self._ids_args(tests, ["-rA", "--tb=no"]), timeout)
         if timed_out:
             return "timeout", {}
         if code not in grade.ACCEPTED_EXIT_CODES:
