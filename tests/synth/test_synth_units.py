@@ -63,13 +63,18 @@ def test_run_ordered_propagates_errors():
 
 def test_function_spans_and_coverage_map():
     spans = function_spans(MODULE)
-    assert spans["clamp"] == (3, 7)
-    assert spans["Box.area"] == (12, 13) and spans["Box.grow.inner"] == (17, 17)
+    assert spans["clamp"] == [(3, 7)]
+    assert spans["Box.area"] == [(12, 13)] and spans["Box.grow.inner"] == [(17, 17)]
     cov = CoverageMap(tests=["t::a", "t::b", "t::c"], files={"m.py": {3: [0], 4: [0], 12: [1], 17: [2]}})
     assert cov.tests_for("m.py", MODULE, ["clamp"]) == ["t::a"]
     assert cov.tests_for("m.py", MODULE, ["Box.grow", "clamp"]) == ["t::a", "t::c"]
     assert cov.tests_for("other.py", MODULE, ["clamp"]) == []
     assert CoverageMap.from_json(cov.to_json()) == cov
+    twice = "def f(a):\n    if a:\n        def g():\n            return 1\n    else:\n        def g():\n            return 2\n    return g\n"
+    assert function_spans(twice)["f.g"] == [(4, 4), (7, 7)]
+    both = CoverageMap(tests=["t::a", "t::b"], files={"m.py": {4: [0], 7: [1]}})
+    assert both.tests_for("m.py", twice, ["f.g"], {7}) == ["t::b"]  # the definition holding the change
+    assert both.tests_for("m.py", twice, ["f.g"]) == ["t::a", "t::b"]
     at_import = CoverageMap(tests=["t::a", "t::b"], files={"m.py": {3: [-1, 0]}}, durations={"t::a": 0.5})
     assert at_import.tests_for("m.py", MODULE, ["clamp"]) == ["t::a", "t::b"]  # run when the module loads
     assert at_import.seconds(["t::a", "t::b"]) == 0.5

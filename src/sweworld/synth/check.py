@@ -55,10 +55,10 @@ class Outcome(BaseModel):
     seconds: float = 0.0
 
 
-SCREEN_FACTOR = 3.0
-SCREEN_SLACK = 3.0
-"""A screen may take 3x what its tests took in the coverage run (already slowed by coverage) plus
-3 s for the start and the collection: a hang is cut long before the whole suite's timeout."""
+SCREEN_FACTOR = 2.0
+SCREEN_SLACK = 2.0
+"""A screen may take 2x what its tests took in the coverage run (already slowed by coverage) plus
+2 s for the start and the collection: a hang is cut long before the whole suite's timeout."""
 
 
 def screen_timeout(release: Release, tests: list[str], timeout: float) -> float:
@@ -66,7 +66,8 @@ def screen_timeout(release: Release, tests: list[str], timeout: float) -> float:
 
 
 def covering_tests(release: Release, mutation: Mutation) -> list[str]:
-    tests = release.coverage.tests_for(mutation.path, mutation.original, mutation.function.split(","))
+    lines = {mutation.original.count("\n", 0, start) + 1 for start, _, _ in mutation.edits}
+    tests = release.coverage.tests_for(mutation.path, mutation.original, mutation.function.split(","), lines)
     return [t for t in tests if t in release.baseline]
 
 

@@ -58,13 +58,16 @@ class CoverageMap:
             return list(self.tests)
         return [self.tests[i] for i in sorted(ids)]
 
-    def tests_for(self, path: str, text: str, functions: list[str]) -> list[str]:
-        """Tests that executed any line of the named functions (qualified names) of ``path``."""
+    def tests_for(self, path: str, text: str, functions: list[str], lines: set[int] | None = None) -> list[str]:
+        """Tests that executed any line of the named functions (qualified names) of ``path``. A name
+        defined more than once (``wrapper`` in each branch) means the definitions holding ``lines``
+        (the changed lines), or all of them when none does."""
         spans = function_spans(text)
         ids: dict[str, None] = {}
         for name in functions:
-            if name in spans:
-                for test in self.tests_for_lines(path, *spans[name]):
+            chosen = [(a, b) for a, b in spans.get(name, []) if lines and any(a <= n <= b for n in lines)]
+            for first, last in chosen or spans.get(name, []):
+                for test in self.tests_for_lines(path, first, last):
                     ids[test] = None
         order = {t: i for i, t in enumerate(self.tests)}
         return sorted(ids, key=order.__getitem__)
@@ -75,21 +78,22 @@ class CoverageMap:
 
 
 @lru_cache(maxsize=64)
-def function_spans(text: str) -> dict[str, tuple[int, int]]:
-    """Qualified name (``Class.method``, ``outer.inner``) -> (first body line, last line) of every
-    function of a module's text."""
+def function_spans(text: str) -> dict[str, list[tuple[int, int]]]:
+    """Qualified name (``Class.method``, ``outer.inner``) -> (first body line, last line) of each
+    definition of that name in a module's text, in source order."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return {}
-    spans: dict[str, tuple[int, int]] = {}
+    spans: dict[str, list[tuple[int, int]]] = {}
 
     def visit(node: ast.AST, prefix: str) -> None:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.ClassDef):
                 visit(child, f"{prefix}{child.name}.")
             elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                spans.setdefault(f"{prefix}{child.name}", (child.body[0].lineno, child.end_lineno or child.lineno))
+                span = (child.body[0].lineno, child.end_lineno or child.lineno)
+                spans.setdefault(f"{prefix}{child.name}", []).append(span)
                 visit(child, f"{prefix}{child.name}.")
             elif isinstance(child, ast.stmt):
                 visit(child, prefix)
