@@ -15,11 +15,12 @@ import pytest
 from sweworld.envs import EnvBuilder
 from sweworld.harness.validate import validate_instance
 from sweworld.synth import Mutation
-from sweworld.synth.check import check_candidate, covering_tests
+from sweworld.synth.check import check_candidate, covering_tests, test_budgets
 from sweworld.synth.coverage import function_spans
 from sweworld.synth.instance import changed_lines
 from sweworld.synth.pipeline import SynthOptions, synthesize
 from sweworld.synth.release import ReleaseSpec, prepare
+from sweworld.synth.runs import CandidateRun
 
 pytestmark = [pytest.mark.bwrap, pytest.mark.network, pytest.mark.slow, pytest.mark.xdist_group("synth-cachetools")]
 
@@ -78,6 +79,19 @@ def test_discarded_candidates(release, case, old, new, status):
     outcome = check_candidate(release, hand(release, old, new), 0, timeout=8)
     assert outcome.status == status, (case, outcome)
     assert not outcome.fail_to_pass
+
+
+def test_a_hang_is_cut_by_the_per_test_budgets(release):
+    hang = hand(release, GETITEM, "        while True:\n            pass\n" + GETITEM)
+    budgets = test_budgets(release)
+    assert set(budgets) == release.baseline and min(budgets.values()) >= 1.5
+    with CandidateRun(release.task, release.layer, timeout=120) as run:
+        run.set_budgets(budgets, 120)
+        outcome = check_candidate(release, hang, 0, timeout=120, naive=True, run=run)
+        assert outcome.status == "timeout", outcome
+        fine = check_candidate(release, hand(release, "            return self.__missing__(key)\n",
+                                             "            return None\n"), 1, timeout=120, run=run)
+        assert fine.status == "validated", fine  # the episode was restored and still works
 
 
 def test_uncovered_candidate_is_never_run(release):

@@ -61,6 +61,20 @@ SCREEN_SLACK = 2.0
 2 s for the start and the collection: a hang is cut long before the whole suite's timeout."""
 
 
+BUDGET_FACTOR = 10.0
+BUDGET_MIN = 1.5
+"""Each test may take 10x its coverage-run time, at least 1.5 s, before the run counts as hung."""
+
+
+def test_budgets(release: Release) -> dict[str, float]:
+    """Per-test budgets (seconds) of the release's stable tests, from the coverage run's durations."""
+    durations = release.coverage.durations
+    return {t: round(max(BUDGET_MIN, BUDGET_FACTOR * durations.get(t, 0.0)), 3) for t in release.baseline}
+
+
+test_budgets.__test__ = False  # type: ignore[attr-defined]  # not a pytest test when imported
+
+
 def screen_timeout(release: Release, tests: list[str], timeout: float) -> float:
     return min(timeout, SCREEN_FACTOR * release.coverage.seconds(tests) + SCREEN_SLACK)
 

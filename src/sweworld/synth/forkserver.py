@@ -8,7 +8,10 @@ imports the current (mutated or restored) sources afresh.
 
 Protocol, over two FIFOs given on the command line: one JSON request per line on the request
 FIFO (``{"args": [...], "cwd": ..., "out": ..., "timeout": seconds}``); one line on the response
-FIFO per request: the exit code, or ``timeout`` (the child's whole session was killed).
+FIFO per request: the exit code, or ``timeout`` (the child's whole session was killed, or a test
+ran past its budget). ``"budgets"`` (optional) names a JSON file ``{"tests": {node id: seconds},
+"default": seconds}``: each test gets an alarm for its budget, and a test past it ends the run at
+once (a hang is found in about one test's time, not the whole run's).
 Start it with the environment of the eval script (``PYTHONHASHSEED``, ``TZ``, locale): children
 inherit the hash seed of the server. ``SWEWORLD_PATH0`` sets ``sys.path[0]`` as the ``pytest``
 console script would have it.
@@ -20,6 +23,27 @@ import signal
 import sys
 import time
 import traceback
+
+OVER_BUDGET = 124
+
+
+class Budgets:
+    """A pytest plugin: an alarm per test (setup + call + teardown); past it, the run exits."""
+
+    def __init__(self, path):
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+        self.tests, self.default = data["tests"], float(data["default"])
+
+    def pytest_runtest_logstart(self, nodeid, location):
+        signal.setitimer(signal.ITIMER_REAL, float(self.tests.get(nodeid, self.default)))
+
+    def pytest_runtest_logfinish(self, nodeid, location):
+        signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+def over_budget(signum, frame):
+    os._exit(OVER_BUDGET)
 
 
 def child(request):
@@ -35,7 +59,11 @@ def child(request):
         sys.argv = ["pytest", *request["args"]]
         import pytest
 
-        code = int(pytest.main(list(request["args"])))
+        plugins = []
+        if request.get("budgets"):
+            signal.signal(signal.SIGALRM, over_budget)
+            plugins.append(Budgets(request["budgets"]))
+        code = int(pytest.main(list(request["args"]), plugins=plugins))
     except BaseException:
         traceback.print_exc()
     finally:
@@ -57,7 +85,8 @@ def run(request):
     while True:
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
-            return str(os.waitstatus_to_exitcode(status))
+            code = os.waitstatus_to_exitcode(status)
+            return "timeout" if code == OVER_BUDGET and request.get("budgets") else str(code)
         if time.monotonic() > deadline:
             try:
                 os.killpg(pid, signal.SIGKILL)

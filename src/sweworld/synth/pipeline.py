@@ -25,7 +25,7 @@ from pathlib import Path
 from sweworld.envs import EnvBuilder
 from sweworld.errors import SWEWorldError
 from sweworld.synth import KINDS, Mutation, combine, sample_mutations
-from sweworld.synth.check import Outcome, StatementWriter, check_candidate
+from sweworld.synth.check import Outcome, StatementWriter, check_candidate, test_budgets
 from sweworld.synth.instance import make_instance, template_statement
 from sweworld.synth.ordered import run_ordered
 from sweworld.synth.release import Release, ReleaseSpec, prepare
@@ -144,6 +144,7 @@ class _Synthesis:
         if getattr(self.local, "run", None) is None:
             self.local.run = CandidateRun(self.release.task, self.release.layer, timeout=self.timeout,
                                           label=f"{self.release.slug}-synth", fork_server=self.options.fork_server)
+            self.local.run.set_budgets(test_budgets(self.release), self.timeout)
             self.episodes.append(self.local.run)
         return self.local.run
 

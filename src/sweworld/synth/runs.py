@@ -63,6 +63,7 @@ class CandidateRun:
         self.sb: Sandbox = episode_sandbox(layer, config, label=label or release.instance_id)
         self._originals: dict[str, str] = {}
         self._runs = 0
+        self._budgets: str | None = None
         words = shlex.split(layer.env.recipe.test_cmd)
         self.args = shlex.split(pytest_command(layer.env.recipe.test_cmd))[3:]
         self.path0 = "" if words[:3] == ["python", "-m", "pytest"] else "/sweworld/venv/bin"
@@ -82,6 +83,12 @@ class CandidateRun:
             self.sb.write_file(f"{self.sb.workdir}/{path}", text)
         self._originals.clear()
         self.sb.exec("git checkout -q -- . && git clean -fdq", cwd=self.sb.workdir, timeout=60)
+
+    def set_budgets(self, seconds: dict[str, float], default: float) -> None:
+        """Per-test time budgets for every later run (fork server only): a test past its budget
+        ends the run as a timeout."""
+        self._budgets = f"{WORK}/budgets.json"
+        self.sb.write_file(self._budgets, json.dumps({"tests": seconds, "default": default}))
 
     # ---- running pytest ---------------------------------------------------------------------
     def _server_alive(self) -> bool:
@@ -113,7 +120,8 @@ class CandidateRun:
         else:
             if not self._server_alive():
                 self._start_server()
-            request = json.dumps({"args": args, "cwd": self.sb.workdir, "out": out, "timeout": timeout})
+            request = json.dumps({"args": args, "cwd": self.sb.workdir, "out": out, "timeout": timeout,
+                                  "budgets": self._budgets})
             command = f"printf '%s\\n' {shlex.quote(request)} > {WORK}/req && read -r code < {WORK}/resp && echo $code"
         result = self.sb.exec(command, cwd=self.sb.workdir, timeout=timeout + 30)
         verdict = result.output.strip().splitlines()[-1] if result.output.strip() else ""
