@@ -32,7 +32,8 @@ from sweworld.synth.runs import PASS, CandidateRun, SuiteRun
 STATUSES = ("validated", "uncovered", "passes", "timeout", "broken", "flaky", "error")
 
 StatementWriter = Callable[[Release, Mutation, list[str], str], tuple[str, str]]
-"""(release, mutation, FAIL_TO_PASS, failing suite output) -> (problem statement, source)."""
+"""(release, mutation, FAIL_TO_PASS, pytest output of the first failing tests with short tracebacks)
+-> (problem statement, source)."""
 
 
 class Outcome(BaseModel):
@@ -61,6 +62,8 @@ SCREEN_SLACK = 2.0
 2 s for the start and the collection: a hang is cut long before the whole suite's timeout."""
 
 
+STATEMENT_TESTS = 5
+"""Failing tests whose tracebacks a problem statement is written from (the others are listed)."""
 BUDGET_FACTOR = 10.0
 BUDGET_MIN = 1.5
 """Each test may take 10x its coverage-run time, at least 1.5 s, before the run counts as hung."""
@@ -160,7 +163,8 @@ def _check(run: CandidateRun, release: Release, mutation: Mutation, outcome: Out
     suite = _validate(run, release, outcome, screened)
     if suite is not None and statement is not None:
         try:
+            output = run.details(outcome.fail_to_pass[:STATEMENT_TESTS])
             outcome.problem_statement, outcome.statement_source = statement(
-                release, mutation, outcome.fail_to_pass, suite.output)
+                release, mutation, outcome.fail_to_pass, output)
         except SWEWorldError as exc:
             outcome.status, outcome.reason = "broken", f"no problem statement: {exc.message}"

@@ -145,9 +145,15 @@ class CandidateRun:
             return "broken", {}  # the crash rule of the harness
         return ("fails" if code == 1 else "passes"), statuses
 
+    def details(self, tests: list[str]) -> str:
+        """The output of ``tests`` with short tracebacks (for the problem statement)."""
+        return self._pytest(self._ids_args(tests, ["-rA", "--tb=short"]))[1]
+
     def suite(self) -> SuiteRun:
-        """The whole suite (the test command, ``-rA``), graded as ``sweworld eval`` grades it."""
-        code, output, timed_out = self._pytest([*self.args, "-rA", "-p", "no:cacheprovider"])
+        """The whole suite (the test command, ``-rA``), graded as ``sweworld eval`` grades it. Without
+        tracebacks: rendering hundreds of failures (assertion diffs of long strings) can take ten
+        times as long as the tests; ``details`` gets them for the few tests a statement shows."""
+        code, output, timed_out = self._pytest([*self.args, "-rA", "--tb=no", "-p", "no:cacheprovider"])
         statuses = grade.parse_status(self.release, output) if not timed_out else {}
         crashed = timed_out or grade.is_crashed(code, statuses)
         return SuiteRun(statuses={} if crashed else statuses, output=output, crashed=crashed,
