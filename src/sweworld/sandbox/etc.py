@@ -11,6 +11,7 @@ import functools
 import hashlib
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 from sweworld import paths
@@ -56,9 +57,9 @@ def _snapshot(fingerprint: str) -> Path:
     final = paths.subdir("sandbox-etc") / fingerprint
     if final.exists():
         return final
-    staging = final.with_name(f".{fingerprint}.{os.getpid()}")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir()
+    # unique per call: threads of one process (parallel first builds) must not share a staging dir
+    staging = Path(tempfile.mkdtemp(prefix=f".{fingerprint}.", dir=final.parent))
+    staging.chmod(0o755)
     for name in ETC_ENTRIES:
         src = Path("/etc", name)
         if src.exists() or src.is_symlink():
