@@ -15,6 +15,7 @@ import json
 import random
 from pathlib import Path
 
+from sweworld.synth.instance import scrub_paths
 from sweworld.synth.pipeline import SynthOptions, synthesize
 from sweworld.synth.release import ReleaseSpec
 from sweworld.tasks import save_tasks
@@ -120,6 +121,7 @@ def main() -> None:
               flush=True)
     if args.validated:
         everything = kept_by_validation(everything, args.validated)
+    everything = [t.model_copy(update={"problem_statement": scrub_paths(t.problem_statement)}) for t in everything]
     save_tasks(everything, DATASETS / "default.jsonl.gz")
     save_tasks(lite_split(everything, LITE, SEED), DATASETS / "lite.jsonl.gz")
     (args.work / "stats.json").write_text(json.dumps(stats, indent=1) + "\n")

@@ -80,6 +80,16 @@ def test_function_spans_and_coverage_map():
     assert at_import.seconds(["t::a", "t::b"]) == 0.5
 
 
+def test_interpreter_paths_are_scrubbed_from_statements():
+    from sweworld.synth.instance import scrub_paths
+
+    text = ("where <class 'operator.itemgetter'> = getattr(<module 'operator' from "
+            "'/home/u/.pyenv/versions/3.11.7/lib/python3.11/operator.py'>, 'itemgetter')\n"
+            "tests/test_x.py:12: in test_y")
+    assert scrub_paths(text) == ("where <class 'operator.itemgetter'> = getattr(<module 'operator' from "
+                                 "'<python3.11>/operator.py'>, 'itemgetter')\ntests/test_x.py:12: in test_y")
+
+
 def test_pytest_command():
     assert pytest_command("pytest -rA") == "python -m pytest"
     assert pytest_command("pytest -rA -x tests") == "python -m pytest -x tests"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import re
 
 from sweworld.envs import EnvBuilder
 from sweworld.models.base import ChatModel
@@ -20,6 +21,13 @@ from sweworld.synth.release import Release
 from sweworld.types import Task
 
 REPRODUCE = "python -m pytest"
+_INTERPRETER_PATH = re.compile(r"/[^\s'\"<>()]*?/lib/(python\d+\.\d+)/")
+
+
+def scrub_paths(text: str) -> str:
+    """Paths of the interpreter's library (``/home/u/.pyenv/.../lib/python3.11/operator.py`` in an
+    assertion's module repr) as ``<python3.11>/operator.py``: the machine's layout is not the task's."""
+    return _INTERPRETER_PATH.sub(r"<\1>/", text)
 
 
 def changed_lines(mutation: Mutation) -> list[str]:
@@ -64,7 +72,7 @@ def make_instance(release: Release, mutation: Mutation, outcome: Outcome, builde
     commit = derive_commit(mirror, base.base_commit, fix, derived_message(iid))
     return Task.model_validate({
         "instance_id": iid, "repo": base.repo, "base_commit": commit, "patch": fix, "test_patch": "",
-        "problem_statement": outcome.problem_statement, "hints_text": "", "created_at": "",
+        "problem_statement": scrub_paths(outcome.problem_statement), "hints_text": "", "created_at": "",
         "version": base.version, "environment_setup_commit": base.base_commit,
         "FAIL_TO_PASS": outcome.fail_to_pass, "PASS_TO_PASS": outcome.pass_to_pass,
         "python": release.layer.env.recipe.python, "packages": base.packages, "pip_packages": base.pip_packages,
