@@ -13,15 +13,16 @@ import json
 import logging
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from sweworld.envs import scripts
+from sweworld.envs import scripts, services
+from sweworld.envs.scmversion import pretend_version_env
 from sweworld.envs.derived import derive_layer
 from sweworld.envs.discovery import Interpreter, find_interpreter
 from sweworld.envs.recipe import EnvRecipe, env_key, instance_key, resolve_recipe
 from sweworld.envs.store import envs_root, locked, log_tail, read_meta, remove_tree
-from sweworld.errors import EnvBuildError, SandboxError
+from sweworld.errors import EnvBuildError, RepoError, SandboxError
 from sweworld.repos import RepoStore
 from sweworld.sandbox import Dir, Layers, Sandbox, SandboxConfig
 from sweworld.types import Task
@@ -60,6 +61,10 @@ class InstanceLayer:
     env: Environment
     tree: Path
     base_commit: str
+    build_env: dict[str, str] = field(default_factory=dict)
+    """Variables every (re)install of this commit needs (e.g. the scm version, see scmversion.py)."""
+    services: dict[str, Environment] = field(default_factory=dict)
+    """Built stand-ins of ``env.recipe.services`` (mounted at /sweworld/services/<name>)."""
 
     @property
     def testbed(self) -> Path:
@@ -178,20 +183,55 @@ class EnvBuilder:
         tree = self.repos.base_tree(task)
         key = instance_key(f"{env.key}:{LAYER_FORMAT}", task.base_commit, env.recipe)
         final = env.path / "instances" / key
+        build_env = self.build_env(task, tree)
         with locked(f"{env.key}-{key}"):
             if not read_meta(final / "meta.json").get("complete") and not derive_layer(
                     self, task, env, tree, key, final):
-                self._build_instance(task, env, tree, key, final)
-        return InstanceLayer(key, final, env, tree, task.base_commit)
+                self._build_instance(task, env, tree, key, final, build_env)
+        stand_ins = {name: self.service(name) for name in env.recipe.services}
+        return InstanceLayer(key, final, env, tree, task.base_commit, build_env, stand_ins)
 
-    def _build_instance(self, task: Task, env: Environment, tree: Path, key: str, final: Path) -> None:
+    def build_env(self, task: Task, tree: Path) -> dict[str, str]:
+        """Variables the install of ``task``'s base commit needs: the version of a project that
+        takes it from git history (the mirror's tags, else the task's release line)."""
+        try:
+            mirror = self.repos.mirror(task.repo, task.repo_source, instance_id=task.instance_id,
+                                       commit=task.base_commit)
+        except RepoError:
+            mirror = None
+        return pretend_version_env(tree, mirror, task.base_commit, task.version)
+
+    def service(self, name: str) -> Environment:
+        """The built stand-in ``name`` (see services.py), built on first use (file-locked)."""
+        spec = services.get(name)
+        final = envs_root() / "services" / spec.key
+        with locked(f"service-{spec.key}"):
+            if not read_meta(final / "env.json").get("complete"):
+                recipe = EnvRecipe(python=spec.python, packages=list(spec.packages), notes=[f"stand-in {name}"])
+                interp = find_interpreter(recipe.python)
+                uv = uv_binary()
+                (final.parent).mkdir(parents=True, exist_ok=True)
+                build = StagedBuild(final.parent / f".{spec.key}.building", final,
+                                    envs_root() / "logs" / f"{spec.key}.log", f"stand-in {name}")
+                (build.staging / "venv").mkdir()
+                mounts = {VENV: Dir(build.staging / "venv", writable=True), **tool_mounts(uv)}
+                script = (scripts.env_stage_script(recipe, python=interp.path, venv=VENV, uv=sandbox_uv(uv),
+                                                   workdir="/tmp") + f"VENV={VENV}\n" + spec.setup)
+                build.run(mounts, script, f"stand-in {name} build", base_commit=None,
+                          ro_paths=_ro_paths(interp), timeout=self.timeout, workdir="/tmp")
+                build.publish("env.json", {"key": spec.key, "python": interp.version, "recipe": recipe.model_dump()})
+        meta = read_meta(final / "env.json")
+        return Environment(spec.key, final, EnvRecipe.model_validate(meta["recipe"]), find_interpreter(meta["python"]))
+
+    def _build_instance(self, task: Task, env: Environment, tree: Path, key: str, final: Path,
+                        build_env: dict[str, str]) -> None:
         where = f"instance {task.instance_id} (env {env.key}, commit {task.base_commit[:12]})"
         staging = final.parent / f".{key}.building"
         build = StagedBuild(staging, final, env.path / "logs" / f"{key}.log", where)
         uv = uv_binary()
         mounts = {"/testbed": Layers([tree], upper=staging / "testbed"),
                   VENV: Layers([env.venv], upper=staging / "venv"), **tool_mounts(uv)}
-        script = (scripts.instance_stage_script(env.recipe, venv=VENV, uv=sandbox_uv(uv)) + "\n"
+        script = (scripts.instance_stage_script(env.recipe, venv=VENV, uv=sandbox_uv(uv), extra_env=build_env) + "\n"
                   + instance_epilogue(env.recipe))
         build.run(mounts, script, "install", base_commit=task.base_commit,
                   ro_paths=_ro_paths(env.interpreter), timeout=self.timeout)
@@ -211,14 +251,14 @@ class StagedBuild:
         log_path.write_text("")
         self.started = time.monotonic()
 
-    def run(self, mounts: dict, script: str, what: str, *, base_commit: str, ro_paths: list[str],
-            timeout: float) -> None:
+    def run(self, mounts: dict, script: str, what: str, *, base_commit: str | None, ro_paths: list[str],
+            timeout: float, workdir: str = "/testbed") -> None:
         caches = _caches()
         mounts = {**mounts, "/sweworld/cache/uv": Dir(caches["uv"], writable=True),
                   "/sweworld/cache/pip": Dir(caches["pip"], writable=True)}
         try:
             with Sandbox(mounts, config=build_config(timeout), base_commit=base_commit, ro_paths=ro_paths,
-                         label=self.staging.name) as sandbox:
+                         label=self.staging.name, workdir=workdir) as sandbox:
                 _run_script(sandbox, script, self.log_path, what, self.where, timeout)
         except SandboxError as exc:
             remove_tree(self.staging)

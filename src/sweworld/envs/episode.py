@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from sweworld.envs.build import VENV, EnvBuilder, InstanceLayer, _ro_paths, tool_mounts, uv_binary
-from sweworld.sandbox import Layers, Sandbox, SandboxConfig
+from sweworld.envs import services
+from sweworld.envs.services import SERVICES_MOUNT
+from sweworld.sandbox import Dir, Layers, Sandbox, SandboxConfig
 from sweworld.types import Task
 
 
@@ -11,8 +13,14 @@ def episode_sandbox(layer: InstanceLayer, config: SandboxConfig | None = None, *
     """A fresh copy-on-write workspace over an already-built instance layer (cheap: no copy)."""
     mounts = {"/testbed": Layers([layer.testbed, layer.tree]), VENV: Layers([layer.venv, layer.env.venv]),
               **tool_mounts(uv_binary())}
-    return Sandbox(mounts, config=config, base_commit=layer.base_commit,
-                   ro_paths=_ro_paths(layer.env.interpreter), label=label)
+    ro_paths = _ro_paths(layer.env.interpreter)
+    for name, service in layer.services.items():  # local stand-ins, read-only (see envs/services.py)
+        mounts[f"{SERVICES_MOUNT}/{name}/venv"] = Dir(service.venv)
+        ro_paths += [p for p in _ro_paths(service.interpreter) if p not in ro_paths]
+    config = config or SandboxConfig()
+    if layer.services and not config.network:  # with the real network the real hosts answer
+        config = config.model_copy(update={"hosts": {**config.hosts, **services.hosts(list(layer.services))}})
+    return Sandbox(mounts, config=config, base_commit=layer.base_commit, ro_paths=ro_paths, label=label)
 
 
 def open_episode(task: Task, builder: EnvBuilder | None = None, config: SandboxConfig | None = None) -> Sandbox:

@@ -20,10 +20,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, field_validator
 
 from sweworld.envs import swebench_specs as sbs
+from sweworld.envs.era import SWEBENCH_ERA_DATE, era_seeds
+from sweworld.envs.services import stand_ins
 from sweworld.errors import EnvBuildError
 from sweworld.types import Task
 
-ENV_KEY_VERSION = 1
+ENV_KEY_VERSION = 2
 """Bump when the env-stage script changes in a way that invalidates built environments."""
 DEFAULT_PYTHON = "3.11"
 DEFAULT_TEST_CMD = "pytest -rA"
@@ -35,6 +37,12 @@ class EnvRecipe(BaseModel):
     """How to build the environment of a task (env stage) and install its repo (instance stage)."""
 
     python: str = Field(default=DEFAULT_PYTHON, description="Python version 'X.Y' of the virtualenv.")
+    seed_packages: list[str] = Field(default_factory=list, description=(
+        "Env stage: packaging tools pinned right after the venv is created (pip, setuptools, wheel of "
+        "the era of SWE-bench's images for swebench specs, see envs/era.py); [] keeps the venv's own."))
+    exclude_newer: str | None = Field(default=None, description=(
+        "Resolve unpinned requirements as of this date (uv's --exclude-newer; for swebench specs the era "
+        "of SWE-bench's images, see envs/era.py); None: the newest."))
     packages: list[str] = Field(default_factory=list, description=(
         "Env stage: pip requirement lines installed first, in one resolver call (conda package lists "
         "and requirement files already translated)."))
@@ -61,6 +69,9 @@ class EnvRecipe(BaseModel):
     eval_commands: list[str] = Field(
         default_factory=list, description="Shell commands run before the tests (exports already moved to env_vars).")
     env_vars: dict[str, str] = Field(default_factory=dict, description="Environment variables for test runs.")
+    services: list[str] = Field(default_factory=list, description=(
+        "Local stand-ins started inside the episode for test runs (names from envs/services.py, e.g. "
+        "'httpbin' for tests that call httpbin.org); the sandbox still reaches nothing outside."))
     source: Literal["task", "swebench", "default"] = Field(default="default", description="Where it came from.")
     notes: list[str] = Field(default_factory=list, description="Everything translated, dropped or guessed.")
 
@@ -75,7 +86,7 @@ class EnvRecipe(BaseModel):
 
     def env_stage_fields(self) -> dict[str, Any]:
         """The fields that decide the env stage (and only those)."""
-        return self.model_dump(include={"python", "packages", "requirements_files", "optional_packages",
+        return self.model_dump(include={"python", "seed_packages", "exclude_newer", "packages", "requirements_files", "optional_packages",
                                         "pip_packages", "install_repo_in_env", "install_extras"})
 
 
@@ -247,7 +258,16 @@ def from_spec(spec: dict[str, Any], repo: str, tree: Path | None) -> EnvRecipe:
         notes.append("eval exports a locale (LANG/LC_ALL): it must exist on the host (`locale -a`); "
                      "C.UTF-8 is the usual substitute")
     pre = sbs.drop_system_commands(list(spec.get("pre_install") or []), "pre_install", notes)
-    return EnvRecipe(python=str(spec.get("python") or DEFAULT_PYTHON), **fields,
+    python = str(spec.get("python") or DEFAULT_PYTHON)
+    seeds = era_seeds(python)
+    if seeds:
+        notes.append(f"venv seeded with {' '.join(seeds)}; unpinned requirements as of {SWEBENCH_ERA_DATE} "
+                     "(the era of SWE-bench's images)")
+    services = stand_ins(repo)
+    if services:
+        notes.append(f"local stand-ins for test runs: {', '.join(services)}")
+    return EnvRecipe(python=python, seed_packages=seeds, exclude_newer=SWEBENCH_ERA_DATE if seeds else None,
+                     services=services, **fields,
                      pip_packages=list(spec.get("pip_packages") or []),
                      pre_install=pre, install=spec.get("install"), test_cmd=_test_cmd(spec.get("test_cmd")),
                      eval_commands=evals, env_vars=env_vars, source="swebench", notes=notes)

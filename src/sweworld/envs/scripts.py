@@ -14,6 +14,7 @@ valid in every later episode. The network is available during builds.
 from __future__ import annotations
 
 import hashlib
+import re
 import shlex
 from collections.abc import Mapping
 from pathlib import Path
@@ -74,8 +75,22 @@ def _activate(venv: str, uv: Path | None) -> list[str]:
 
 def _pip(recipe: EnvRecipe, venv: str, uv: Path | None) -> str:
     if _uses_uv(recipe, uv):
-        return f"{shlex.quote(str(uv))} pip install --python {shlex.quote(venv)}/bin/python"
+        cutoff = f" --exclude-newer {shlex.quote(recipe.exclude_newer)}" if recipe.exclude_newer else ""
+        return f"{shlex.quote(str(uv))} pip install --python {shlex.quote(venv)}/bin/python{cutoff}"
     return f"{shlex.quote(venv)}/bin/python -m pip install"
+
+
+_PIP_INSTALL = re.compile(r"^\s*(?:python\S*\s+-m\s+pip|pip\S*)\s+install\s+(.*)$")
+
+
+def _pre_resolve(recipe: EnvRecipe, venv: str, uv: Path | None) -> list[str]:
+    """With a date cutoff, the dependencies of a ``pip install`` are first resolved by uv as of that
+    date (pip 24 has no cutoff); the recipe's own command then finds them installed. Best effort."""
+    match = _PIP_INSTALL.match(recipe.install or "")
+    if not (recipe.exclude_newer and _uses_uv(recipe, uv) and match) or any(c in match.group(1) for c in ";&|`$"):
+        return []
+    return [f"{_pip(recipe, venv, uv)} {match.group(1)} || echo 'sweworld: dependencies not pre-resolved as of "
+            f"{recipe.exclude_newer}' >&2"]
 
 
 def _heredoc(path_var: str, lines: list[str]) -> list[str]:
@@ -104,8 +119,11 @@ def env_stage_script(recipe: EnvRecipe, *, python: Path, venv: str = DEFAULT_VEN
         lines.append(f"{q_python} -m venv {q_venv}")
     lines += _activate(venv, uv if use_uv else None)
     pip = _pip(recipe, venv, uv)
-    # Seed what a conda env has: pip, setuptools and wheel (uv seeds setuptools/wheel only below 3.12).
-    if not offline:
+    # Seed what a conda env has: pip, setuptools and wheel (uv seeds setuptools/wheel only below 3.12),
+    # pinned when the recipe says which (see envs/era.py).
+    if recipe.seed_packages:
+        lines.append(f"{pip} " + " ".join(shlex.quote(p) for p in recipe.seed_packages))
+    elif not offline:
         if not use_uv:
             lines.append(f"{pip} --upgrade pip setuptools wheel")
         elif version >= (3, 12):
@@ -146,5 +164,6 @@ def instance_stage_script(recipe: EnvRecipe, *, venv: str = DEFAULT_VENV, uv: Pa
     lines += _activate(venv, uv)
     lines += list(recipe.pre_install)
     if recipe.install:
+        lines += _pre_resolve(recipe, venv, uv)
         lines.append(recipe.install)
     return "\n".join(lines) + "\n"

@@ -26,6 +26,8 @@ import shlex
 from collections.abc import Iterable
 
 from sweworld.envs.recipe import EnvRecipe
+from sweworld.envs.services import start_lines as service_start_lines
+from sweworld.envs.services import stop_lines as service_stop_lines
 from sweworld.types import Task
 
 START_MARKER = "SWEWORLD START TEST OUTPUT"
@@ -91,6 +93,31 @@ def env_exports(env_vars: dict[str, str]) -> list[str]:
     return lines
 
 
+_TOX_ENV = re.compile(r"(?:^|\s)-e\s*([A-Za-z0-9_.,-]+)")
+
+
+def tox_current_env_shims(test_cmd: str, python: str, venv: str = "/sweworld/venv") -> list[str]:
+    """Lines that give ``tox --current-env`` a working interpreter in ``.tox/<env>/bin``.
+
+    tox-current-env links ``.tox/<env>/bin/python`` to ``sys.executable``; a virtualenv's python is
+    itself a link to the base interpreter, so Python started through the second link finds no
+    ``pyvenv.cfg`` and runs outside the venv (``No module named pytest``). In SWE-bench's conda
+    environments the link ends at a real prefix. The plugin keeps a ``python`` that already
+    exists, so a small script that execs the venv's python is put there first.
+    """
+    if not re.match(r"\s*tox\b", test_cmd) or "--current-env" not in test_cmd:
+        return []
+    names = [name for match in _TOX_ENV.finditer(test_cmd) for name in match.group(1).split(",")]
+    lines = []
+    for name in names:
+        bindir = shlex.quote(f".tox/{name}/bin")
+        lines.append(f"mkdir -p {bindir}")
+        for suffix in ("", python.split(".")[0], python):
+            target = f"{bindir}/python{suffix}"
+            lines.append(f"printf '#!/bin/sh\\nexec {venv}/bin/python \"$@\"\\n' > {target} && chmod +x {target}")
+    return lines
+
+
 def _check_path(path: str) -> str:
     parts = path.split("/")
     if not path or path.startswith("/") or ".." in parts or path in (".", "./"):
@@ -111,13 +138,15 @@ def _reset_tests(base_commit: str, existing: list[str], created: list[str]) -> l
 
 def make_eval_script(task: Task, recipe: EnvRecipe, *, directives: list[str],
                      existing_test_files: list[str], created_test_files: list[str], nonce: str,
-                     workdir: str = "/testbed") -> str:
+                     workdir: str = "/testbed", services: list[str] | None = None) -> str:
     """The bash eval script of ``task`` (see the module docstring).
 
     ``directives`` are appended (shell-quoted) to ``recipe.test_cmd``; ``existing_test_files`` are
     the files of the test patch present at the base commit (checked out from it before and after),
     ``created_test_files`` those the test patch creates (removed before and after). ``nonce`` goes
     into every marker and into the heredoc delimiter; make one per run with ``new_nonce()``.
+    ``services``: local stand-ins started around the tests (default ``recipe.services``; [] when
+    the tests may reach the real network).
     """
     if not _NONCE.fullmatch(nonce):
         raise ValueError(f"nonce must be 8-64 letters or digits, got {nonce!r}")
@@ -149,7 +178,10 @@ def make_eval_script(task: Task, recipe: EnvRecipe, *, directives: list[str],
             f"  exit {INFRA_EXIT_CODE}",
             "fi",
         ]
+    stand_ins = recipe.services if services is None else services
     lines += [
+        *tox_current_env_shims(recipe.test_cmd, recipe.python),
+        *service_start_lines(stand_ins),
         f"echo {shlex.quote(marker(PATCH_APPLIED_MARKER, nonce))}",
         f"echo {shlex.quote(marker(START_MARKER, nonce))}",
         "(",
@@ -159,6 +191,7 @@ def make_eval_script(task: Task, recipe: EnvRecipe, *, directives: list[str],
         "echo",
         f"echo {shlex.quote(marker(END_MARKER, nonce))}",
         f"echo {shlex.quote(marker(EXIT_CODE_MARKER, nonce))} \"${_RC_VAR}\"",
+        *service_stop_lines(stand_ins),
         "sweworld_reset_tests",
         "exit 0",
     ]

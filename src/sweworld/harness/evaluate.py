@@ -10,6 +10,8 @@ test patch) are reported apart from model failures. The instance's directory rec
 
 from __future__ import annotations
 
+import re
+import shlex
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,19 +46,35 @@ class InstanceLog:
         self.path.write_text("\n".join(self.lines) + "\n", encoding="utf-8")
 
 
-def needs_reinstall(patch: str) -> bool:
+_EDITABLE = re.compile(r"(^|\s)(-e|--editable)(\s|=|$)|\bsetup\.py\s+develop\b")
+#: A reinstall runs without the network: no index, no build isolation (the venv's seeded setuptools).
+OFFLINE_INSTALL_ENV = {"PIP_NO_INDEX": "1", "PIP_NO_BUILD_ISOLATION": "0", "UV_OFFLINE": "1"}
+
+
+def is_editable(install: str) -> bool:
+    """Whether the install command leaves the tree importable in place (``-e``, ``setup.py develop``)."""
+    return bool(_EDITABLE.search(install))
+
+
+def needs_reinstall(patch: str, install: str | None = None) -> bool:
+    """Whether the patched tree must be installed again before the tests: always after a
+    non-editable install (the tests would import the unpatched copy in site-packages; SWE-bench's
+    eval script reinstalls every time), else when the patch touches packaging or compiled sources."""
+    if install and not is_editable(install):
+        return True
     return any(p.endswith(REINSTALL_SUFFIXES) or p.rsplit("/", 1)[-1] in REINSTALL_NAMES
                for p in patches.patch_paths(patch))
 
 
 def run_tests(sb: Executor, task: Task, recipe: EnvRecipe, *, timeout: float,
-              log_dir: Path | None = None) -> tuple[grade.TestRun, ExecResult]:
-    """Run the eval script (test patch, markers, test command) in ``sb``; the patch is already applied."""
+              log_dir: Path | None = None, services: list[str] | None = None) -> tuple[grade.TestRun, ExecResult]:
+    """Run the eval script (test patch, markers, test command) in ``sb``; the patch is already applied.
+    ``services``: the local stand-ins to start (default: the recipe's)."""
     existing, created = directives.base_test_files(task.test_patch)
     nonce = evalscript.new_nonce()
     script = evalscript.make_eval_script(task, recipe, directives=directives.test_directives(task),
                                          existing_test_files=existing, created_test_files=created,
-                                         nonce=nonce, workdir=sb.workdir)
+                                         nonce=nonce, workdir=sb.workdir, services=services)
     sb.write_file("/tmp/sweworld-eval.sh", script)
     command = "bash /tmp/sweworld-eval.sh"
     if isinstance(sb, Sandbox):  # a stateless run with a large output cap; the agent's shell is untouched
@@ -107,10 +125,16 @@ def _evaluate(task: Task, patch: str | None, log_dir: Path, log: InstanceLog, re
             log("patch not applied: the instance is not resolved")
             return
         report.patch_successfully_applied = True
-        if recipe.install and needs_reinstall(patch or ""):
-            result = sb.exec(recipe.install, cwd=sb.workdir, timeout=timeout)
-            log(f"reinstall after a packaging change: exit {result.exit_code}")
-        run, result = run_tests(sb, task, recipe, timeout=timeout, log_dir=log_dir)
+        if recipe.install and needs_reinstall(patch or "", recipe.install):
+            env = {**OFFLINE_INSTALL_ENV, **layer.build_env}
+            exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+            result = sb.exec(f"export {exports}; {recipe.install}", cwd=sb.workdir, timeout=timeout)
+            log(f"reinstall of the patched tree ({recipe.install}): exit {result.exit_code}")
+            if not result.ok:
+                log(result.output[-2000:])
+        network = bool(config and config.network)
+        run, result = run_tests(sb, task, recipe, timeout=timeout, log_dir=log_dir,
+                                services=[] if network else None)
         log(f"eval script: exit {result.exit_code}, {result.duration:.1f}s"
             + (", timed out" if result.timed_out else ""))
         if result.timed_out:
@@ -125,5 +149,9 @@ def _evaluate(task: Task, patch: str | None, log_dir: Path, log: InstanceLog, re
         report.resolved = graded.resolved
         report.crashed = graded.crashed
         report.test_exit_code = run.exit_code
+        report.tests_missing = graded.missing
+        if graded.missing:
+            log(f"{len(graded.missing)} listed tests missing from the test output (graded as failed): "
+                + ", ".join(graded.missing[:20]) + (" ..." if len(graded.missing) > 20 else ""))
         log(f"graded {graded.resolution} (test exit code {run.exit_code}"
             + (", crashed: no test counts as passed" if graded.crashed else "") + ")")

@@ -27,6 +27,11 @@ that the markers themselves are the harness's.
 
 Unlike SWE-bench's ``get_logs_eval``, the whole log is never parsed as a fallback when the region
 between the markers holds no result (that region is the only one the test command wrote to).
+
+Two things the parsers alone would hide: ANSI escapes (a repository whose pytest configuration
+forces ``--color=yes``) are stripped before parsing, and a listed test whose id holds a space
+(``test_x[a b]``, cut at the space by SWE-bench's pytest parsers) is looked up by its full id too.
+Listed tests absent from the parsed output are named in ``GradeResult.missing``.
 """
 
 from __future__ import annotations
@@ -80,6 +85,8 @@ class GradeResult(BaseModel):
         description="FAIL_TO_PASS, PASS_TO_PASS, FAIL_TO_FAIL, PASS_TO_FAIL: {success, failure}.")
     resolution: str = Field(description="RESOLVED_FULL, RESOLVED_PARTIAL or RESOLVED_NO.")
     resolved: bool = Field(description="resolution == RESOLVED_FULL.")
+    missing: list[str] = Field(default_factory=list, description=(
+        "FAIL_TO_PASS/PASS_TO_PASS tests the output does not mention (graded as failed); empty when crashed."))
 
 
 def _lines_equal(output: str, text: str) -> list[re.Match[str]]:
@@ -124,14 +131,47 @@ def _test_spec(task: Task) -> SimpleNamespace:
                            FAIL_TO_PASS=task.FAIL_TO_PASS, PASS_TO_PASS=task.PASS_TO_PASS)
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
+_STATUSES = ("PASSED", "FAILED", "ERROR", "SKIPPED", "XFAIL", "XPASS")
+
+
+def strip_ansi(text: str) -> str:
+    """``text`` without ANSI escape sequences (colours, cursor moves)."""
+    return _ANSI.sub("", text)
+
+
+def listed_tests(task: Task) -> list[str]:
+    """FAIL_TO_PASS then PASS_TO_PASS, each test once."""
+    return list(dict.fromkeys([*task.FAIL_TO_PASS, *task.PASS_TO_PASS]))
+
+
+def _full_ids(status_map: dict[str, str], text: str, listed: list[str]) -> dict[str, str]:
+    """Statuses of listed ids holding a space, read from ``STATUS <full id>`` lines (pytest -rA)."""
+    found: dict[str, str] = {}
+    for name in listed:
+        if " " not in name or name in status_map:
+            continue
+        pattern = rf"^({'|'.join(_STATUSES)}) {re.escape(name)}(?: - .*)?[ \t\r]*$"
+        match = None
+        for match in re.finditer(pattern, text, re.MULTILINE):
+            pass  # the last line wins, as in the parsers
+        if match is not None:
+            found[name] = match.group(1)
+    return found
+
+
 def parse_status(task: Task, test_output: str) -> dict[str, str]:
     """Test -> status (PASSED, FAILED, ERROR, SKIPPED, XFAIL) from ``swebench``'s parser for the repo,
-    ``parse_log_pytest`` for a repository it does not know."""
+    ``parse_log_pytest`` for a repository it does not know; ANSI escapes stripped first, listed ids
+    with spaces matched whole as well as cut."""
     from swebench.harness.log_parsers import MAP_REPO_TO_PARSER
     from swebench.harness.log_parsers.python import parse_log_pytest
 
     parser = MAP_REPO_TO_PARSER.get(task.repo, parse_log_pytest)
-    return dict(parser(test_output, _test_spec(task)))
+    text = strip_ansi(test_output)
+    status_map = dict(parser(text, _test_spec(task)))
+    status_map.update(_full_ids(status_map, text, listed_tests(task)))
+    return status_map
 
 
 def is_crashed(exit_code: int | None, status_map: dict[str, str]) -> bool:
@@ -171,6 +211,7 @@ def grade(task: Task, run: TestRun) -> GradeResult:
     tests_status = get_eval_tests_report(status_map, gold_results(task), calculate_to_fail=True,
                                          eval_type=eval_type)
     resolution = ResolvedStatus.NO.value if crashed else get_resolution_status(tests_status)
+    missing = [] if crashed else [name for name in listed_tests(task) if name not in status_map]
     return GradeResult(status_map=status_map, parsed_status_map=parsed, crashed=crashed,
                        exit_code=run.exit_code, tests_status=tests_status, resolution=resolution,
-                       resolved=resolution == ResolvedStatus.FULL.value)
+                       resolved=resolution == ResolvedStatus.FULL.value, missing=missing)

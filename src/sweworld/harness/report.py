@@ -55,6 +55,8 @@ class InstanceReport(BaseModel):
     test_exit_code: int | None = Field(default=None, description="Exit code of the test command.")
     crashed: bool = Field(default=False, description="The test run was not trusted (see harness.grade).")
     apply_method: str | None = Field(default=None, description="Which step of the apply chain applied the patch.")
+    tests_missing: list[str] = Field(default_factory=list, description=(
+        "Listed tests the test output does not mention (graded as failed); also in report.json when any."))
     error: str | None = Field(default=None, description="Why the run could not be graded, or None.")
     error_kind: Literal["infra", "timeout"] | None = Field(
         default=None, description="'infra': not the model's fault (environment, sandbox, test patch); "
@@ -74,6 +76,7 @@ class InstanceReport(BaseModel):
             report.resolved = graded.resolved
             report.test_exit_code = graded.exit_code
             report.crashed = graded.crashed
+            report.tests_missing = graded.missing
         return report
 
     @property
@@ -85,6 +88,8 @@ class InstanceReport(BaseModel):
         body: dict[str, Any] = {key: getattr(self, key) for key in SWEBENCH_KEYS}
         if self.tests_status is not None:
             body["tests_status"] = self.tests_status
+        if self.tests_missing:  # sweworld: a grading problem made visible (absent otherwise)
+            body["tests_missing"] = self.tests_missing
         return {self.instance_id: body}
 
     def to_json(self) -> str:

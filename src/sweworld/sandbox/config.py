@@ -33,6 +33,9 @@ class SandboxConfig(BaseModel):
     env: dict[str, str] = Field(default_factory=dict, description="Extra environment variables for commands.")
     passthrough_env: list[str] = Field(
         default_factory=list, description="Host variable names passed into the sandbox (e.g. proxies for builds).")
+    hosts: dict[str, str] = Field(
+        default_factory=dict, description="Extra /etc/hosts entries, name -> address (local stand-ins of "
+        "public services, e.g. httpbin.org -> 127.0.0.1); the host's own entries are kept.")
     ro_paths: list[str] = Field(
         default_factory=list, description="Extra host paths mounted read-only at the same path inside.")
     keep: bool = Field(default=False, description="Keep the episode directory (upper layers, logs) after close.")

@@ -15,6 +15,7 @@ from sweworld import paths
 from sweworld.errors import SandboxError
 from sweworld.sandbox import isolation, pids
 from sweworld.sandbox.config import SandboxConfig
+from sweworld.sandbox.etc import etc_snapshot
 from sweworld.sandbox.isolation import Bind, Layout, Overlay
 from sweworld.sandbox.session import AgentSession
 from sweworld.types import ExecResult
@@ -125,6 +126,13 @@ class Sandbox:
                 log.warning("overlay workspaces unavailable (%s); falling back to copies", why)
         layout = Layout(tmp=self.episode_dir / "tmp", ro_paths=list(ro_paths), workdir=self.workdir)
         layout.tmp.mkdir(exist_ok=True)
+        if self.config.hosts and self.config.isolation != "none":
+            hosts = self.episode_dir / "hosts"
+            base = etc_snapshot() / "hosts"
+            text = base.read_text(encoding="utf-8", errors="replace") if base.is_file() else "127.0.0.1 localhost\n"
+            hosts.write_text(text.rstrip("\n") + "\n" + "".join(f"{addr} {name}\n"
+                                                                for name, addr in self.config.hosts.items()))
+            layout.binds.append(Bind(hosts, "/etc/hosts", False))
         for n, (target, spec) in enumerate(mounts.items()):
             if isinstance(spec, Dir):
                 layout.binds.append(Bind(spec.path, target, spec.writable))

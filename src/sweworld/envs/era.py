@@ -1,0 +1,42 @@
+"""The packaging tools an environment is seeded with, pinned to the era of SWE-bench's images.
+
+SWE-bench's Docker images create a conda environment per task (``conda create python=X.Y``), which
+brings the pip, setuptools and wheel of the time the images were built (2024). Newer tools change
+what a task's own install and tests see: setuptools >= 81 has no ``pkg_resources`` (pytest 5.x
+and old sphinx import it), pip >= 25 no longer falls back to ``setup.py develop`` for a build
+backend without PEP 660 hooks (pylint 2.x pins ``setuptools~=62.6`` in its build requirements),
+and a PEP 660 editable install does not put the tree on ``sys.path`` the way ``develop`` did.
+Recipes from swebench specs are therefore seeded with these pins; a spec's own ``pip_packages``
+(e.g. ``setuptools==68.0.0``) are installed afterwards and win. The requirements a spec leaves
+unpinned are resolved as of ``SWEBENCH_ERA_DATE`` for the same reason.
+
+The pins per Python version are the newest releases of the 2024 line that support it (pip 24.2,
+setuptools 75.1.0 and wheel 0.44.0 from 3.8 on; older Pythons get the last releases that still
+support them).
+"""
+
+from __future__ import annotations
+
+SWEBENCH_ERA_DATE = "2024-10-01"
+"""Unpinned requirements of swebench specs resolve as of this date (uv ``--exclude-newer``): after
+the pins below, before docutils 0.22 (2025) dropped ``docutils.utils.roman`` that sphinx 3.x imports."""
+
+SWEBENCH_ERA_SEEDS: dict[tuple[int, int], tuple[str, ...]] = {
+    (3, 6): ("pip==21.3.1", "setuptools==59.6.0", "wheel==0.37.1"),
+    (3, 7): ("pip==24.0", "setuptools==68.0.0", "wheel==0.42.0"),
+    (3, 8): ("pip==24.2", "setuptools==75.1.0", "wheel==0.44.0"),
+}
+"""Minimum Python version -> seed requirements (the entry with the largest key <= the version)."""
+
+
+def era_seeds(python: str) -> list[str]:
+    """The seed requirements for a venv of Python ``python`` ('X.Y'); [] below the table."""
+    try:
+        version = tuple(int(part) for part in python.split(".")[:2])
+    except ValueError:
+        return []
+    chosen: tuple[str, ...] = ()
+    for minimum, seeds in sorted(SWEBENCH_ERA_SEEDS.items()):
+        if version >= minimum:
+            chosen = seeds
+    return list(chosen)

@@ -1,0 +1,124 @@
+"""Local stand-ins for what a repository's tests reach over the network (pure data; no I/O here).
+
+SWE-bench's containers reach the internet; episodes here never do. Where a repository's tests
+call a public service, a recipe lists a stand-in (``EnvRecipe.services``) and the eval script starts
+it inside the episode's own network namespace (loopback only), exports the repository's own switch
+pointing at it, and stops it after the tests. Each stand-in is a pinned virtualenv of a PyPI
+package, built once under ``$SWEWORLD_HOME/services`` and mounted read-only at
+``/sweworld/services/<name>``.
+
+Which repositories get which stand-in (documented in docs/swebench.md):
+
+| repository     | stand-in  | switch                                                        |
+| -------------- | --------- | ------------------------------------------------------------- |
+| psf/requests   | httpbin   | ``httpbin.org`` resolves to the episode's own HTTP (80) and    |
+|                |           | HTTPS (443) servers; ``REQUESTS_CA_BUNDLE`` trusts their CA    |
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shlex
+from dataclasses import dataclass, field
+
+SERVICES_MOUNT = "/sweworld/services"
+
+
+@dataclass(frozen=True)
+class StandIn:
+    """One local service: what to install, how to start it, what the tests are told."""
+
+    name: str
+    packages: tuple[str, ...]
+    python: str
+    servers: tuple[tuple[int, str], ...]
+    """(port, shell command) pairs; commands see ``{python}``, ``{port}`` and ``{home}`` (the venv)."""
+    setup: str = ""
+    """Build-time shell lines run after the install, with ``$VENV`` the venv (e.g. a CA and a cert)."""
+    hosts: tuple[str, ...] = ()
+    """Host names the episode resolves to 127.0.0.1 (its own /etc/hosts)."""
+    env: dict[str, str] = field(default_factory=dict)
+    """Exports for the tests; values see ``{home}``."""
+
+    @property
+    def key(self) -> str:
+        """Content hash of what is built (the build directory's name)."""
+        payload = json.dumps({"packages": self.packages, "python": self.python, "setup": self.setup},
+                             sort_keys=True)
+        return f"{self.name}-{hashlib.sha256(payload.encode()).hexdigest()[:12]}"
+
+    def home(self) -> str:
+        return f"{SERVICES_MOUNT}/{self.name}/venv"
+
+
+#: httpbin.org answers HTTP/1.1 with keep-alive (and chunked uploads); werkzeug's server says HTTP/1.0 unless told.
+_HTTPBIN = ("{python} -I -c 'from werkzeug.serving import WSGIRequestHandler as H; H.protocol_version = \"HTTP/1.1\"; "
+            "from httpbin import app; app.run(host=\"127.0.0.1\", port={port}, threaded=True%s)'")
+#: A CA and a certificate for the stand-in's host names (valid ten years), made at build time.
+_CERTS = r"""
+mkdir -p "$VENV/ssl" && cd "$VENV/ssl"
+openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=sweworld stand-in CA" -keyout ca.key -out ca.pem
+openssl req -newkey rsa:2048 -nodes -subj "/CN=httpbin.org" -keyout server.key -out server.csr
+printf 'subjectAltName=DNS:httpbin.org,DNS:www.httpbin.org,DNS:localhost,IP:127.0.0.1\n' > san.ext
+openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 3650 -extfile san.ext -out server.pem
+rm -f ca.key server.csr
+"""
+
+STAND_INS: dict[str, StandIn] = {
+    "httpbin": StandIn(
+        name="httpbin",
+        packages=("httpbin==0.10.4", "Flask==3.1.3", "Werkzeug==3.1.9", "Jinja2==3.1.6", "MarkupSafe==3.0.4",
+                  "itsdangerous==2.2.0", "click==8.5.1", "blinker==1.9.0", "brotlicffi==1.2.1.0",
+                  "cffi==2.1.1", "pycparser==3.12", "decorator==5.3.1", "greenlet==2.0.2", "six==1.17.0"),
+        python="3.11",
+        servers=((80, _HTTPBIN % ""),
+                 (443, _HTTPBIN % ', ssl_context=(\"{home}/ssl/server.pem\", \"{home}/ssl/server.key\")')),
+        setup=_CERTS,
+        hosts=("httpbin.org", "www.httpbin.org"),
+        env={"REQUESTS_CA_BUNDLE": "{home}/ssl/ca.pem", "SSL_CERT_FILE": "{home}/ssl/ca.pem"},
+    ),
+}
+
+REPO_STAND_INS: dict[str, tuple[str, ...]] = {"psf/requests": ("httpbin",)}
+
+
+def stand_ins(repo: str) -> list[str]:
+    """The stand-ins a repository's tests need (names of ``STAND_INS``)."""
+    return list(REPO_STAND_INS.get(repo, ()))
+
+
+def get(name: str) -> StandIn:
+    try:
+        return STAND_INS[name]
+    except KeyError:
+        raise ValueError(f"unknown service stand-in {name!r}; known: {', '.join(sorted(STAND_INS))}") from None
+
+
+def hosts(names: list[str]) -> dict[str, str]:
+    """Host name -> address entries the episode needs for these stand-ins."""
+    return {host: "127.0.0.1" for name in names for host in get(name).hosts}
+
+
+def start_lines(names: list[str]) -> list[str]:
+    """Eval-script lines: start each stand-in's servers in the background, export its variables,
+    wait for its ports."""
+    lines: list[str] = []
+    for name in names:
+        service = get(name)
+        home = service.home()
+        python = shlex.quote(f"{home}/bin/python")
+        for port, command in service.servers:
+            lines += [f"{command.format(python=python, port=port, home=home)} > /tmp/sweworld-{name}-{port}.log "
+                      "2>&1 < /dev/null &", '__sweworld_services="${__sweworld_services:-} $!"']
+        lines += [f"export {key}={shlex.quote(value.format(home=home))}" for key, value in service.env.items()]
+        for port, _ in service.servers:
+            lines.append(f"for __i in $(seq 1 300); do (exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && break; "
+                         "sleep 0.1; done")
+        lines.append(f'echo "sweworld: stand-in {name} on ports {" ".join(str(p) for p, _ in service.servers)}"')
+    return lines
+
+
+def stop_lines(names: list[str]) -> list[str]:
+    """Eval-script lines that stop the stand-ins started by ``start_lines``."""
+    return ['[ -n "${__sweworld_services:-}" ] && kill ${__sweworld_services} 2>/dev/null; true'] if names else []
