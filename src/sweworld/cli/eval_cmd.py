@@ -18,6 +18,9 @@ Timeout = Annotated[float, typer.Option("--timeout", help="Wall timeout of one i
 Force = Annotated[bool, typer.Option("--force", help="Evaluate again instances that already have a report.")]
 LogsDir = Annotated[Path, typer.Option("--logs-dir", help="Where logs/run_evaluation/... goes.")]
 Out = Annotated[Path, typer.Option("--out", help="Directory of the run summary <model>.<run_id>.json.")]
+CompareTo = Annotated[str | None, typer.Option(
+    "--compare-to", help="Reference verdicts (JSON {id: bool | {KEY: bool}} or a SWE-bench run summary; "
+    "FILE:KEY picks the key, e.g. docker-verdicts.json:sweagent_resolved): prints the agreement.")]
 Network = Annotated[bool, typer.Option("--network", help="Let the tests reach the network (SWE-bench's containers "
                                        "can; e.g. psf/requests tests call httpbin.org). Off by default.")]
 
@@ -25,9 +28,10 @@ Network = Annotated[bool, typer.Option("--network", help="Let the tests reach th
 def eval_(dataset: Dataset = common.DEFAULT_DATASET, predictions: Predictions = "gold", run_id: RunId = "sweworld",
           split: Split = None, repos_dir: ReposDir = None, instance_ids: InstanceIds = None, workers: Workers = 1,
           timeout: Timeout = 1800.0, force: Force = False, logs_dir: LogsDir = Path("logs"), out: Out = Path("."),
-          skip_invalid: SkipInvalid = False, network: Network = False) -> None:
+          skip_invalid: SkipInvalid = False, network: Network = False, compare_to: CompareTo = None) -> None:
     """Evaluate predictions: apply each patch in a fresh isolated episode, run the tests, grade."""
     from sweworld.envs import EnvBuilder
+    from sweworld.harness.compare import compare, load_verdicts
     from sweworld.harness.predictions import load_predictions, model_name
     from sweworld.harness.run import evaluate_run
     from sweworld.repos import RepoStore
@@ -36,13 +40,16 @@ def eval_(dataset: Dataset = common.DEFAULT_DATASET, predictions: Predictions = 
         tasks = list(common.load(dataset, split=split, instance_ids=instance_ids, skip_invalid=skip_invalid))
         preds = load_predictions(predictions, tasks)
         model = model_name(preds)
+        reference = load_verdicts(compare_to, gold=predictions == "gold") if compare_to else None
     columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TextColumn("resolved {task.fields[resolved]}  errors {task.fields[errors]}"))
     counts = {"resolved": 0, "errors": 0}
+    reports: dict = {}
     with Progress(*columns, console=common.console) as progress:
         bar = progress.add_task(f"eval {model}", total=len(preds), resolved=0, errors=0)
 
         def done(report) -> None:
+            reports[report.instance_id] = report
             counts["resolved"] += report.resolved
             counts["errors"] += report.error is not None
             progress.update(bar, advance=1, **counts)
@@ -57,4 +64,12 @@ def eval_(dataset: Dataset = common.DEFAULT_DATASET, predictions: Predictions = 
         f"completed {summary['completed_instances']}  resolved {summary['resolved_instances']}  "
         f"unresolved {summary['unresolved_instances']}  empty patch {summary['empty_patch_instances']}  "
         f"errors {summary['error_instances']} (infrastructure {len(summary.get('infra_error_ids', []))})")
+    missing = {i: r.tests_missing for i, r in sorted(reports.items()) if r.tests_missing}
+    if missing:
+        say(f"listed tests missing from the test output (graded as failed) in {len(missing)} instances: "
+            + "; ".join(f"{i} ({len(t)}: {', '.join(t[:3])}{' ...' if len(t) > 3 else ''})" for i, t in missing.items()))
+    if reference is not None:
+        ours = {i: (None if r.error_kind == "infra" else r.resolved) for i, r in reports.items()}
+        ours.update({i: False for i in summary["empty_patch_ids"]})
+        say(compare(ours, reference).line())
     say(f"summary: {path}")

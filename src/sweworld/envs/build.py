@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sweworld.envs import scripts, services
-from sweworld.envs.scmversion import pretend_version_env
 from sweworld.envs.derived import derive_layer
 from sweworld.envs.discovery import Interpreter, find_interpreter
 from sweworld.envs.recipe import EnvRecipe, env_key, instance_key, resolve_recipe
+from sweworld.envs.scmversion import pretend_version_env
 from sweworld.envs.store import envs_root, locked, log_tail, read_meta, remove_tree
 from sweworld.errors import EnvBuildError, RepoError, SandboxError
 from sweworld.repos import RepoStore

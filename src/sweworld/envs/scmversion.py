@@ -91,7 +91,7 @@ def from_release_line(version: str | None) -> str | None:
         parsed = Version(str(version).lstrip("vV"))
     except InvalidVersion:
         return None
-    return ".".join(str(p) for p in (list(parsed.release) + [0, 0])[:max(3, len(parsed.release))])
+    return ".".join(str(p) for p in [*parsed.release, 0, 0][:max(3, len(parsed.release))])
 
 
 def pretend_version_env(tree: Path, mirror: Path | None, commit: str, release_line: str | None) -> dict[str, str]:

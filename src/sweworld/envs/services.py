@@ -36,6 +36,8 @@ class StandIn:
     """(port, shell command) pairs; commands see ``{python}``, ``{port}`` and ``{home}`` (the venv)."""
     setup: str = ""
     """Build-time shell lines run after the install, with ``$VENV`` the venv (e.g. a CA and a cert)."""
+    prepare: str = ""
+    """Eval-script lines run before the servers start (``{home}``: the venv), inside the episode."""
     hosts: tuple[str, ...] = ()
     """Host names the episode resolves to 127.0.0.1 (its own /etc/hosts)."""
     env: dict[str, str] = field(default_factory=dict)
@@ -65,6 +67,24 @@ openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 
 rm -f ca.key server.csr
 """
 
+#: Inside the episode (its own network namespace, where the sandbox holds the capabilities): a
+#: dummy interface takes the default route, so a connection to an address that is not local hangs
+#: (as an unroutable address does on the internet: requests' TARPIT connect-timeout tests) instead of
+#: failing with "network unreachable"; the stand-in CA is appended to the CA bundles the packages
+#: in the episode's venv ship (requests passes its own bundle explicitly, so SSL_CERT_FILE is not
+#: enough). Both changes stay in the episode's copy-on-write layers.
+_INTERNET_STAND_IN = r"""
+if command -v ip >/dev/null 2>&1; then
+  ip link add sweworld0 type dummy 2>/dev/null && ip link set sweworld0 up && ip route add default dev sweworld0 \
+    || echo "sweworld: no tarpit route (ip failed)"
+fi
+for bundle in /sweworld/venv/lib/python*/site-packages/{certifi,requests,pip/_vendor/certifi}/cacert.pem; do
+  [ -f "$bundle" ] && ! grep -q "sweworld stand-in CA" "$bundle" && \
+    { printf '\n# sweworld stand-in CA\n'; cat {home}/ssl/ca.pem; } >> "$bundle"
+done
+true
+"""
+
 STAND_INS: dict[str, StandIn] = {
     "httpbin": StandIn(
         name="httpbin",
@@ -75,7 +95,8 @@ STAND_INS: dict[str, StandIn] = {
         servers=((80, _HTTPBIN % ""),
                  (443, _HTTPBIN % ', ssl_context=(\"{home}/ssl/server.pem\", \"{home}/ssl/server.key\")')),
         setup=_CERTS,
-        hosts=("httpbin.org", "www.httpbin.org"),
+        prepare=_INTERNET_STAND_IN,
+        hosts=("httpbin.org", "www.httpbin.org", "www.google.co.uk"),
         env={"REQUESTS_CA_BUNDLE": "{home}/ssl/ca.pem", "SSL_CERT_FILE": "{home}/ssl/ca.pem"},
     ),
 }
@@ -108,6 +129,8 @@ def start_lines(names: list[str]) -> list[str]:
         service = get(name)
         home = service.home()
         python = shlex.quote(f"{home}/bin/python")
+        if service.prepare:
+            lines.append(service.prepare.replace("{home}", home).strip("\n"))
         for port, command in service.servers:
             lines += [f"{command.format(python=python, port=port, home=home)} > /tmp/sweworld-{name}-{port}.log "
                       "2>&1 < /dev/null &", '__sweworld_services="${__sweworld_services:-} $!"']

@@ -152,11 +152,9 @@ def _full_ids(status_map: dict[str, str], text: str, listed: list[str]) -> dict[
         if " " not in name or name in status_map:
             continue
         pattern = rf"^({'|'.join(_STATUSES)}) {re.escape(name)}(?: - .*)?[ \t\r]*$"
-        match = None
-        for match in re.finditer(pattern, text, re.MULTILINE):
-            pass  # the last line wins, as in the parsers
-        if match is not None:
-            found[name] = match.group(1)
+        matches = list(re.finditer(pattern, text, re.MULTILINE))
+        if matches:  # the last line wins, as in the parsers
+            found[name] = matches[-1].group(1)
     return found
 
 

@@ -1,0 +1,107 @@
+"""Docker-free grading of real SWE-bench instances against SWE-bench's Docker verdicts.
+
+    python benchmarks/swebench.py --dataset D --repos-dir DIR --verdicts V [--predictions P]
+        [--workers 2] [--out runs/swebench]
+
+Builds every environment first (timed per repository), then evaluates the gold patches, the empty
+patch and, with ``--predictions``, an agent's predictions, and prints one table per repository:
+instances, environment builds that succeeded and their time, gold resolved here vs Docker, empty
+patches resolved (must be 0), agreement of the agent's verdicts with Docker's, wall time per
+instance; then every instance whose verdict differs from Docker's with what its log says.
+``V`` is JSON ``{instance_id: {"gold_resolved": bool, "<agent>_resolved": bool, ...}}`` (or any
+format ``sweworld eval --compare-to`` reads). The script names no dataset and no repository.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from sweworld.envs import EnvBuilder
+from sweworld.errors import SWEWorldError
+from sweworld.harness.compare import compare, load_verdicts
+from sweworld.harness.predictions import Prediction, load_predictions, model_name
+from sweworld.harness.run import evaluate_run
+from sweworld.repos import RepoStore
+from sweworld.tasks import load_tasks
+
+
+def build_all(builder: EnvBuilder, tasks, workers: int) -> dict[str, tuple[bool, float]]:
+    """instance id -> (layer built, seconds); environments shared by key are built once."""
+    def one(task):
+        started = time.monotonic()
+        try:
+            builder.instance(task)
+            return task.instance_id, (True, time.monotonic() - started)
+        except SWEWorldError as exc:
+            print(f"  build failed: {task.instance_id}: {exc.message.splitlines()[0]}")
+            return task.instance_id, (False, time.monotonic() - started)
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return dict(pool.map(one, tasks))
+
+
+def run(tasks, preds: dict[str, Prediction], name: str, args, builder) -> tuple[dict[str, bool | None], dict]:
+    times: dict[str, float] = {}
+    verdicts: dict[str, bool | None] = {}
+    last = [time.monotonic()]
+
+    def done(report) -> None:
+        now = time.monotonic()
+        times[report.instance_id] = now - last[0]
+        last[0] = now
+        verdicts[report.instance_id] = None if report.error_kind == "infra" else report.resolved
+    evaluate_run(tasks, preds, run_id=name, model=model_name(preds), logs_root=args.out / "logs",
+                 summary_dir=args.out, workers=args.workers, builder=builder, on_done=done, force=True)
+    for task in tasks:
+        verdicts.setdefault(task.instance_id, False)  # empty patches: never evaluated, never resolved
+    return verdicts, times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dataset", required=True)
+    parser.add_argument("--repos-dir", type=Path, required=True)
+    parser.add_argument("--verdicts", required=True)
+    parser.add_argument("--predictions")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--out", type=Path, default=Path("runs/swebench"))
+    args = parser.parse_args()
+    tasks = list(load_tasks(args.dataset))
+    builder = EnvBuilder(RepoStore(repos_dir=args.repos_dir))
+    started = time.monotonic()
+    builds = build_all(builder, tasks, args.workers)
+    print(f"environments: {time.monotonic() - started:.0f}s for {len(tasks)} instances")
+    gold_ref = load_verdicts(args.verdicts, gold=True)
+    gold, gold_times = run(tasks, load_predictions("gold", tasks), "gold", args, builder)
+    empty = {t.instance_id: Prediction(instance_id=t.instance_id, model_name_or_path="empty", model_patch="")
+             for t in tasks}
+    empty_v, _ = run(tasks, empty, "empty", args, builder)
+    agent, agent_ref = None, None
+    if args.predictions:
+        agent_ref = load_verdicts(args.verdicts)
+        agent, _ = run(tasks, load_predictions(args.predictions, tasks), "agent", args, builder)
+
+    by_repo: dict[str, list] = defaultdict(list)
+    for task in tasks:
+        by_repo[task.repo].append(task)
+    head = f"{'repository':<22}{'inst':>5}{'env ok':>8}{'build s':>9}{'gold':>7}{'docker':>8}{'empty':>7}"
+    head += f"{'agent=docker':>14}" if agent else ""
+    print(head + f"{'s/inst':>8}")
+    for repo, items in sorted(by_repo.items()):
+        ids = [t.instance_id for t in items]
+        row = (f"{repo:<22}{len(ids):>5}{sum(builds[i][0] for i in ids):>8}{sum(builds[i][1] for i in ids):>9.0f}"
+               f"{sum(bool(gold[i]) for i in ids):>7}{sum(gold_ref.get(i, False) for i in ids):>8}"
+               f"{sum(bool(empty_v[i]) for i in ids):>7}")
+        if agent:
+            row += f"{len(compare({i: agent[i] for i in ids}, agent_ref).agree):>10}/{len(ids):<3}"
+        print(row + f"{sum(gold_times.get(i, 0) for i in ids) / len(ids) * args.workers:>8.1f}")
+    print("gold: " + compare(gold, gold_ref).line())
+    if agent:
+        print("agent: " + compare(agent, agent_ref).line())
+
+
+if __name__ == "__main__":
+    main()
