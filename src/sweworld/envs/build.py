@@ -20,7 +20,7 @@ from sweworld.envs import scripts, services
 from sweworld.envs.derived import derive_layer
 from sweworld.envs.discovery import Interpreter, find_interpreter
 from sweworld.envs.recipe import EnvRecipe, env_key, instance_key, resolve_recipe
-from sweworld.envs.scmversion import pretend_version_env
+from sweworld.envs.scmversion import pretend_version_env, uses_scm_version
 from sweworld.envs.store import envs_root, locked, log_tail, read_meta, remove_tree
 from sweworld.errors import EnvBuildError, RepoError, SandboxError
 from sweworld.repos import RepoStore
@@ -194,6 +194,8 @@ class EnvBuilder:
     def build_env(self, task: Task, tree: Path) -> dict[str, str]:
         """Variables the install of ``task``'s base commit needs: the version of a project that
         takes it from git history (the mirror's tags, else the task's release line)."""
+        if not uses_scm_version(tree):
+            return {}
         try:
             mirror = self.repos.mirror(task.repo, task.repo_source, instance_id=task.instance_id,
                                        commit=task.base_commit)
