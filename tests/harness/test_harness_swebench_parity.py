@@ -131,7 +131,7 @@ def test_swebench_specs_get_era_tooling_and_stand_ins() -> None:
     task = Task(instance_id="psf__requests-1", repo="psf/requests", base_commit="abc123")
     script = make_eval_script(task, recipe, directives=["test_requests.py"], existing_test_files=[],
                               created_test_files=[], nonce=new_nonce())
-    assert "/sweworld/services/httpbin/venv/bin/python" in script and "ip route add default" in script
+    assert "/sweworld/services/httpbin/venv/bin/python" in script and "ip route add default dev lo" in script
     offline = make_eval_script(task, recipe, directives=[], existing_test_files=[], created_test_files=[],
                                nonce=new_nonce(), services=[])
     assert "httpbin" not in offline

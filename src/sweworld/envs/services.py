@@ -2,8 +2,8 @@
 
 SWE-bench's containers reach the internet; episodes here never do. Where a repository's tests
 call a public service, a recipe lists a stand-in (``EnvRecipe.services``) and the eval script starts
-it inside the episode's own network namespace (loopback only), exports the repository's own switch
-pointing at it, and stops it after the tests. Each stand-in is a pinned virtualenv of a PyPI
+it inside the episode's own network namespace (loopback only), resolves the public host names the
+tests call to it (the episode's own ``/etc/hosts``), and stops it after the tests. Each stand-in is a pinned virtualenv of a PyPI
 package, built once under ``$SWEWORLD_HOME/services`` and mounted read-only at
 ``/sweworld/services/<name>``.
 
@@ -67,16 +67,16 @@ openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 
 rm -f ca.key server.csr
 """
 
-#: Inside the episode (its own network namespace, where the sandbox holds the capabilities): a
-#: dummy interface takes the default route, so a connection to an address that is not local hangs
+#: Inside the episode (its own network namespace, where the sandbox holds the capabilities): the
+#: default route goes to the loopback device, where packets for addresses that are not local are
+#: dropped, so a connection to such an address hangs
 #: (as an unroutable address does on the internet: requests' TARPIT connect-timeout tests) instead of
 #: failing with "network unreachable"; the stand-in CA is appended to the CA bundles the packages
 #: in the episode's venv ship (requests passes its own bundle explicitly, so SSL_CERT_FILE is not
 #: enough). Both changes stay in the episode's copy-on-write layers.
 _INTERNET_STAND_IN = r"""
 if command -v ip >/dev/null 2>&1; then
-  ip link add sweworld0 type dummy 2>/dev/null && ip link set sweworld0 up && ip route add default dev sweworld0 \
-    || echo "sweworld: no tarpit route (ip failed)"
+  ip route add default dev lo 2>/dev/null || echo "sweworld: no tarpit route (ip failed)"
 fi
 for bundle in /sweworld/venv/lib/python*/site-packages/{certifi,requests,pip/_vendor/certifi}/cacert.pem; do
   [ -f "$bundle" ] && ! grep -q "sweworld stand-in CA" "$bundle" && \
