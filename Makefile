@@ -14,6 +14,8 @@ system:
 	command -v git >/dev/null 2>&1 || missing="$$missing git"; \
 	command -v patch >/dev/null 2>&1 || missing="$$missing patch"; \
 	command -v unshare >/dev/null 2>&1 || missing="$$missing util-linux"; \
+	command -v openssl >/dev/null 2>&1 || missing="$$missing openssl"; \
+	command -v ip >/dev/null 2>&1 || missing="$$missing iproute2"; \
 	$(PYTHON) -c "import ensurepip, venv" >/dev/null 2>&1 || missing="$$missing python3-venv"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \

@@ -161,21 +161,30 @@ class EnvBuilder:
 
     def _build_env(self, task: Task, recipe: EnvRecipe, key: str, final: Path) -> None:
         where = f"instance {task.instance_id} (env {key})"
-        interp = find_interpreter(recipe.python)
-        uv = uv_binary()
         for note in recipe.notes:
             log.info("%s: %s", where, note)
         tree = self.repos.tree(task.repo, task.env_commit, task.repo_source, instance_id=task.instance_id)
-        staging = envs_root() / f".{key}.building"
-        build = StagedBuild(staging, final, envs_root() / "logs" / f"{key}.log", where)
-        (staging / "venv").mkdir()
-        mounts = {"/testbed": Layers([tree]), VENV: Dir(staging / "venv", writable=True), **tool_mounts(uv)}
-        script = scripts.env_stage_script(recipe, python=interp.path, venv=VENV, uv=sandbox_uv(uv)) + _COMPILE_VENV
-        build.run(mounts, script, "environment build", base_commit=task.env_commit,
-                  ro_paths=_ro_paths(interp), timeout=self.timeout)
-        build.publish("env.json", {
-            "key": key, "repo": task.repo, "env_commit": task.env_commit, "version": task.version,
-            "python": interp.version, "interpreter": str(interp.path), "recipe": recipe.model_dump()})
+        self._build_venv(recipe, key, final, where, tree=tree, base_commit=task.env_commit, epilogue=_COMPILE_VENV,
+                         meta={"repo": task.repo, "env_commit": task.env_commit, "version": task.version})
+
+    def _build_venv(self, recipe: EnvRecipe, key: str, final: Path, where: str, *, tree: Path | None,
+                    base_commit: str | None, epilogue: str, meta: dict) -> None:
+        """The env-stage script of ``recipe`` in a staged build published at ``final`` (with
+        ``tree`` at /testbed, or run in /tmp without one), then ``epilogue``; env.json gets ``meta``."""
+        interp = find_interpreter(recipe.python)
+        uv = uv_binary()
+        build = StagedBuild(final.parent / f".{key}.building", final, envs_root() / "logs" / f"{key}.log", where)
+        (build.staging / "venv").mkdir()
+        mounts = {VENV: Dir(build.staging / "venv", writable=True), **tool_mounts(uv)}
+        workdir = "/testbed" if tree is not None else "/tmp"
+        if tree is not None:
+            mounts["/testbed"] = Layers([tree])
+        script = scripts.env_stage_script(recipe, python=interp.path, venv=VENV, uv=sandbox_uv(uv),
+                                          workdir=workdir) + epilogue
+        build.run(mounts, script, "environment build", base_commit=base_commit,
+                  ro_paths=_ro_paths(interp), timeout=self.timeout, workdir=workdir)
+        build.publish("env.json", {"key": key, **meta, "python": interp.version, "interpreter": str(interp.path),
+                                   "recipe": recipe.model_dump()})
 
     def instance(self, task: Task, env: Environment | None = None) -> InstanceLayer:
         """The install layer of ``task``'s base commit over its environment (built on first use)."""
@@ -210,18 +219,9 @@ class EnvBuilder:
         with locked(f"service-{spec.key}"):
             if not read_meta(final / "env.json").get("complete"):
                 recipe = EnvRecipe(python=spec.python, packages=list(spec.packages), notes=[f"stand-in {name}"])
-                interp = find_interpreter(recipe.python)
-                uv = uv_binary()
-                (final.parent).mkdir(parents=True, exist_ok=True)
-                build = StagedBuild(final.parent / f".{spec.key}.building", final,
-                                    envs_root() / "logs" / f"{spec.key}.log", f"stand-in {name}")
-                (build.staging / "venv").mkdir()
-                mounts = {VENV: Dir(build.staging / "venv", writable=True), **tool_mounts(uv)}
-                script = (scripts.env_stage_script(recipe, python=interp.path, venv=VENV, uv=sandbox_uv(uv),
-                                                   workdir="/tmp") + f"VENV={VENV}\n" + spec.setup)
-                build.run(mounts, script, f"stand-in {name} build", base_commit=None,
-                          ro_paths=_ro_paths(interp), timeout=self.timeout, workdir="/tmp")
-                build.publish("env.json", {"key": spec.key, "python": interp.version, "recipe": recipe.model_dump()})
+                final.parent.mkdir(parents=True, exist_ok=True)
+                self._build_venv(recipe, spec.key, final, f"stand-in {name}", tree=None, base_commit=None,
+                                 epilogue=f"VENV={VENV}\n" + spec.setup, meta={"service": name})
         meta = read_meta(final / "env.json")
         return Environment(spec.key, final, EnvRecipe.model_validate(meta["recipe"]), find_interpreter(meta["python"]))
 

@@ -25,6 +25,9 @@ from sweworld.errors import EnvBuildError
 DEFAULT_VENV = "/sweworld/venv"
 DEFAULT_WORKDIR = "/testbed"
 UV_MIN_PYTHON = (3, 8)
+OFFLINE_ENV = {"PIP_NO_INDEX": "1", "UV_OFFLINE": "1", "PIP_NO_BUILD_ISOLATION": "0"}
+"""Installs from local sources only: no index, no build isolation (pip reads 0 as "disable"), so
+builds use the venv's own setuptools. Used by offline scripts and by reinstalls in episodes."""
 
 
 def _version(recipe: EnvRecipe) -> tuple[int, int]:
@@ -57,8 +60,7 @@ def _header(stage: str, recipe: EnvRecipe, workdir: str, offline: bool,
         "export UV_PYTHON_DOWNLOADS=never",
     ]
     if offline:
-        lines += ["export PIP_NO_INDEX=1", "export UV_OFFLINE=1",
-                  "export PIP_NO_BUILD_ISOLATION=0  # pip: 0 disables build isolation"]
+        lines += [f"export {key}={value}" for key, value in OFFLINE_ENV.items()]
     for key, value in (extra_env or {}).items():
         lines.append(f"export {key}={shlex.quote(str(value))}")
     lines.append(f"cd {shlex.quote(workdir)}")

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from sweworld.envs import EnvBuilder, episode_sandbox
 from sweworld.envs.recipe import EnvRecipe
+from sweworld.envs.scripts import OFFLINE_ENV
 from sweworld.errors import EnvBuildError, InfraFailure, RepoError, SandboxError
 from sweworld.executor import Executor
 from sweworld.harness import directives, evalscript, grade, patches
@@ -47,8 +48,6 @@ class InstanceLog:
 
 
 _EDITABLE = re.compile(r"(^|\s)(-e|--editable)(\s|=|$)|\bsetup\.py\s+develop\b")
-#: A reinstall runs without the network: no index, no build isolation (the venv's seeded setuptools).
-OFFLINE_INSTALL_ENV = {"PIP_NO_INDEX": "1", "PIP_NO_BUILD_ISOLATION": "0", "UV_OFFLINE": "1"}
 
 
 def is_editable(install: str) -> bool:
@@ -126,7 +125,7 @@ def _evaluate(task: Task, patch: str | None, log_dir: Path, log: InstanceLog, re
             return
         report.patch_successfully_applied = True
         if recipe.install and needs_reinstall(patch or "", recipe.install):
-            env = {**OFFLINE_INSTALL_ENV, **layer.build_env}
+            env = {**OFFLINE_ENV, **layer.build_env}  # episodes have no network
             exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
             result = sb.exec(f"export {exports}; {recipe.install}", cwd=sb.workdir, timeout=timeout)
             log(f"reinstall of the patched tree ({recipe.install}): exit {result.exit_code}")
