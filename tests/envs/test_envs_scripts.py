@@ -154,3 +154,37 @@ def test_default_recipe_builds_with_uv_and_pytest_from_pypi(tiny: tuple[Path, Pa
     check = "import tinypkg, tinydep, pytest, setuptools, pip; print(tinypkg.NAME, tinydep.NAME)"
     out = subprocess.run([str(venv / "bin" / "python"), "-c", check], capture_output=True, text=True, cwd=tmp_path)
     assert out.stdout.strip() == "tinypkg tinydep", out.stderr
+
+
+@pytest.mark.network
+def test_constraints_bind_every_install_of_both_stages(tiny: tuple[Path, Path], tmp_path: Path) -> None:
+    """``constraints`` reach uv (env stage) and pip (instance stage): both get six < 1.16."""
+    from uv import find_uv_bin
+
+    tree, _dep = tiny
+    recipe = EnvRecipe(python="3.12", packages=["six"], constraints=["six<1.16"],
+                       install="python -m pip install --force-reinstall six")
+    venv = tmp_path / "venv"
+    env = bash(env_stage_script(recipe, python=find_interpreter("3.12").path, venv=str(venv),
+                                uv=Path(find_uv_bin()), workdir=str(tree)), tmp_path)
+    assert env.returncode == 0, env.stderr[-3000:]
+    inst = bash(instance_stage_script(recipe, venv=str(venv), workdir=str(tree)), tmp_path)
+    assert inst.returncode == 0, inst.stderr[-3000:]
+    assert "six-1.15.0" in inst.stdout + inst.stderr  # pip installed the constrained release
+    out = subprocess.run([str(venv / "bin" / "python"), "-c", "import six; print(six.__version__)"],
+                         capture_output=True, text=True, cwd=tmp_path)
+    assert out.stdout.strip() == "1.15.0", out.stderr
+
+
+def test_constraints_keep_existing_env_keys_and_come_from_the_era_table() -> None:
+    from sweworld.envs.era import era_constraints
+    from sweworld.envs.recipe import env_key, from_spec
+
+    plain = EnvRecipe(python="3.9", packages=["six"])
+    assert "constraints" not in plain.env_stage_fields()
+    assert env_key(plain, "r", "c") != env_key(plain.model_copy(update={"constraints": ["six<2"]}), "r", "c")
+    assert era_constraints("sphinx-doc/sphinx", "3.3") == ["docutils<0.21"]
+    assert era_constraints("sphinx-doc/sphinx", "4.0") == [] and era_constraints("sphinx-doc/sphinx", None) == []
+    spec = {"python": "3.9", "install": "python -m pip install -e .[test]"}
+    assert from_spec(spec, "sphinx-doc/sphinx", None, "3.5").constraints == ["docutils<0.21"]
+    assert from_spec(spec, "sphinx-doc/sphinx", None, "5.0").constraints == []

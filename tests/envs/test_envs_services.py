@@ -16,6 +16,13 @@ import json, os, socket, ssl, urllib.request
 print("http", json.load(urllib.request.urlopen("http://httpbin.org/get"))["url"])
 ctx = ssl.create_default_context(cafile=os.environ["SSL_CERT_FILE"])
 print("https", urllib.request.urlopen("https://httpbin.org/status/204", context=ctx).status)
+import http.client
+conn = http.client.HTTPConnection("httpbin.org", 80)
+conn.request("GET", "/get"); r = conn.getresponse(); r.read()
+print("connection", r.getheader("Connection"))
+conn.request("POST", "/post", body=iter([b"abc", b"def"]), encode_chunked=True,
+             headers={"Transfer-Encoding": "chunked"})
+r = conn.getresponse(); print("chunked", r.status, json.loads(r.read())["data"])
 s = socket.socket(); s.settimeout(0.5)
 try:
     s.connect(("10.255.255.1", 80))
@@ -35,4 +42,6 @@ def test_httpbin_stand_in_answers_http_and_https(small_tree) -> None:
         out = sb.run(script, timeout=120).output
     assert "http http://httpbin.org/get" in out
     assert "https 204" in out
+    assert "connection keep-alive" in out  # as httpbin.org says; werkzeug's server always closes
+    assert "chunked 200 abcdef" in out  # werkzeug's server answers 501 to a chunked upload
     assert "tarpit TimeoutError" in out or "tarpit timeout" in out  # hangs, not "network unreachable"

@@ -29,6 +29,25 @@ SWEBENCH_ERA_SEEDS: dict[tuple[int, int], tuple[str, ...]] = {
 """Minimum Python version -> seed requirements (the entry with the largest key <= the version)."""
 
 
+SWEBENCH_ERA_CONSTRAINTS: dict[tuple[str, str], tuple[str, ...]] = {
+    ("sphinx-doc/sphinx", "3."): ("docutils<0.21",),
+}
+"""(repository, release-line prefix) -> constraints, measured against SWE-bench's Docker verdicts.
+
+sphinx 3.x: with docutils 0.21 (2024-04) the gold patches of sphinx-8273 and sphinx-8474 fail tests
+that pass in SWE-bench's images (the man page writer's literal blocks became ``.EX``/``.EE``, and
+footnote references changed in the HTML writer); with docutils 0.20.1 they pass. The cutoff date
+alone cannot express it: the specs pin tools of mid 2024 (tox 4.16.0) in the same environments."""
+
+
+def era_constraints(repo: str, version: str | None) -> list[str]:
+    """The constraints of (repo, release line); [] when none is known."""
+    if not version:
+        return []
+    return [c for (name, prefix), constraints in SWEBENCH_ERA_CONSTRAINTS.items()
+            if name == repo and version.startswith(prefix) for c in constraints]
+
+
 def era_seeds(python: str) -> list[str]:
     """The seed requirements for a venv of Python ``python`` ('X.Y'); [] below the table."""
     try:

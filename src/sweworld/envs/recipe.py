@@ -20,7 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, field_validator
 
 from sweworld.envs import swebench_specs as sbs
-from sweworld.envs.era import SWEBENCH_ERA_DATE, era_seeds
+from sweworld.envs.era import SWEBENCH_ERA_DATE, era_constraints, era_seeds
 from sweworld.envs.services import stand_ins
 from sweworld.errors import EnvBuildError
 from sweworld.types import Task
@@ -43,6 +43,9 @@ class EnvRecipe(BaseModel):
     exclude_newer: str | None = Field(default=None, description=(
         "Resolve unpinned requirements as of this date (uv's --exclude-newer; for swebench specs the era "
         "of SWE-bench's images, see envs/era.py); None: the newest."))
+    constraints: list[str] = Field(default_factory=list, description=(
+        "Requirement constraints every install of both stages obeys (PIP_CONSTRAINT and UV_CONSTRAINT), "
+        "e.g. 'docutils<0.21' where SWE-bench's images measurably had an older release; see envs/era.py."))
     packages: list[str] = Field(default_factory=list, description=(
         "Env stage: pip requirement lines installed first, in one resolver call (conda package lists "
         "and requirement files already translated)."))
@@ -85,9 +88,14 @@ class EnvRecipe(BaseModel):
         return f"{match.group(1)}.{match.group(2)}"
 
     def env_stage_fields(self) -> dict[str, Any]:
-        """The fields that decide the env stage (and only those)."""
-        return self.model_dump(include={"python", "seed_packages", "exclude_newer", "packages", "requirements_files", "optional_packages",
-                                        "pip_packages", "install_repo_in_env", "install_extras"})
+        """The fields that decide the env stage (and only those; ``constraints`` only when there are
+        some, so that adding the field kept every existing key)."""
+        fields = self.model_dump(include={"python", "seed_packages", "exclude_newer", "packages", "requirements_files",
+                                          "optional_packages", "pip_packages", "install_repo_in_env", "install_extras",
+                                          "constraints"})
+        if not fields["constraints"]:
+            del fields["constraints"]
+        return fields
 
 
 def _digest(payload: dict[str, Any]) -> str:
@@ -242,8 +250,8 @@ def _test_cmd(value: Any) -> str:
     return " && ".join(value) if isinstance(value, list) else (value or DEFAULT_TEST_CMD)
 
 
-def from_spec(spec: dict[str, Any], repo: str, tree: Path | None) -> EnvRecipe:
-    """Translate a swebench spec dict into an EnvRecipe."""
+def from_spec(spec: dict[str, Any], repo: str, tree: Path | None, version: str | None = None) -> EnvRecipe:
+    """Translate a swebench spec dict (of ``repo`` at release line ``version``) into an EnvRecipe."""
     notes: list[str] = []
     fields = _packages(spec.get("packages"), repo, tree, notes)
     if spec.get("no_use_env"):
@@ -266,8 +274,11 @@ def from_spec(spec: dict[str, Any], repo: str, tree: Path | None) -> EnvRecipe:
     services = stand_ins(repo)
     if services:
         notes.append(f"local stand-ins for test runs: {', '.join(services)}")
+    constraints = era_constraints(repo, version)
+    if constraints:
+        notes.append(f"constrained to {' '.join(constraints)} (what SWE-bench's images measurably had; envs/era.py)")
     return EnvRecipe(python=python, seed_packages=seeds, exclude_newer=SWEBENCH_ERA_DATE if seeds else None,
-                     services=services, **fields,
+                     constraints=constraints, services=services, **fields,
                      pip_packages=list(spec.get("pip_packages") or []),
                      pre_install=pre, install=spec.get("install"), test_cmd=_test_cmd(spec.get("test_cmd")),
                      eval_commands=evals, env_vars=env_vars, source="swebench", notes=notes)
@@ -309,5 +320,5 @@ def resolve_recipe(task: Task, tree: Path | None) -> EnvRecipe:
         return from_task(task, tree)
     spec = sbs.spec_for(task.repo, task.version)
     if spec is not None:
-        return from_spec(spec, task.repo, tree)
+        return from_spec(spec, task.repo, tree, None if task.version is None else str(task.version))
     return default_recipe(tree)

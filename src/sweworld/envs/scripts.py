@@ -63,6 +63,9 @@ def _header(stage: str, recipe: EnvRecipe, workdir: str, offline: bool,
         lines += [f"export {key}={value}" for key, value in OFFLINE_ENV.items()]
     for key, value in (extra_env or {}).items():
         lines.append(f"export {key}={shlex.quote(str(value))}")
+    if recipe.constraints:  # every pip and uv install of the stage obeys them
+        lines += _heredoc("__sweworld_constraints", list(recipe.constraints))
+        lines += ['export PIP_CONSTRAINT="$__sweworld_constraints"', 'export UV_CONSTRAINT="$__sweworld_constraints"']
     lines.append(f"cd {shlex.quote(workdir)}")
     return lines
 

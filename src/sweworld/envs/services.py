@@ -54,9 +54,11 @@ class StandIn:
         return f"{SERVICES_MOUNT}/{self.name}/venv"
 
 
-#: httpbin.org answers HTTP/1.1 with keep-alive (and chunked uploads); werkzeug's server says HTTP/1.0 unless told.
-_HTTPBIN = ("{python} -I -c 'from werkzeug.serving import WSGIRequestHandler as H; H.protocol_version = \"HTTP/1.1\"; "
-            "from httpbin import app; app.run(host=\"127.0.0.1\", port={port}, threaded=True%s)'")
+#: httpbin.org runs httpbin under gunicorn: HTTP/1.1 keep-alive (``Connection: keep-alive``) and chunked
+#: uploads, which werkzeug's development server refuses (it always closes, and answers 501 to a
+#: chunked body); requests' old tests check both.
+_HTTPBIN = ("{python} -I -m gunicorn --bind 127.0.0.1:{port} --worker-class gthread --threads 16 "
+            "--keep-alive 5 --graceful-timeout 1%s httpbin:app")
 #: A CA and a certificate for the stand-in's host names (valid ten years), made at build time.
 _CERTS = r"""
 mkdir -p "$VENV/ssl" && cd "$VENV/ssl"
@@ -72,13 +74,15 @@ rm -f ca.key server.csr
 #: dropped, so a connection to such an address hangs
 #: (as an unroutable address does on the internet: requests' TARPIT connect-timeout tests) instead of
 #: failing with "network unreachable"; the stand-in CA is appended to the CA bundles the packages
-#: in the episode's venv ship (requests passes its own bundle explicitly, so SSL_CERT_FILE is not
-#: enough). Both changes stay in the episode's copy-on-write layers.
+#: in the episode's venv ship and to those of the checkout's top-level packages (requests passes its
+#: own bundle explicitly, and ``Session.send`` ignores ``REQUESTS_CA_BUNDLE``, so neither
+#: SSL_CERT_FILE nor that variable is enough). These lines run in the eval script, after the patch
+#: was taken; every change stays in the episode's copy-on-write layers.
 _INTERNET_STAND_IN = r"""
 if command -v ip >/dev/null 2>&1; then
   ip route add default dev lo 2>/dev/null || echo "sweworld: no tarpit route (ip failed)"
 fi
-for bundle in /sweworld/venv/lib/python*/site-packages/{certifi,requests,pip/_vendor/certifi}/cacert.pem; do
+for bundle in /sweworld/venv/lib/python*/site-packages/{certifi,requests,pip/_vendor/certifi}/cacert.pem ./*/cacert.pem; do
   [ -f "$bundle" ] && ! grep -q "sweworld stand-in CA" "$bundle" && \
     { printf '\n# sweworld stand-in CA\n'; cat {home}/ssl/ca.pem; } >> "$bundle"
 done
@@ -90,10 +94,11 @@ STAND_INS: dict[str, StandIn] = {
         name="httpbin",
         packages=("httpbin==0.10.4", "Flask==3.1.3", "Werkzeug==3.1.9", "Jinja2==3.1.6", "MarkupSafe==3.0.4",
                   "itsdangerous==2.2.0", "click==8.5.1", "blinker==1.9.0", "brotlicffi==1.2.1.0",
-                  "cffi==2.1.1", "pycparser==3.12", "decorator==5.3.1", "greenlet==2.0.2", "six==1.17.0"),
+                  "cffi==2.1.1", "pycparser==3.12", "decorator==5.3.1", "greenlet==2.0.2", "six==1.17.0",
+                  "gunicorn==23.0.0", "packaging==26.4"),
         python="3.11",
         servers=((80, _HTTPBIN % ""),
-                 (443, _HTTPBIN % ', ssl_context=(\"{home}/ssl/server.pem\", \"{home}/ssl/server.key\")')),
+                 (443, _HTTPBIN % " --certfile {home}/ssl/server.pem --keyfile {home}/ssl/server.key")),
         setup=_CERTS,
         prepare=_INTERNET_STAND_IN,
         hosts=("httpbin.org", "www.httpbin.org", "www.google.co.uk"),
