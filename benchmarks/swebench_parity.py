@@ -1,6 +1,6 @@
 """Docker-free grading of real SWE-bench instances against SWE-bench's Docker verdicts.
 
-    python benchmarks/swebench.py --dataset D --repos-dir DIR --verdicts V [--predictions P]
+    python benchmarks/swebench_parity.py --dataset D --repos-dir DIR --verdicts V [--predictions P]
         [--workers 2] [--out runs/swebench]
 
 Builds every environment first (timed per repository), then evaluates the gold patches, the empty
@@ -10,6 +10,7 @@ patches resolved (must be 0), agreement of the agent's verdicts with Docker's, w
 instance; then every instance whose verdict differs from Docker's with what its log says.
 ``V`` is JSON ``{instance_id: {"gold_resolved": bool, "<agent>_resolved": bool, ...}}`` (or any
 format ``sweworld eval --compare-to`` reads). The script names no dataset and no repository.
+(It is not called ``swebench.py``: run as a script, that name would shadow the swebench package.)
 """
 
 from __future__ import annotations
@@ -29,18 +30,32 @@ from sweworld.repos import RepoStore
 from sweworld.tasks import load_tasks
 
 
-def build_all(builder: EnvBuilder, tasks, workers: int) -> dict[str, tuple[bool, float]]:
-    """instance id -> (layer built, seconds); environments shared by key are built once."""
-    def one(task):
-        started = time.monotonic()
+def build_all(builder: EnvBuilder, tasks, workers: int) -> tuple[dict[str, bool], dict[str, float]]:
+    """Every instance layer, one repository at a time on ``workers`` threads (environments shared by
+    key are built once): instance id -> built, repository -> wall seconds."""
+    def one(task) -> tuple[str, bool]:
         try:
             builder.instance(task)
-            return task.instance_id, (True, time.monotonic() - started)
+            return task.instance_id, True
         except SWEWorldError as exc:
             print(f"  build failed: {task.instance_id}: {exc.message.splitlines()[0]}")
-            return task.instance_id, (False, time.monotonic() - started)
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        return dict(pool.map(one, tasks))
+            return task.instance_id, False
+    built: dict[str, bool] = {}
+    seconds: dict[str, float] = {}
+    for repo, items in sorted(by_repo(tasks).items()):
+        started = time.monotonic()
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            built.update(pool.map(one, items))
+        seconds[repo] = time.monotonic() - started
+        print(f"  {repo}: {seconds[repo]:.0f}s for {len(items)} instances", flush=True)
+    return built, seconds
+
+
+def by_repo(tasks) -> dict[str, list]:
+    groups: dict[str, list] = defaultdict(list)
+    for task in tasks:
+        groups[task.repo].append(task)
+    return groups
 
 
 def run(tasks, preds: dict[str, Prediction], name: str, args, builder) -> tuple[dict[str, bool | None], dict]:
@@ -72,7 +87,7 @@ def main() -> None:
     tasks = list(load_tasks(args.dataset))
     builder = EnvBuilder(RepoStore(repos_dir=args.repos_dir))
     started = time.monotonic()
-    builds = build_all(builder, tasks, args.workers)
+    builds, build_seconds = build_all(builder, tasks, args.workers)
     print(f"environments: {time.monotonic() - started:.0f}s for {len(tasks)} instances")
     gold_ref = load_verdicts(args.verdicts, gold=True)
     gold, gold_times = run(tasks, load_predictions("gold", tasks), "gold", args, builder)
@@ -84,15 +99,12 @@ def main() -> None:
         agent_ref = load_verdicts(args.verdicts)
         agent, _ = run(tasks, load_predictions(args.predictions, tasks), "agent", args, builder)
 
-    by_repo: dict[str, list] = defaultdict(list)
-    for task in tasks:
-        by_repo[task.repo].append(task)
     head = f"{'repository':<22}{'inst':>5}{'env ok':>8}{'build s':>9}{'gold':>7}{'docker':>8}{'empty':>7}"
     head += f"{'agent=docker':>14}" if agent else ""
     print(head + f"{'s/inst':>8}")
-    for repo, items in sorted(by_repo.items()):
+    for repo, items in sorted(by_repo(tasks).items()):
         ids = [t.instance_id for t in items]
-        row = (f"{repo:<22}{len(ids):>5}{sum(builds[i][0] for i in ids):>8}{sum(builds[i][1] for i in ids):>9.0f}"
+        row = (f"{repo:<22}{len(ids):>5}{sum(builds[i] for i in ids):>8}{build_seconds[repo]:>9.0f}"
                f"{sum(bool(gold[i]) for i in ids):>7}{sum(gold_ref.get(i, False) for i in ids):>8}"
                f"{sum(bool(empty_v[i]) for i in ids):>7}")
         if agent:
