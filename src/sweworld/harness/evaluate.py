@@ -23,7 +23,17 @@ from sweworld.errors import EnvBuildError, InfraFailure, RepoError, SandboxError
 from sweworld.executor import Executor
 from sweworld.harness import directives, evalscript, grade, patches
 from sweworld.harness.predictions import Prediction
-from sweworld.harness.report import InstanceReport, write_report
+from sweworld.harness.report import (
+    EVAL_SCRIPT_FILE,
+    LOG_FILE,
+    PATCH_FILE,
+    REPORT_FILE,
+    TEST_OUTPUT_FILE,
+    InstanceReport,
+    clear_report,
+    write_atomic,
+    write_report,
+)
 from sweworld.sandbox import Sandbox, SandboxConfig
 from sweworld.types import ExecResult, Task
 
@@ -44,7 +54,7 @@ class InstanceLog:
         self.lines.append(f"[{time.monotonic() - self.started:7.2f}s] {message}")
 
     def flush(self) -> None:
-        self.path.write_text("\n".join(self.lines) + "\n", encoding="utf-8")
+        write_atomic(self.path, "\n".join(self.lines) + "\n")
 
 
 _EDITABLE = re.compile(r"(^|\s)(-e|--editable)(\s|=|$)|\bsetup\.py\s+develop\b")
@@ -81,8 +91,8 @@ def run_tests(sb: Executor, task: Task, recipe: EnvRecipe, *, timeout: float,
     else:
         result = sb.run(command, cwd=sb.workdir, timeout=timeout)
     if log_dir is not None:
-        (log_dir / "eval.sh").write_text(script.replace(nonce, "<nonce>"), encoding="utf-8")
-        (log_dir / "test_output.txt").write_text(result.output.replace(nonce, "<nonce>"), encoding="utf-8")
+        write_atomic(log_dir / EVAL_SCRIPT_FILE, script.replace(nonce, "<nonce>"))
+        write_atomic(log_dir / TEST_OUTPUT_FILE, result.output.replace(nonce, "<nonce>"))
     return grade.extract_test_run(result.output, nonce), result
 
 
@@ -90,9 +100,12 @@ def evaluate_instance(task: Task, prediction: Prediction, log_dir: Path, *, buil
                       timeout: float = 1800.0, config: SandboxConfig | None = None) -> InstanceReport:
     """Evaluate ``prediction`` on ``task``; always returns a report (errors included) and writes it."""
     log_dir.mkdir(parents=True, exist_ok=True)
-    log = InstanceLog(log_dir / "run_instance.log")
+    clear_report(log_dir)  # the marker goes first: a kill from here on leaves an unfinished instance
+    for stale in (EVAL_SCRIPT_FILE, TEST_OUTPUT_FILE):
+        (log_dir / stale).unlink(missing_ok=True)
+    log = InstanceLog(log_dir / LOG_FILE)
     patch = prediction.model_patch
-    (log_dir / "patch.diff").write_text(patch or "", encoding="utf-8")
+    write_atomic(log_dir / PATCH_FILE, patch or "")
     report = InstanceReport(instance_id=task.instance_id, patch_is_None=patch is None,
                             patch_exists=bool(patch and patch.strip()), patch_successfully_applied=False,
                             resolved=False)
@@ -103,7 +116,7 @@ def evaluate_instance(task: Task, prediction: Prediction, log_dir: Path, *, buil
         log(f"infrastructure failure: {exc}")
     finally:
         log.flush()
-    write_report(log_dir / "report.json", report)
+    write_report(log_dir / REPORT_FILE, report)
     return report
 
 

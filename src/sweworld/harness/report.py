@@ -32,6 +32,10 @@ from sweworld.harness.grade import GradeResult
 
 REPORT_FILE = "report.json"
 EXTRAS_FILE = "sweworld_report.json"
+PATCH_FILE = "patch.diff"
+LOG_FILE = "run_instance.log"
+EVAL_SCRIPT_FILE = "eval.sh"
+TEST_OUTPUT_FILE = "test_output.txt"
 SWEBENCH_KEYS = ("patch_is_None", "patch_exists", "patch_successfully_applied", "resolved")
 SCHEMA_VERSION = 2
 
@@ -101,6 +105,14 @@ class InstanceReport(BaseModel):
         return _dumps(self.model_dump(mode="json"))
 
 
+def write_atomic(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` by one rename: a reader (or a rerun after a kill) sees the old
+    file or the whole new one, never a part."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
 def write_report(path: str | Path, report: InstanceReport) -> Path:
     """Write ``report.json`` at ``path`` (a file, or a directory to hold it) and the full record
     in ``sweworld_report.json`` next to it. Returns the report.json path."""
@@ -109,27 +121,53 @@ def write_report(path: str | Path, report: InstanceReport) -> Path:
         path = path / REPORT_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
     # extras first, report.json last, each by rename: a report.json on disk means a finished instance
-    for target, text in ((path.parent / EXTRAS_FILE, report.extras_json()), (path, report.to_json())):
-        tmp = target.with_name(f".{target.name}.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, target)
+    write_atomic(path.parent / EXTRAS_FILE, report.extras_json())
+    write_atomic(path, report.to_json())
     return path
+
+
+def clear_report(directory: Path) -> None:
+    """Unmark an instance before it is evaluated again: report.json (the marker) goes first, so a
+    kill at any point afterwards leaves an instance that a rerun evaluates again."""
+    for name in (REPORT_FILE, EXTRAS_FILE):
+        (directory / name).unlink(missing_ok=True)
 
 
 def read_report(path: str | Path) -> InstanceReport:
     """Read a report written by ``write_report`` (the full record when present), or a plain
-    SWE-bench report.json. Raises ValueError for a file that is neither."""
+    SWE-bench report.json. ``report.json`` must exist: without it the instance is not finished,
+    whatever else is there (``FileNotFoundError``). Raises ValueError for a file that is neither."""
     path = Path(path)
     if path.is_dir() or not path.suffix:
         path = path / REPORT_FILE
-    extras = path.parent / EXTRAS_FILE
-    if extras.is_file():
-        return InstanceReport.model_validate_json(extras.read_text(encoding="utf-8"))
     data = json.loads(path.read_text(encoding="utf-8"))
     if not isinstance(data, dict) or len(data) != 1:
         raise ValueError(f"{path}: not a SWE-bench report (one instance id at the top level)")
     ((instance_id, body),) = data.items()
+    extras = path.parent / EXTRAS_FILE
+    if extras.is_file():
+        report = InstanceReport.model_validate_json(extras.read_text(encoding="utf-8"))
+        if report.instance_id != instance_id:
+            raise ValueError(f"{extras}: written for {report.instance_id}, report.json for {instance_id}")
+        return report
     return InstanceReport(instance_id=instance_id, **body)
+
+
+def instance_files(report: InstanceReport) -> tuple[str, ...]:
+    """The files an evaluated instance's directory holds (the test files only when the tests ran)."""
+    tests_ran = report.test_exit_code is not None or report.error_kind == "timeout"
+    return (PATCH_FILE, LOG_FILE, *((EVAL_SCRIPT_FILE, TEST_OUTPUT_FILE) if tests_ran else ()),
+            EXTRAS_FILE, REPORT_FILE)
+
+
+def is_finished(directory: Path) -> InstanceReport | None:
+    """The report of a finished instance directory: report.json (written last) and every other file
+    of the instance present; else None (a run killed mid-instance, or never run)."""
+    try:
+        report = read_report(directory / REPORT_FILE)
+    except (OSError, ValueError):
+        return None
+    return report if all((directory / name).is_file() for name in instance_files(report)) else None
 
 
 class RunSummary(BaseModel):

@@ -2,8 +2,9 @@
 
 ``logs/run_evaluation/<run_id>/<model>/<instance_id>/{patch.diff, eval.sh, test_output.txt,
 report.json, run_instance.log}`` and the summary ``<model>.<run_id>.json``. An instance whose
-``report.json`` exists is not evaluated again unless ``force``; a report of an infrastructure
-failure is retried (the failure was not the model's).
+files are all there is not evaluated again unless ``force`` (``report.json`` is written last, by
+rename, so a kill mid-instance leaves it out); a report of an infrastructure failure is retried
+(the failure was not the model's).
 """
 
 from __future__ import annotations
@@ -15,12 +16,10 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from sweworld.envs import EnvBuilder
 from sweworld.harness.evaluate import evaluate_instance
 from sweworld.harness.predictions import Prediction, model_dir_name
-from sweworld.harness.report import InstanceReport, read_report, summarize
+from sweworld.harness.report import REPORT_FILE, InstanceReport, is_finished, summarize
 from sweworld.sandbox import SandboxConfig
 from sweworld.types import Task
 
@@ -33,12 +32,10 @@ def run_dir(root: Path, run_id: str, model: str) -> Path:
 
 
 def load_existing(path: Path) -> InstanceReport | None:
-    """A finished report (not an infrastructure failure) or None."""
-    try:
-        report = read_report(path)
-    except (OSError, ValueError, ValidationError):
-        return None
-    return None if report.error_kind == "infra" else report
+    """The report of a finished instance (every file present, report.json written last; not an
+    infrastructure failure) or None."""
+    report = is_finished(path.parent if path.name == REPORT_FILE else path)
+    return None if report is None or report.error_kind == "infra" else report
 
 
 def evaluate_run(tasks: list[Task], predictions: dict[str, Prediction], *, run_id: str, model: str,
