@@ -65,3 +65,7 @@ class ModelError(SWEWorldError):
 
 class WorldError(SWEWorldError):
     """The simulated world could not produce a transition or a reward."""
+
+
+class RunInUseError(SWEWorldError):
+    """Another process is running the same run (same run id / output directory): it holds the lock."""

@@ -33,14 +33,16 @@ def eval_(dataset: Dataset = common.DEFAULT_DATASET, predictions: Predictions = 
     from sweworld.envs import EnvBuilder
     from sweworld.harness.compare import compare, load_verdicts
     from sweworld.harness.predictions import load_predictions, model_name
-    from sweworld.harness.run import evaluate_run
+    from sweworld.harness.run import evaluate_run, run_dir
     from sweworld.repos import RepoStore
+    from sweworld.runlock import lock_for_command
 
     with common.reported():
         tasks = list(common.load(dataset, split=split, instance_ids=instance_ids, skip_invalid=skip_invalid))
         preds = load_predictions(predictions, tasks)
         model = model_name(preds)
         reference = load_verdicts(compare_to, gold=predictions == "gold") if compare_to else None
+        lock_for_command(run_dir(logs_dir, run_id, model), f"eval run {run_id!r} of {model}")
     columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TextColumn("resolved {task.fields[resolved]}  errors {task.fields[errors]}"))
     counts = {"resolved": 0, "errors": 0}

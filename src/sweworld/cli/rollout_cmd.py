@@ -62,12 +62,14 @@ def rollout(dataset: Dataset = common.DEFAULT_DATASET, policy: PolicyName = "ora
     from sweworld.envs import EnvBuilder
     from sweworld.repos import RepoStore
     from sweworld.rollout.runner import run_rollouts
+    from sweworld.runlock import lock_for_command
 
     with common.reported():
         tasks = list(common.load(dataset, split=split, instance_ids=instance_ids, skip_invalid=skip_invalid))
         factory = _policy_factory(policy, model_url, model, api_key_env, replay, temperature, text_actions,
                                   max_tokens)
         config = load_agent_config(agent_config, step_limit=step_limit, text_actions=text_actions or None)
+        lock_for_command(out, f"rollout into {out}")
     with Progress(TextColumn(f"[bold]{policy}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=common.console) as progress:
         bar = progress.add_task("rollout", total=len(tasks) * n_samples)

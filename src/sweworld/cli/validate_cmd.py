@@ -25,10 +25,12 @@ def validate(dataset: Dataset = common.DEFAULT_DATASET, out: Out = Path("validat
     from sweworld.envs import EnvBuilder
     from sweworld.harness.validate import validate_tasks
     from sweworld.repos import RepoStore
+    from sweworld.runlock import lock_for_command
     from sweworld.tasks import save_tasks
 
     with common.reported():
         tasks = list(common.load(dataset, split=split, instance_ids=instance_ids, skip_invalid=skip_invalid))
+        lock_for_command(out.parent, f"validation into {out}", name=f".{out.name}.lock")
     with Progress(TextColumn("[bold]validate"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=common.console) as progress:
         bar = progress.add_task("validate", total=len(tasks))
