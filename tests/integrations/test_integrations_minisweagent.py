@@ -70,11 +70,15 @@ def test_execute_and_template_vars(task, builder):
         # the sentinel with a failing exit code is not a submission (as in mini-swe-agent)
         assert env.execute({"command": f"echo {SENTINEL}; false"})["returncode"] == 1
         env.execute({"command": "echo new > added.txt"})
-        with pytest.raises(Submitted) as raised:
-            env.execute({"command": f"echo {SENTINEL} && echo ignored"})
+        with pytest.raises(Submitted) as raised:  # nothing after the sentinel: the workspace's diff
+            env.execute({"command": f"echo {SENTINEL}"})
         extra = raised.value.messages[0]["extra"]
         assert extra["submission"] == env.diff() and "added.txt" in extra["submission"]
-        assert extra["sentinel_output"] == "ignored\n"
+        assert extra["submission_source"] == "diff" and extra["sentinel_output"] == ""
+        with pytest.raises(Submitted) as raised:  # output after the sentinel: that output (mini's protocol)
+            env.execute({"command": f"echo {SENTINEL} && echo printed"})
+        extra = raised.value.messages[0]["extra"]
+        assert extra["submission"] == extra["sentinel_output"] == "printed\n"
         tv = env.get_template_vars(extra_var=1)
         assert tv["instance_id"] == task.instance_id and tv["problem_statement"] == task.problem_statement
         assert tv["workdir"] == tv["cwd"] == "/testbed" and tv["extra_var"] == 1 and "system" in tv

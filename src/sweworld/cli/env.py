@@ -1,8 +1,9 @@
-"""``sweworld env build|ls|rm``: the shared environment cache."""
+"""``sweworld env build|ls|rm|gc``: the shared environment cache."""
 
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from typing import Annotated
 
 import typer
 from rich.progress import Progress
@@ -68,3 +69,27 @@ def rm(key: str = typer.Argument(..., help="Environment key (or an unambiguous p
     with common.reported():
         path = remove_env(key)
     common.out.print(f"removed {path}")
+
+OlderThan = Annotated[str | None, typer.Option(
+    "--older-than", help="Also remove environments and base trees unused for this long (e.g. 7d, 12h, 30m) and "
+    "not mounted by a live episode.")]
+DryRun = Annotated[bool, typer.Option("--dry-run", help="List what would be removed; remove nothing.")]
+
+
+@app.command("gc")
+def gc(older_than: OlderThan = None, dry_run: DryRun = False) -> None:
+    """Remove episode directories whose process is gone (killed, or never closed them) and, with
+    --older-than, environments and base trees unused for that long."""
+    from sweworld.envs import gc as garbage
+    try:
+        age = garbage.parse_age(older_than) if older_than is not None else None
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--older-than") from None
+    verb = "would remove" if dry_run else "removed"
+    count = 0
+    with common.reported():
+        for item in garbage.collect(age):
+            if dry_run or garbage.remove(item):
+                count += 1
+                print(f"{verb} {item.kind} {item.path} ({item.reason})")
+    print(f"{count} {'items would be' if dry_run else 'items'} removed" if count else "nothing to remove")

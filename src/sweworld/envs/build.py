@@ -26,6 +26,7 @@ from sweworld.errors import EnvBuildError, RepoError, SandboxError
 from sweworld.repos import RepoStore
 from sweworld.sandbox import Dir, Layers, Sandbox, SandboxConfig
 from sweworld.types import Task
+from sweworld.usage import mark_used
 
 log = logging.getLogger(__name__)
 
@@ -157,7 +158,7 @@ class EnvBuilder:
                 self._build_env(task, recipe, key, final)
                 meta = read_meta(final / "env.json")
         interp = find_interpreter(meta["python"])
-        return Environment(key, final, EnvRecipe.model_validate(meta["recipe"]), interp)
+        return Environment(key, mark_used(final), EnvRecipe.model_validate(meta["recipe"]), interp)
 
     def _build_env(self, task: Task, recipe: EnvRecipe, key: str, final: Path) -> None:
         where = f"instance {task.instance_id} (env {key})"

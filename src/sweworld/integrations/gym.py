@@ -26,6 +26,8 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
+import weakref
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +77,26 @@ def parse_action(action: Any) -> tuple[str | None, Any, str]:
     return name, args, ""
 
 
+@dataclass
+class _Held:
+    """What an ``SWEEnv`` holds, apart from it so that a finalizer can free it: the open episode and
+    the temporary log directory (when the env made one)."""
+
+    tmp: str | None
+    sandbox: Executor | None = None
+
+    def close_episode(self) -> None:
+        if self.sandbox is not None:
+            sandbox, self.sandbox = self.sandbox, None
+            sandbox.close()
+
+    def close(self) -> None:
+        self.close_episode()
+        if self.tmp:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            self.tmp = None
+
+
 class SWEEnv(_Base):
     """Episodes of SWE tasks as a gymnasium environment; see the module docstring."""
 
@@ -91,11 +113,12 @@ class SWEEnv(_Base):
         self.sandbox_config = sandbox_config
         self.eval_timeout = eval_timeout
         self.tools = tools or ToolSet.default()
-        self._tmp = None if log_dir else tempfile.mkdtemp(prefix="sweworld-gym-")
-        self.log_dir = Path(log_dir or self._tmp)
+        self._held = _Held(None if log_dir else tempfile.mkdtemp(prefix="sweworld-gym-"))
+        self.log_dir = Path(log_dir or self._held.tmp)
+        # closed when forgotten too: on garbage collection or at interpreter exit
+        self._finalizer = weakref.finalize(self, self._held.close)
         self.render_mode = None
         self.task: Task | None = None
-        self.sandbox: Executor | None = None
         self.steps = 0
         self.done = False
         self._episodes = 0
@@ -193,17 +216,22 @@ class SWEEnv(_Base):
     def render(self) -> None:
         return None
 
+    @property
+    def sandbox(self) -> Executor | None:
+        """The open episode, or None."""
+        return self._held.sandbox
+
+    @sandbox.setter
+    def sandbox(self, value: Executor | None) -> None:
+        self._held.sandbox = value
+
     def _close_episode(self) -> None:
-        if self.sandbox is not None:
-            sandbox, self.sandbox = self.sandbox, None
-            sandbox.close()
+        self._held.close_episode()
 
     def close(self) -> None:
         """Close the open episode and remove the temporary log directory (if the env made one)."""
-        self._close_episode()
-        if self._tmp:
-            shutil.rmtree(self._tmp, ignore_errors=True)
-            self._tmp = None
+        self._finalizer()
+
 
 
 def register_gym(env_id: str = ENV_ID) -> str:

@@ -6,19 +6,32 @@ for every action the model parses, merges ``env.get_template_vars()`` into its p
 ``echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT`` (the sentinel on the first line of the output, exit
 code 0); the environment then raises mini-swe-agent's ``Submitted`` with an ``exit`` message whose
 ``extra`` is ``{"exit_status": "Submitted", "submission": ...}``, which ``DefaultAgent.run`` returns.
-Here the submission is always the workspace's diff (``executor.diff()``: against the base commit,
-new files included, build junk excluded), whatever the command printed after the sentinel
-(that text is kept as ``extra["sentinel_output"]``).
+As in mini-swe-agent's own environments, what the command printed after the sentinel is the
+submission (its SWE-bench procedure ``cat``s a ``patch.txt`` there); when it printed nothing, the
+submission is the workspace's diff (``executor.diff()``: against the base commit, new files
+included, build junk excluded). ``submission: output | diff`` forces one or the other.
 
 Each command runs with ``cwd`` set (``( cd CWD && command )`` in the episode's shell), so as in
 mini-swe-agent's own environments a ``cd`` or ``export`` does not carry over to the next action.
 
+Built from a config dict alone, as mini-swe-agent's ``get_environment`` (and so its SWE-bench batch
+runner) builds environments, it loads ``instance_id`` from ``dataset`` and opens the episode
+itself (see docs/minisweagent.md)::
+
+    env = get_environment({"environment_class": "sweworld.integrations.minisweagent.SweworldEnvironment",
+                           "dataset": "data.jsonl", "instance_id": "org__repo-1"})
+
+Template variables: the config, ``platform.uname()`` (system, release, version, machine: mini's
+own templates use them), ``workdir``, ``cwd``; the task's public fields as ``task_<field>``
+(``task_version``...) and, where no such variable exists already, under their own names.
+
 mini-swe-agent is imported only when a submission is raised (its import prints a banner unless
-``MSWEA_SILENT_STARTUP`` is set; this module sets it when it imports the package). Use::
+``MSWEA_SILENT_STARTUP`` is set; this module sets it when it imports the package). An environment
+that opened its episode closes it on ``close()``, on garbage collection or at interpreter exit. Use::
 
     env = from_task(task)                       # builds what is missing, opens an isolated episode
     agent = DefaultAgent(model, env, **agent_config)
-    result = agent.run(task.problem_statement)  # result["submission"] is the diff
+    result = agent.run(task.problem_statement)  # result["submission"]: the output after the sentinel, or the diff
     env.close()
 """
 
@@ -27,10 +40,12 @@ from __future__ import annotations
 import os
 import platform
 import shlex
-from typing import Any
+import weakref
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from sweworld.errors import DatasetError
 from sweworld.executor import Executor
 from sweworld.sandbox import SandboxConfig
 from sweworld.types import Task
@@ -51,6 +66,18 @@ class SweworldEnvironmentConfig(BaseModel):
     """Default wall timeout per command, seconds."""
     submit_sentinel: str = SENTINEL
     """First output line that means 'submit' (mini-swe-agent's own sentinel by default)."""
+    submission: Literal["auto", "output", "diff"] = "auto"
+    """What is submitted: "auto" = the output after the sentinel when there is any (mini-swe-agent's
+    protocol), else the workspace's diff; "output" or "diff" = always that one."""
+    dataset: str = "default"
+    """Dataset holding ``instance_id`` (a shipped name, a file or a hub name); read when the environment
+    is built from its config alone (no executor)."""
+    instance_id: str = ""
+    """The task to open an episode of, when built from the config alone."""
+    split: str | None = None
+    """Split of a hub or ``save_to_disk`` dataset."""
+    repos_dir: str | None = None
+    """Directory of existing clones (``DIR/owner__name``), used before the network."""
 
 
 def _submitted(message: dict) -> Exception:
@@ -59,20 +86,47 @@ def _submitted(message: dict) -> Exception:
     return Submitted(message)
 
 
-class SweworldEnvironment:
-    """mini-swe-agent's ``Environment`` protocol (``execute``, ``get_template_vars``, ``serialize``)."""
+def load_task(config: SweworldEnvironmentConfig) -> Task:
+    """The task ``config.instance_id`` of ``config.dataset``."""
+    from sweworld import datasets
+    from sweworld.tasks import load_tasks
+    if not config.instance_id:
+        raise DatasetError("the environment config names no instance_id", where=f"dataset {config.dataset}",
+                           hint="set environment.instance_id (and environment.dataset) in the config, "
+                           "or pass an executor")
+    source = str(datasets.path_of(config.dataset)) if datasets.is_shipped(config.dataset) else config.dataset
+    return load_tasks(source, split=config.split, instance_ids=[config.instance_id])[0]
 
-    def __init__(self, executor: Executor, *, task: Task | None = None, owns_executor: bool = False,
+
+class SweworldEnvironment:
+    """mini-swe-agent's ``Environment`` protocol (``execute``, ``get_template_vars``, ``serialize``).
+
+    Without ``executor`` it opens an isolated episode of ``task`` (default: ``instance_id`` of
+    ``dataset`` from the config) with ``builder`` and ``sandbox_config``, and owns it.
+    """
+
+    def __init__(self, executor: Executor | None = None, *, task: Task | None = None, owns_executor: bool = False,
+                 builder: Any = None, sandbox_config: SandboxConfig | None = None,
                  config_class: type = SweworldEnvironmentConfig, **kwargs: Any):
         self.config = config_class(**kwargs)
+        if executor is None:
+            from sweworld.envs import EnvBuilder, open_episode
+            from sweworld.repos import RepoStore
+            if sandbox_config is not None and sandbox_config.isolation != "bwrap":
+                raise ValueError("agent commands run in the episode: only isolation='bwrap' is allowed")
+            task = task or load_task(self.config)
+            builder = builder or EnvBuilder(RepoStore(repos_dir=self.config.repos_dir))
+            executor, owns_executor = open_episode(task, builder, sandbox_config), True
         self.executor = executor
         self.task = task
         self.owns_executor = owns_executor
+        # an owned episode is closed when forgotten too: on garbage collection or at interpreter exit
+        self._finalizer = weakref.finalize(self, executor.close) if owns_executor else None
 
     def execute(self, action: dict, cwd: str = "", *, timeout: int | None = None) -> dict[str, Any]:
         """Run ``action["command"]``; returns ``{"output", "returncode", "exception_info"}``.
 
-        Raises ``minisweagent.exceptions.Submitted`` (the diff as submission) on the sentinel.
+        Raises ``minisweagent.exceptions.Submitted`` on the sentinel (see the module docstring).
         """
         command = action.get("command", "")
         cwd = cwd or self.config.cwd or self.executor.workdir
@@ -99,17 +153,23 @@ class SweworldEnvironment:
     def _check_finished(self, output: dict) -> None:
         lines = output.get("output", "").lstrip().splitlines(keepends=True)
         if lines and lines[0].strip() == self.config.submit_sentinel and output["returncode"] == 0:
-            submission = self.executor.diff()
+            after = "".join(lines[1:])
+            mode = self.config.submission
+            source = "output" if mode == "output" or (mode == "auto" and after.strip()) else "diff"
+            submission = after if source == "output" else self.executor.diff()
             raise _submitted({"role": "exit", "content": submission,
                               "extra": {"exit_status": "Submitted", "submission": submission,
-                                        "sentinel_output": "".join(lines[1:])}})
+                                        "submission_source": source, "sentinel_output": after}})
 
     def get_template_vars(self, **kwargs: Any) -> dict[str, Any]:
-        """Config, ``platform.uname()`` fields (system, release, version, machine), the task's public
-        fields (instance id, repo, problem statement...), ``workdir`` and ``cwd``; ``kwargs`` win."""
+        """The config, the task's public fields, then what mini-swe-agent's own environments offer
+        (``platform.uname()``: system, release, version, machine), ``workdir`` and ``cwd``, then
+        ``kwargs``: a later group wins. A task field is always there as ``task_<field>`` too (the
+        task's ``version`` is ``task_version``; ``version`` stays the platform's)."""
         task_vars = self.task.model_dump(include=set(TASK_VARS)) if self.task is not None else {}
-        return {**self.config.model_dump(), **platform.uname()._asdict(), **task_vars,
-                "workdir": self.executor.workdir, "cwd": self.config.cwd or self.executor.workdir, **kwargs}
+        return {**self.config.model_dump(), **task_vars, **{f"task_{k}": v for k, v in task_vars.items()},
+                **platform.uname()._asdict(), "workdir": self.executor.workdir,
+                "cwd": self.config.cwd or self.executor.workdir, **kwargs}
 
     def serialize(self) -> dict:
         env_config = self.config.model_dump(mode="json")
@@ -125,9 +185,9 @@ class SweworldEnvironment:
         return self.executor.diff()
 
     def close(self) -> None:
-        """Close the episode if this environment opened it (``from_task``)."""
-        if self.owns_executor:
-            self.executor.close()
+        """Close the episode if this environment opened it (``from_task``, or built from a config)."""
+        if self._finalizer is not None:
+            self._finalizer()
 
     def __enter__(self) -> SweworldEnvironment:
         return self
@@ -139,10 +199,6 @@ class SweworldEnvironment:
 def from_task(task: Task, builder: Any = None, config: SweworldEnvironmentConfig | dict | None = None, *,
               sandbox_config: SandboxConfig | None = None) -> SweworldEnvironment:
     """Open an isolated episode of ``task`` (building what is missing) and wrap it; ``close()`` ends it."""
-    from sweworld.envs import open_episode
-    if sandbox_config is not None and sandbox_config.isolation != "bwrap":
-        raise ValueError("agent commands run in the episode: only isolation='bwrap' is allowed")
     if isinstance(config, SweworldEnvironmentConfig):
         config = config.model_dump()
-    sandbox = open_episode(task, builder, sandbox_config)
-    return SweworldEnvironment(sandbox, task=task, owns_executor=True, **(config or {}))
+    return SweworldEnvironment(task=task, builder=builder, sandbox_config=sandbox_config, **(config or {}))

@@ -24,6 +24,7 @@ from sweworld.repos.pypi import pypi_repo
 from sweworld.repos.source import RepoSource, missing_error, safe_name, source_for
 from sweworld.repos.tree import build_tree, is_complete
 from sweworld.types import Task
+from sweworld.usage import mark_used
 
 
 class RepoStore:
@@ -78,7 +79,11 @@ class RepoStore:
 
     def tree(self, repo: str, commit: str, source: str | RepoSource | None = None, *,
              instance_id: str | None = None) -> Path:
-        """A clean working tree of ``repo`` at ``commit`` with a self-contained one-commit ``.git``."""
+        """A clean working tree of ``repo`` at ``commit`` with a self-contained one-commit ``.git``
+        (its use is recorded for ``sweworld env gc``)."""
+        return mark_used(self._tree(repo, commit, source, instance_id=instance_id))
+
+    def _tree(self, repo: str, commit: str, source: str | RepoSource | None, *, instance_id: str | None) -> Path:
         wanted = commit.strip().lower()
         if SHA_RE.match(wanted) and is_complete(self.tree_path(repo, wanted)):
             return self.tree_path(repo, wanted)

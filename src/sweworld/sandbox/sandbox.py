@@ -7,13 +7,12 @@ import shlex
 import shutil
 import stat
 import sys
-import uuid
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
-from sweworld import paths
 from sweworld.errors import SandboxError
-from sweworld.sandbox import isolation, pids
+from sweworld.sandbox import episodes, isolation, pids
 from sweworld.sandbox.config import SandboxConfig
 from sweworld.sandbox.etc import etc_snapshot
 from sweworld.sandbox.isolation import Bind, Layout, Overlay
@@ -82,6 +81,26 @@ def _copy_layers(lowers: list[Path], dest: Path) -> None:
                 shutil.copy2(src, target, follow_symlinks=False)
 
 
+@dataclass
+class _Resources:
+    """What a sandbox holds, apart from the sandbox object so that a finalizer can free it."""
+
+    episode_dir: Path
+    keep: bool
+    session: AgentSession | None = None
+    cgroup: pids.PidsCgroup | None = None
+
+    def close(self) -> None:
+        if self.session is not None:
+            self.session.close()
+            self.session = None
+        if self.cgroup is not None:
+            self.cgroup.remove()
+            self.cgroup = None
+        if not self.keep and self.episode_dir.exists():
+            _remove_tree(self.episode_dir)
+
+
 class Sandbox:
     """One isolated episode. Implements the ``Executor`` protocol.
 
@@ -96,10 +115,15 @@ class Sandbox:
         self.workdir = workdir
         self.base_commit = base_commit
         self.label = label
-        self.episode_dir = episode_dir or paths.subdir("episodes") / uuid.uuid4().hex[:16]
+        if episode_dir is None:
+            uses = [str(p) for spec in mounts.values()
+                    for p in ([spec.path] if isinstance(spec, Dir) else [*spec.lowers, *filter(None, [spec.upper])])]
+            episode_dir = episodes.create(uses, keep=self.config.keep)
+        self.episode_dir = episode_dir
         self.episode_dir.mkdir(parents=True, exist_ok=True)
-        self._session: AgentSession | None = None
-        self._cgroup: pids.PidsCgroup | None = None
+        self._res = _Resources(self.episode_dir, self.config.keep)
+        # closed when forgotten too: on garbage collection or at interpreter exit (never leaks the directory)
+        self._finalizer = weakref.finalize(self, self._res.close)
         if self.config.isolation == "none":
             log.warning("sandbox isolation is OFF (--isolation none): commands can write the host and use the network")
         try:
@@ -107,9 +131,9 @@ class Sandbox:
             argv = isolation.command(layout, self.config)
             preexec = None
             if self.config.processes is not None and self.config.isolation != "none":
-                self._cgroup = pids.PidsCgroup(self.config.processes)
-                preexec = self._cgroup.enter if self._cgroup.path is not None else None
-            self._session = AgentSession(argv, self.episode_dir / "sandbox.log", preexec=preexec)
+                self._res.cgroup = pids.PidsCgroup(self.config.processes)
+                preexec = self._res.cgroup.enter if self._res.cgroup.path is not None else None
+            self._res.session = AgentSession(argv, self.episode_dir / "sandbox.log", preexec=preexec)
         except BaseException:
             self.close()
             raise
@@ -153,9 +177,9 @@ class Sandbox:
 
     # -- Executor -----------------------------------------------------------------------------
     def _live(self) -> AgentSession:
-        if self._session is None:
+        if self._res.session is None:
             raise SandboxError(f"sandbox {self.label or self.episode_dir.name} is closed")
-        return self._session
+        return self._res.session
 
     def run(self, command: str, *, cwd: str | None = None, timeout: float | None = None) -> ExecResult:
         return self._live().run("run", command, cwd=cwd, timeout=timeout or self.config.timeout)
@@ -204,21 +228,10 @@ class Sandbox:
         return result.output
 
     def close(self) -> None:
-        if self._session is not None:
-            self._session.close()
-            self._session = None
-        if self._cgroup is not None:
-            self._cgroup.remove()
-            self._cgroup = None
-        if not self.config.keep and self.episode_dir.exists():
-            _remove_tree(self.episode_dir)
+        self._finalizer()
 
     def __enter__(self) -> Sandbox:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    def __del__(self) -> None:  # a forgotten sandbox must not leak processes
-        if getattr(self, "_session", None) is not None:
-            self._session.close()
