@@ -69,3 +69,8 @@ class WorldError(SWEWorldError):
 
 class RunInUseError(SWEWorldError):
     """Another process is running the same run (same run id / output directory): it holds the lock."""
+
+
+class ConfigError(SWEWorldError):
+    """A setting is unusable: an environment variable (``SWEWORLD_HOME``), an option, a config file
+    (where = the variable, option or file:line)."""

@@ -5,14 +5,31 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from sweworld.errors import ConfigError
+
 
 def home() -> Path:
-    """The root of every sweworld cache; created on first use."""
-    root = os.environ.get("SWEWORLD_HOME") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "sweworld")
+    """The root of every sweworld cache; created on first use.
+
+    Raises:
+        ConfigError: it cannot be a writable directory (a file, read-only, under a file...), naming
+            ``SWEWORLD_HOME`` when that is what chose it.
+    """
+    chosen = os.environ.get("SWEWORLD_HOME")
+    root = chosen or os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "sweworld")
     path = Path(root).expanduser().resolve()
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        problem = None if os.access(path, os.W_OK | os.X_OK) else "the directory is not writable"
+    except FileExistsError:
+        problem = "it is a file, not a directory"
+    except OSError as exc:
+        problem = exc.strerror or str(exc)
+    if problem is None:
+        return path
+    variable = "SWEWORLD_HOME" if chosen else "the cache directory (SWEWORLD_HOME unset)"
+    raise ConfigError(f"{variable}={root}: cannot hold sweworld's caches: {problem}",
+                      hint="point SWEWORLD_HOME at a writable directory (it is created when missing)")
 
 
 def subdir(*parts: str) -> Path:

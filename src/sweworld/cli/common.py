@@ -66,8 +66,13 @@ def dataset_path(name: str, split: str | None = None) -> str:
 
 def load(dataset: str, *, split: str | None = None, instance_ids: list[str] | None = None,
          skip_invalid: bool = False):
+    """The tasks of ``--dataset`` (invalid rows reported); every command that loads a dataset works on it,
+    so the cache (``$SWEWORLD_HOME``) is checked first. Raises ConfigError, or DatasetError when no task
+    is left (an empty dataset, or ``--instance-ids`` that selects none)."""
+    from sweworld import paths
     from sweworld.datasets import is_shipped
     from sweworld.tasks import load_tasks
+    paths.home()
     source = dataset_path(dataset, split)
     taskset = load_tasks(source, split=None if is_shipped(dataset) else split, skip_invalid=skip_invalid,
                          instance_ids=split_ids(instance_ids))
@@ -75,6 +80,11 @@ def load(dataset: str, *, split: str | None = None, instance_ids: list[str] | No
         console.print(f"[yellow]skipped[/yellow] {error}")
     if taskset.errors:
         console.print(f"[yellow]{len(taskset.errors)} invalid rows skipped[/yellow]")
+    if not len(taskset):
+        from sweworld.errors import DatasetError
+        what = "the --instance-ids filter selects none" if instance_ids else "no valid instance in it"
+        raise DatasetError(f"nothing to do: {what}", where=taskset.source or dataset,
+                           hint="check --dataset and --instance-ids (see `sweworld datasets ls`)")
     return taskset
 
 

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
-from sweworld.cli import common
+from sweworld.cli import common, params
 from sweworld.cli.common import ReposDir, Workers
 from sweworld.cli.demo_steps import environments, harness, plural, rollouts, substrate
 
@@ -67,7 +67,8 @@ def demo(dataset: Annotated[str, typer.Option(
                                                 "repository first, then round-robin).")] = 4,
          instance: Annotated[str | None, typer.Option(help="Instance of the isolation step (default: the "
                                                      "first chosen).")] = None,
-         out: Annotated[Path, typer.Option(help="Where logs, summaries, rollouts and the report go.")]
+         out: Annotated[Path, typer.Option(callback=params.output_dir,
+                                           help="Where logs, summaries, rollouts and the report go.")]
          = Path("runs/demo"),
          repos_dir: ReposDir = None, workers: Workers = 2) -> None:
     """Build real environments for a few instances, use one from two isolated episodes, evaluate gold and

@@ -47,9 +47,11 @@ def build(dataset: Dataset = common.DEFAULT_DATASET, split: Split = None, repos_
 def ls() -> None:
     """List built environments."""
     from sweworld.envs import list_envs
+    with common.reported():
+        envs = list_envs()
     rows = [(meta.get("key", "?"), meta.get("repo", "?"), meta.get("python", "?"),
              meta.get("recipe", {}).get("source", "?"), str(meta["instances"]),
-             f"{meta['size_bytes'] / 1e6:.1f} MB", meta.get("built_at", "?")) for meta in list_envs()]
+             f"{meta['size_bytes'] / 1e6:.1f} MB", meta.get("built_at", "?")) for meta in envs]
     header = ("key", "repo", "python", "source", "instances", "size", "built")
     if not common.out.is_terminal:  # piped: full keys, one tab-separated line per environment
         for row in [header, *rows]:
@@ -69,6 +71,7 @@ def rm(key: str = typer.Argument(..., help="Environment key (or an unambiguous p
     with common.reported():
         path = remove_env(key)
     common.out.print(f"removed {path}")
+
 
 OlderThan = Annotated[str | None, typer.Option(
     "--older-than", help="Also remove environments and base trees unused for this long (e.g. 7d, 12h, 30m) and "

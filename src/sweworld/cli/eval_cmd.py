@@ -8,16 +8,20 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from sweworld.cli import common
+from sweworld.cli import common, failures, params
 from sweworld.cli.common import Dataset, InstanceIds, ReposDir, SkipInvalid, Split, Workers
 
 Predictions = Annotated[str, typer.Option("--predictions", "-p", help="Predictions (.json/.jsonl of "
                                           "{instance_id, model_name_or_path, model_patch}) or 'gold'.")]
-RunId = Annotated[str, typer.Option("--run-id", help="Name of this run (directory under logs/run_evaluation).")]
-Timeout = Annotated[float, typer.Option("--timeout", help="Wall timeout of one instance's tests, seconds.")]
+RunId = Annotated[str, typer.Option("--run-id", callback=params.run_id,
+                                    help="Name of this run (directory under logs/run_evaluation).")]
+Timeout = Annotated[float, typer.Option("--timeout", callback=params.positive,
+                                        help="Wall timeout of one instance's tests, seconds.")]
 Force = Annotated[bool, typer.Option("--force", help="Evaluate again instances that already have a report.")]
-LogsDir = Annotated[Path, typer.Option("--logs-dir", help="Where logs/run_evaluation/... goes.")]
-Out = Annotated[Path, typer.Option("--out", help="Directory of the run summary <model>.<run_id>.json.")]
+LogsDir = Annotated[Path, typer.Option("--logs-dir", callback=params.output_dir,
+                                       help="Where logs/run_evaluation/... goes.")]
+Out = Annotated[Path, typer.Option("--out", callback=params.output_dir,
+                                   help="Directory of the run summary <model>.<run_id>.json.")]
 CompareTo = Annotated[str | None, typer.Option(
     "--compare-to", help="Reference verdicts (JSON {id: bool | {KEY: bool}} or a SWE-bench run summary; "
     "FILE:KEY picks the key, e.g. docker-verdicts.json:sweagent_resolved): prints the agreement.")]
@@ -32,7 +36,7 @@ def eval_(dataset: Dataset = common.DEFAULT_DATASET, predictions: Predictions = 
     """Evaluate predictions: apply each patch in a fresh isolated episode, run the tests, grade."""
     from sweworld.envs import EnvBuilder
     from sweworld.harness.compare import compare, load_verdicts
-    from sweworld.harness.predictions import load_predictions, model_name
+    from sweworld.harness.predictions import listing, load_predictions, model_name, unmatched
     from sweworld.harness.run import evaluate_run, run_dir
     from sweworld.repos import RepoStore
     from sweworld.runlock import lock_for_command
@@ -41,6 +45,10 @@ def eval_(dataset: Dataset = common.DEFAULT_DATASET, predictions: Predictions = 
         tasks = list(common.load(dataset, split=split, instance_ids=instance_ids, skip_invalid=skip_invalid))
         preds = load_predictions(predictions, tasks)
         model = model_name(preds)
+        stray = unmatched(preds, tasks)
+        if stray:  # counted as submitted, never evaluated (not an instance of this run)
+            common.console.print(f"[yellow]{len(stray)} prediction(s) for instances not in the dataset (or not "
+                                 f"selected):[/yellow] {listing(stray)}", highlight=False)
         reference = load_verdicts(compare_to, gold=predictions == "gold") if compare_to else None
         lock_for_command(run_dir(logs_dir, run_id, model), f"eval run {run_id!r} of {model}")
     columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -48,7 +56,7 @@ def eval_(dataset: Dataset = common.DEFAULT_DATASET, predictions: Predictions = 
     counts = {"resolved": 0, "errors": 0}
     reports: dict = {}
     with Progress(*columns, console=common.console) as progress:
-        bar = progress.add_task(f"eval {model}", total=len(preds), resolved=0, errors=0)
+        bar = progress.add_task(f"eval {model}", total=len(preds) - len(stray), resolved=0, errors=0)
 
         def done(report) -> None:
             reports[report.instance_id] = report
@@ -75,3 +83,7 @@ def eval_(dataset: Dataset = common.DEFAULT_DATASET, predictions: Predictions = 
         ours.update({i: False for i in summary["empty_patch_ids"]})
         say(compare(ours, reference).line())
     say(f"summary: {path}")
+    infra = {i: r.error or "" for i, r in reports.items() if r.error_kind == "infra"}
+    failures.report("infrastructure failures (not the model's; details in each run_instance.log)", infra)
+    if infra and len(infra) == len(reports):
+        raise typer.Exit(1)

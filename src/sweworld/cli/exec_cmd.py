@@ -8,11 +8,11 @@ from typing import Annotated
 
 import typer
 
-from sweworld.cli import common
+from sweworld.cli import common, params
 from sweworld.cli.common import Dataset, Isolation, ReposDir, Split
 
 Instance = Annotated[str, typer.Option("--instance", help="Instance id.")]
-Timeout = Annotated[float, typer.Option("--timeout", help="Wall timeout per command, seconds.")]
+Timeout = Annotated[float, typer.Option("--timeout", callback=params.positive, help="Wall timeout per command, seconds.")]
 
 
 def _open(dataset: str, split: str | None, instance: str, repos_dir, isolation: str, timeout: float):

@@ -9,14 +9,16 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from sweworld.cli import common
+from sweworld.cli import common, failures, params
 from sweworld.cli.common import Dataset, InstanceIds, ReposDir, SkipInvalid, Split, Workers
 
 PolicyName = Annotated[str, typer.Option("--policy", help="oracle | noop | replay | openai")]
 ModelUrl = Annotated[str | None, typer.Option("--model-url", help="OpenAI-compatible base URL, e.g. "
                                               "http://host:8000/v1 (policy openai).")]
 ModelName = Annotated[str | None, typer.Option("--model", help="Model name sent to the endpoint.")]
-Out = Annotated[Path, typer.Option("--out", "-o", help="Output directory (trajectories, predictions, summary).")]
+Out = Annotated[Path, typer.Option("--out", "-o", callback=params.output_dir,
+                                   help="Output directory (trajectories, predictions, summary).")]
+InputFile = {"exists": True, "dir_okay": False, "readable": True}
 
 
 def _policy_factory(policy: str, model_url: str | None, model: str | None, api_key_env: str,
@@ -49,11 +51,12 @@ def rollout(dataset: Dataset = common.DEFAULT_DATASET, policy: PolicyName = "ora
             repos_dir: ReposDir = None, instance_ids: InstanceIds = None, workers: Workers = 1,
             n_samples: Annotated[int, typer.Option("--n-samples", "-k", min=1, help="Samples per instance.")] = 1,
             api_key_env: Annotated[str, typer.Option(help="Env var holding the API key.")] = "OPENAI_API_KEY",
-            replay: Annotated[Path | None, typer.Option(help="trajectories.jsonl to replay.")] = None,
-            agent_config: Annotated[Path | None, typer.Option(help="Agent YAML (templates, limits).")] = None,
-            step_limit: Annotated[int | None, typer.Option(help="Override the step limit.")] = None,
-            temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 0.0,
-            max_tokens: Annotated[int | None, typer.Option(help="Max completion tokens per reply.")] = None,
+            replay: Annotated[Path | None, typer.Option(help="trajectories.jsonl to replay.", **InputFile)] = None,
+            agent_config: Annotated[Path | None, typer.Option(help="Agent YAML (templates, limits).",
+                                                              **InputFile)] = None,
+            step_limit: Annotated[int | None, typer.Option(min=1, help="Override the step limit.")] = None,
+            temperature: Annotated[float, typer.Option(min=0.0, help="Sampling temperature.")] = 0.0,
+            max_tokens: Annotated[int | None, typer.Option(min=1, help="Max completion tokens per reply.")] = None,
             text_actions: Annotated[bool, typer.Option(help="XML text actions instead of function calling.")] = False,
             no_eval: Annotated[bool, typer.Option("--no-eval", help="Skip the harness evaluation.")] = False,
             skip_invalid: SkipInvalid = False) -> None:
@@ -73,12 +76,24 @@ def rollout(dataset: Dataset = common.DEFAULT_DATASET, policy: PolicyName = "ora
     with Progress(TextColumn(f"[bold]{policy}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=common.console) as progress:
         bar = progress.add_task("rollout", total=len(tasks) * n_samples)
+        finished: list[str | None] = []  # this run's episodes: why each has no verdict, or None
+        failed: dict[str, str] = {}
+
+        def done(traj) -> None:
+            progress.advance(bar)
+            finished.append(failures.of_trajectory(traj))
+            if finished[-1]:
+                failed[traj.instance_id] = finished[-1]
+
         with common.reported():
             summary = run_rollouts(tasks, factory, config, out, n_samples=n_samples, workers=workers,
                                    builder=EnvBuilder(RepoStore(repos_dir=repos_dir)), evaluate=not no_eval,
-                                   on_done=lambda _t: progress.advance(bar))
+                                   on_done=done)
     table = Table("metric", "value", title=f"rollout: {policy}")
     for key, value in summary.items():
         table.add_row(key, str(value))
     common.out.print(table)
     common.out.print(f"outputs: {out}")
+    failures.report("episodes that failed before a verdict", failed)
+    if finished and all(finished):
+        raise typer.Exit(1)

@@ -10,7 +10,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from sweworld.cli import common
+from sweworld.cli import common, params
 from sweworld.cli.common import Workers
 
 Methods = Annotated[str | None, typer.Option(help="Comma-separated mutation kinds and/or 'combine' "
@@ -38,7 +38,8 @@ def _options(max_: int | None, methods: str | None, seed: int, workers: int, max
 
 
 def synth(repo: Annotated[str, typer.Option(help="pypi:NAME==VER, a git URL, or a local git directory.")],
-          out: Annotated[Path, typer.Option("--out", "-o", help="Output dataset (.jsonl, .json or .parquet).")],
+          out: Annotated[Path, typer.Option("--out", "-o", callback=params.output_file,
+                                            help="Output dataset (.jsonl, .json or .parquet).")],
           max_: Annotated[int | None, typer.Option("--max", min=1, help="Stop at this many instances.")] = None,
           methods: Methods = None,
           seed: Annotated[int, typer.Option(help="Seed of the candidate sampling.")] = 0,
@@ -49,19 +50,23 @@ def synth(repo: Annotated[str, typer.Option(help="pypi:NAME==VER, a git URL, or 
           python: Annotated[str | None, typer.Option(help="Python version (default: from requires-python).")] = None,
           pip_package: Annotated[list[str] | None, typer.Option(help="Extra test requirement (repeatable).")] = None,
           test_cmd: Annotated[str, typer.Option(help="pytest command of the repository.")] = "pytest -rA",
-          max_candidates: Annotated[int | None, typer.Option(help="Check at most this many candidates.")] = None,
-          max_per_kind: Annotated[int | None, typer.Option(help="Sample at most this many sites per kind.")] = None,
-          combine_share: Annotated[float, typer.Option(help="Share of --max made of combined bugs.")] = 0.1,
+          max_candidates: Annotated[int | None, typer.Option(min=1, help="Check at most this many candidates.")]
+          = None,
+          max_per_kind: Annotated[int | None, typer.Option(min=1, help="Sample at most this many sites per kind.")]
+          = None,
+          combine_share: Annotated[float, typer.Option(min=0.0, max=1.0, help="Share of --max made of combined "
+                                                       "bugs.")] = 0.1,
           naive: Annotated[bool, typer.Option(help="No test selection: every candidate on the whole suite.")]
           = False,
-          timeout: Annotated[float | None, typer.Option(help="Per-run timeout of a candidate, seconds "
-                                                        "(default: max(5, 4 x the suite's time)).")] = None,
+          timeout: Annotated[float | None, typer.Option(
+              callback=params.positive,
+              help="Per-run timeout of a candidate, seconds (default: max(5, 4 x the suite's time)).")] = None,
           issue_model_url: Annotated[str | None, typer.Option(help="OpenAI-compatible URL of a model that "
                                                               "writes the problem statements.")] = None,
           issue_model: Annotated[str | None, typer.Option(help="Model name for --issue-model-url.")] = None,
           api_key_env: Annotated[str, typer.Option(help="Env var holding the API key.")] = "OPENAI_API_KEY",
-          work: Annotated[Path | None, typer.Option(help="Work directory (resumable outcomes; default "
-                                                    "OUT.work).")] = None) -> None:
+          work: Annotated[Path | None, typer.Option(callback=params.output_dir, help="Work directory (resumable "
+                                                    "outcomes; default OUT.work).")] = None) -> None:
     """Inject bugs into a real repository, keep those its own tests catch, write SWE-bench instances
     (``patch`` = the fix) with FAIL_TO_PASS / PASS_TO_PASS and problem statements."""
     from sweworld.synth.pipeline import synthesize

@@ -10,12 +10,14 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from sweworld.cli import common
+from sweworld.cli import common, params
 from sweworld.cli.common import Dataset, InstanceIds, ReposDir, SkipInvalid, Split, Workers
 
-Out = Annotated[Path, typer.Option("--out", "-o", help="Validated dataset to write (.jsonl/.json/.parquet); "
-                                   "the table of dropped instances goes next to it as <out>.drops.json.")]
-Timeout = Annotated[float, typer.Option("--timeout", help="Wall timeout of one test run, seconds.")]
+Out = Annotated[Path, typer.Option("--out", "-o", callback=params.output_file, help="Validated dataset to write "
+                                   "(.jsonl/.json/.parquet); the table of dropped instances goes next to it as "
+                                   "<out>.drops.json.")]
+Timeout = Annotated[float, typer.Option("--timeout", callback=params.positive,
+                                        help="Wall timeout of one test run, seconds.")]
 
 
 def validate(dataset: Dataset = common.DEFAULT_DATASET, out: Out = Path("validated.jsonl"), split: Split = None,

@@ -7,15 +7,16 @@ Accepted: a JSONL file, a JSON list, a JSON object keyed by instance id, or the 
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
+from sweworld import names
 from sweworld.errors import DatasetError
 from sweworld.types import Task
 
 GOLD = "gold"
+LISTED = 10
 
 
 class Prediction(BaseModel):
@@ -27,8 +28,9 @@ class Prediction(BaseModel):
 
 
 def model_dir_name(model: str) -> str:
-    """SWE-bench's directory name for a model (slashes become double underscores)."""
-    return re.sub(r"[^A-Za-z0-9._-]", "_", model.replace("/", "__")) or "unknown"
+    """SWE-bench's directory name for a model (slashes become double underscores); DatasetError when
+    the name cannot be a directory (see ``sweworld.names``)."""
+    return names.model_dir(model)
 
 
 def _rows(path: Path) -> list[tuple[str, dict]]:
@@ -58,8 +60,13 @@ def _rows(path: Path) -> list[tuple[str, dict]]:
 
 
 def load_predictions(source: str | Path, tasks: list[Task]) -> dict[str, Prediction]:
-    """Predictions keyed by instance id; only instances of ``tasks`` are kept."""
-    wanted = {task.instance_id for task in tasks}
+    """Every prediction keyed by instance id, for an instance of ``tasks`` or not: each counts as
+    submitted (as in SWE-bench); ``unmatched`` names those whose instance is not in ``tasks``.
+
+    Raises:
+        DatasetError: the file is missing or malformed (located file:line), a model name cannot name a
+            directory, an instance has two predictions, or no prediction is for an instance of ``tasks``.
+    """
     if str(source) == GOLD:
         return {t.instance_id: Prediction(instance_id=t.instance_id, model_name_or_path=GOLD, model_patch=t.patch)
                 for t in tasks}
@@ -80,14 +87,33 @@ def load_predictions(source: str | Path, tasks: list[Task]) -> dict[str, Predict
         if prediction.instance_id in found:
             raise DatasetError(f"duplicate prediction for {prediction.instance_id}", where=where,
                                hint="keep one prediction per instance")
-        if prediction.instance_id in wanted:
-            found[prediction.instance_id] = prediction
+        names.model_dir(prediction.model_name_or_path, where=where)
+        found[prediction.instance_id] = prediction
+    if not found:
+        raise DatasetError("no prediction in the file", where=str(path),
+                           hint="a prediction is {instance_id, model_name_or_path, model_patch}")
+    stray = unmatched(found, tasks)
+    if len(stray) == len(found):
+        raise DatasetError(f"none of the {len(found)} predictions is for an instance of the dataset: "
+                           f"{listing(stray)}", where=str(path),
+                           hint="check --dataset, --split and --instance-ids against the predictions' instance ids")
     return found
 
 
+def unmatched(predictions: dict[str, Prediction], tasks: list[Task]) -> list[str]:
+    """The predictions' instance ids that are not instances of ``tasks``, sorted."""
+    wanted = {task.instance_id for task in tasks}
+    return sorted(set(predictions) - wanted)
+
+
+def listing(ids: list[str], limit: int = LISTED) -> str:
+    """Up to ``limit`` ids, comma-separated, then how many more."""
+    return ", ".join(ids[:limit]) + (f" ... ({len(ids) - limit} more)" if len(ids) > limit else "")
+
+
 def model_name(predictions: dict[str, Prediction]) -> str:
-    names = sorted({p.model_name_or_path for p in predictions.values()})
-    if len(names) > 1:
-        raise DatasetError(f"predictions of several models in one file: {', '.join(names)}",
+    models = sorted({p.model_name_or_path for p in predictions.values()})
+    if len(models) > 1:
+        raise DatasetError(f"predictions of several models in one file: {', '.join(models)}",
                            hint="evaluate one model per run (split the file by model_name_or_path)")
-    return names[0] if names else "unknown"
+    return models[0] if models else "unknown"

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
+from sweworld import names
 from sweworld.envs import EnvBuilder
 from sweworld.harness.evaluate import evaluate_instance
 from sweworld.harness.predictions import Prediction, model_dir_name
@@ -28,7 +29,8 @@ DETERMINISTIC_ENV = {"TZ": "UTC", "LC_ALL": "C.UTF-8", "LANG": "C.UTF-8", "PYTHO
 
 
 def run_dir(root: Path, run_id: str, model: str) -> Path:
-    return root / "run_evaluation" / run_id / model_dir_name(model)
+    """``root/run_evaluation/<run_id>/<model dir>``; DatasetError when a name cannot be a directory."""
+    return root / "run_evaluation" / names.check(run_id, what="run id") / model_dir_name(model)
 
 
 def load_existing(path: Path) -> InstanceReport | None:
@@ -52,6 +54,7 @@ def evaluate_run(tasks: list[Task], predictions: dict[str, Prediction], *, run_i
     for task in tasks:
         if task.instance_id not in predictions:
             continue
+        names.check(task.instance_id, what="instance_id")  # before any path is made of it
         existing = None if force else load_existing(base / task.instance_id / "report.json")
         if existing is not None:
             reports[task.instance_id] = existing

@@ -209,7 +209,8 @@ class SWEEnv(_Base):
         assert self.task is not None
         prediction = Prediction(instance_id=self.task.instance_id, model_name_or_path="sweworld-gym",
                                 model_patch=patch)
-        log_dir = self.log_dir / f"{self.task.instance_id}-{self._episodes}"
+        from sweworld import names
+        log_dir = self.log_dir / names.check(f"{self.task.instance_id}-{self._episodes}", what="instance_id")
         return evaluate_instance(self.task, prediction, log_dir, builder=self.builder,
                                  timeout=self.eval_timeout, config=self.sandbox_config)
 
@@ -231,7 +232,6 @@ class SWEEnv(_Base):
     def close(self) -> None:
         """Close the open episode and remove the temporary log directory (if the env made one)."""
         self._finalizer()
-
 
 
 def register_gym(env_id: str = ENV_ID) -> str:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
+from sweworld import names
 from sweworld.agents.config import AgentConfig
 from sweworld.agents.loop import Policy, run_episode
 from sweworld.envs import EnvBuilder, episode_sandbox
@@ -70,6 +71,8 @@ def run_rollouts(tasks: list[Task], make_policy: Callable[[], Policy], config: A
                  timeout: float = 1800.0, on_done: Callable[[Trajectory], None] | None = None) -> dict:
     """Run what is missing, then write predictions and the summary; returns the summary."""
     builder = builder or EnvBuilder()
+    for task in tasks:  # each names its eval directories: out/eval/<instance_id>.<sample>
+        names.check(task.instance_id, what="instance_id")
     out.mkdir(parents=True, exist_ok=True)
     store = TrajectoryStore(out / "trajectories.jsonl")
     done = store.done()

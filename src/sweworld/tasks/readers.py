@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import json
 import re
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -33,7 +34,7 @@ def read_bytes(path: Path) -> bytes:
     try:
         data = path.read_bytes()
         return gzip.decompress(data) if path.name.lower().endswith(".gz") else data
-    except (gzip.BadGzipFile, EOFError) as exc:
+    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
         raise DatasetError(f"not a valid gzip file: {exc}", where=str(path),
                            hint="decompress it, or name it without .gz") from None
     except FileNotFoundError:

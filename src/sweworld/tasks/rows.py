@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from sweworld import names
 from sweworld.errors import DatasetError
 from sweworld.types import SWEBENCH_FIELDS, Task
 
@@ -123,6 +124,7 @@ def row_to_task(raw: RawRow) -> Task:
     except ValidationError as exc:
         message, hint = describe_validation_error(exc)
         raise DatasetError(message, where=where, hint=hint) from None
+    names.check(task.instance_id, what="instance_id", where=where, hint=SKIP_HINT)  # it names log directories
     encoded = frozenset(name for name in ENCODABLE_LIST_FIELDS
                         if isinstance(row.get(name), str) and row[name].strip().startswith("["))
     if encoded:
