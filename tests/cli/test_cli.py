@@ -25,6 +25,7 @@ pytestmark = [pytest.mark.bwrap, pytest.mark.network]
 
 SIX_ID = "benjaminp__six-1.16.0"
 MISSING_ID = "nope__no-such-instance-1"
+FIX_ID = "more-itertools__first-default"  # a demo instance with a gold patch
 
 
 @pytest.fixture
@@ -216,3 +217,23 @@ def test_datasets_ls_shows_the_embedded_default():
     assert result.exit_code == 0, result.output
     assert "(default)" in result.output and "demo" in result.output and "smoke" in result.output
     assert "pypi:more-itertools==10.5.0" in result.output
+
+
+def test_eval_prints_agreement_with_verdicts_from_the_dataset_or_compare_to(cli, tmp_path):
+    """Reference verdicts carried by the rows (``gold_resolved``), or given with ``--compare-to``,
+    give an agreement line naming the instances that disagree."""
+    import json
+
+    rows = [{**task.model_dump(mode="json", exclude_none=True), "gold_resolved": False}
+            for task in load_tasks(path_of("demo")) if task.instance_id == FIX_ID]
+    data = tmp_path / "with-verdicts.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    common = ["eval", "-d", str(data), "--logs-dir", str(tmp_path / "logs"), "--out", str(tmp_path / "out")]
+    result = cli(*common, "--run-id", "from-rows")
+    assert result.exit_code == 0, result.output
+    assert f"agreement with the reference: 0/1; resolved here only: {FIX_ID}" in result.output
+    verdicts = tmp_path / "verdicts.json"
+    verdicts.write_text(json.dumps({FIX_ID: {"gold_resolved": True}}))
+    result = cli(*common, "--run-id", "from-file", "--compare-to", str(verdicts))
+    assert result.exit_code == 0, result.output
+    assert "agreement with the reference: 1/1" in result.output

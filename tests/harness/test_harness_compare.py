@@ -33,3 +33,18 @@ def test_agreement_names_every_disagreement() -> None:
     assert (result.agree, result.reference_only, result.ours_only, result.not_graded) == (["a"], ["b"], ["d"], ["c"])
     line = result.line()
     assert "1/3" in line and "reference only: b" in line and "here only: d" in line and "not graded here: c" in line
+
+
+def test_rows_of_the_dataset_carry_reference_verdicts() -> None:
+    from sweworld.harness.compare import verdicts_from_tasks
+    from sweworld.types import Task
+
+    def task(i: str, **extra) -> Task:
+        return Task(instance_id=i, repo="o/r", base_commit="c", **extra)
+    rows = [task("a", gold_resolved=True, sweagent_resolved=False), task("b", gold_resolved=False,
+                                                                          sweagent_resolved=True), task("c")]
+    assert verdicts_from_tasks(rows, gold=True) == {"a": True, "b": False}
+    assert verdicts_from_tasks(rows, gold=False) == {"a": False, "b": True}
+    assert verdicts_from_tasks([task("c")], gold=True) is None
+    ambiguous = [task("a", x_resolved=True, y_resolved=False)]
+    assert verdicts_from_tasks(ambiguous, gold=False) is None

@@ -35,7 +35,7 @@ def eval_(dataset: Dataset = common.DEFAULT_DATASET, predictions: Predictions = 
           skip_invalid: SkipInvalid = False, network: Network = False, compare_to: CompareTo = None) -> None:
     """Evaluate predictions: apply each patch in a fresh isolated episode, run the tests, grade."""
     from sweworld.envs import EnvBuilder
-    from sweworld.harness.compare import compare, load_verdicts
+    from sweworld.harness.compare import compare, load_verdicts, verdicts_from_tasks
     from sweworld.harness.predictions import listing, load_predictions, model_name, unmatched
     from sweworld.harness.run import evaluate_run, run_dir
     from sweworld.repos import RepoStore
@@ -49,7 +49,8 @@ def eval_(dataset: Dataset = common.DEFAULT_DATASET, predictions: Predictions = 
         if stray:  # counted as submitted, never evaluated (not an instance of this run)
             common.console.print(f"[yellow]{len(stray)} prediction(s) for instances not in the dataset (or not "
                                  f"selected):[/yellow] {listing(stray)}", highlight=False)
-        reference = load_verdicts(compare_to, gold=predictions == "gold") if compare_to else None
+        gold = predictions == "gold"
+        reference = load_verdicts(compare_to, gold=gold) if compare_to else verdicts_from_tasks(tasks, gold=gold)
         lock_for_command(run_dir(logs_dir, run_id, model), f"eval run {run_id!r} of {model}")
     columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TextColumn("resolved {task.fields[resolved]}  errors {task.fields[errors]}"))

@@ -7,6 +7,10 @@ A reference file is JSON, one of:
   ``gold_resolved`` for the gold predictions, else ``resolved``, else the one ``*_resolved`` key
   other than ``gold_resolved`` (e.g. ``{"gold_resolved": .., "sweagent_resolved": ..}``);
 - a SWE-bench run summary (``resolved_ids`` + ``submitted_ids``/``completed_ids``).
+
+A dataset may carry them too: rows with ``gold_resolved`` / ``resolved`` / ``<name>_resolved``
+fields (kept as extra fields of the task) give the reference of a run without ``--compare-to``
+(``verdicts_from_tasks``).
 """
 
 from __future__ import annotations
@@ -57,6 +61,21 @@ def load_verdicts(spec: str, *, gold: bool = False) -> dict[str, bool]:
     if not isinstance(data, dict):
         raise DatasetError(f"{path}: reference verdicts must be a JSON object keyed by instance id")
     return {str(i): v if isinstance(v, bool) else _pick(v, key, gold, f"{path}: {i}") for i, v in data.items()}
+
+
+def verdicts_from_tasks(tasks: list[Any], *, gold: bool) -> dict[str, bool] | None:
+    """Reference verdicts carried by the dataset's rows (extra fields named like a verdicts file's
+    keys); None when no row carries one or the key is ambiguous (several agents' verdicts)."""
+    entries = {t.instance_id: {k: v for k, v in (t.model_extra or {}).items()
+                               if (k == "resolved" or k.endswith("_resolved")) and isinstance(v, bool)}
+               for t in tasks}
+    entries = {i: e for i, e in entries.items() if e}
+    if not entries:
+        return None
+    try:
+        return {i: _pick(e, None, gold, f"dataset row {i}") for i, e in entries.items()}
+    except DatasetError:
+        return None
 
 
 @dataclass
