@@ -28,11 +28,20 @@ class DatasetError(SWEWorldError):
     """A dataset file or row is malformed (where = file:line or instance id)."""
 
 
-class RepoError(SWEWorldError):
+class InfraError(SWEWorldError):
+    """Infrastructure failed, not the model: kept apart from model outcomes in every report, caught
+    once per runner (eval, validate, rollout, synth), and retried by a rerun."""
+
+
+InfraFailure = InfraError
+"""The former name of `InfraError`, kept for code that still uses it."""
+
+
+class RepoError(InfraError):
     """A repository or commit could not be found or materialised."""
 
 
-class EnvBuildError(SWEWorldError):
+class EnvBuildError(InfraError):
     """An environment (virtualenv + install recipe) failed to build."""
 
     def __init__(self, message: str, *, where: str | None = None, hint: str | None = None,
@@ -47,16 +56,14 @@ class EnvBuildError(SWEWorldError):
         super().__init__(message, where=where, hint=hint)
 
 
-class SandboxError(SWEWorldError):
-    """The sandbox could not be created or died (isolation unavailable, namespaces refused...)."""
+class SandboxError(InfraError):
+    """The sandbox could not be created or died (isolation unavailable, namespaces refused, a helper
+    process inside it such as the synthesis fork server did not start...)."""
 
 
-class PatchApplyError(SWEWorldError):
-    """A patch could not be applied, or was refused because it escapes the repository."""
-
-
-class InfraFailure(SWEWorldError):
-    """An infrastructure failure, kept apart from model failures in every report."""
+class PatchApplyError(InfraError):
+    """The apply machinery failed (the tree could not be put back after a failed attempt). A patch
+    that does not apply, or is refused as unsafe, is no error: it is a ``PatchApplyResult``."""
 
 
 class ModelError(SWEWorldError):

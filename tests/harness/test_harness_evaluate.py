@@ -170,3 +170,29 @@ def test_killed_run_resumes_without_redoing_finished_instances(tasks, tmp_path):
 def test_first_bug_constants_match_the_release():
     # the bug strings must still be found in the real release (guards the fixtures above)
     assert FIRST_BUG[0] != FIRST_BUG[1] and ILEN_BUG[0] != ILEN_BUG[1]
+
+
+
+BROKEN_CHECKOUT = ["mkdir -p .git/hooks", "printf '#!/bin/sh\\nexit 1\\n' > .git/hooks/post-checkout",
+                   "chmod +x .git/hooks/post-checkout"]  # git checkout exits with the hook's status
+
+
+def test_a_broken_apply_chain_is_an_infra_error_and_the_run_goes_on(tasks, tmp_path):
+    """When the tree cannot be put back after a failed apply attempt, PatchApplyError used to escape
+    evaluate_instance and end the whole run with no summary. Now that instance is an infrastructure
+    error (retried by a rerun) and the other instance is graded."""
+    # an environment of its own: the instance stage of a shared one runs the recipe that built it
+    first = tasks["first"].model_copy(update={"pre_install": BROKEN_CHECKOUT, "pip_packages": ["pytest"]})
+    two = tasks["two"]
+    fails = first.patch + unified("tests/test_more.py", "no such line in the file\n", "x\n")
+    dataset, preds = _write_inputs(tmp_path, [first, two], [fails, two.patch])
+    done = subprocess.run([sys.executable, "-m", "sweworld.cli.app", "eval", "--dataset", str(dataset),
+                           "--predictions", str(preds), "--run-id", "chain", "--logs-dir", str(tmp_path / "logs"),
+                           "--out", str(tmp_path)], capture_output=True, text=True)
+    assert "Traceback" not in done.stderr, done.stderr
+    summary = json.loads((tmp_path / "org__model.chain.json").read_text())
+    assert summary["resolved_ids"] == [two.instance_id]
+    assert summary["infra_error_ids"] == [first.instance_id]
+    report = json.loads((tmp_path / "logs/run_evaluation/chain/org__model" / first.instance_id
+                         / "sweworld_report.json").read_text())
+    assert report["error_kind"] == "infra" and "could not restore the tree" in report["error"]

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from sweworld.errors import InfraError, PatchApplyError
 from sweworld.harness.patches import apply_patch, patch_paths, symlink_escapes, unsafe_paths
 from sweworld.sandbox import Layers, Sandbox
 
@@ -134,6 +135,28 @@ def test_failed_patch_keeps_earlier_changes(tree):
         assert not result.applied
         assert status(sb) == before
         assert sb.read_file("README") == "fixed\n" and sb.read_file("pkg/added.py") == "Y = 2\n"
+
+
+def test_failed_patch_adding_gitattributes_leaves_the_tree_clean(tree):
+    """The .gitattributes a failed attempt created used to steer the restoring checkout (CRLF), so
+    the tree could not be put back and the chain raised: a bad patch must be a verdict, not a crash."""
+    attributes = "diff --git a/.gitattributes b/.gitattributes\nnew file mode 100644\n--- /dev/null\n" \
+                 "+++ b/.gitattributes\n@@ -0,0 +1 @@\n+* text eol=crlf\n"
+    with sandbox(tree) as sb:
+        result = apply_patch(sb, attributes + partial_patch(tree[0]))
+        assert not result.applied and "could not be applied" in result.log
+        assert status(sb) == ""
+        assert sb.read_file("pkg/other.py") == "A = 1\nB = 2\nC = 3\n"
+
+
+def test_a_broken_apply_machinery_is_an_infrastructure_error(tree):
+    hook = tree[0] / ".git" / "hooks" / "post-checkout"  # git checkout exits with the hook's status
+    hook.write_text("#!/bin/sh\nexit 1\n")
+    hook.chmod(0o755)
+    with sandbox(tree) as sb, pytest.raises(PatchApplyError) as raised:
+        apply_patch(sb, partial_patch(tree[0]), label="model")
+    assert isinstance(raised.value, InfraError)
+    assert "could not restore the tree" in str(raised.value)
 
 
 def new_file(path: str, text: str = "pwned") -> str:

@@ -16,7 +16,7 @@ import jinja2
 
 from sweworld.agents.actions import parse_text_action, render_text_action, tools_prompt
 from sweworld.agents.config import AgentConfig
-from sweworld.errors import ModelError, SandboxError, WorldError
+from sweworld.errors import InfraError, ModelError, WorldError
 from sweworld.executor import Executor
 from sweworld.models.base import ModelReply
 from sweworld.rollout.trajectory import Step, Trajectory
@@ -92,17 +92,16 @@ class Episode:
     def run(self) -> Trajectory:
         started = time.monotonic()
         model_s = tools_s = 0.0
-        self._start()
         try:
-            status = self._loop(started)
+            self._start()
+            self.traj.exit_status = self._loop(started)
             model_s, tools_s = self._model_s, self._tools_s
-        except (ModelError, SandboxError, WorldError) as exc:
-            status, self.traj.error = "error", f"{type(exc).__name__}: {exc}"
-        self.traj.exit_status = status
+        except (ModelError, InfraError, WorldError) as exc:
+            self.traj.fail(exc)
         try:
             self.traj.patch = self.executor.diff()
-        except (SandboxError, WorldError) as exc:
-            self.traj.exit_status, self.traj.error = "error", f"diff failed: {exc}"
+        except (InfraError, WorldError) as exc:
+            self.traj.fail(exc, "diff failed: ")
         self.traj.timings = {"total": round(time.monotonic() - started, 3), "model": round(model_s, 3),
                              "tools": round(tools_s, 3)}
         return self.traj

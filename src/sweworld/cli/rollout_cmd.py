@@ -22,7 +22,8 @@ InputFile = {"exists": True, "dir_okay": False, "readable": True}
 
 
 def _policy_factory(policy: str, model_url: str | None, model: str | None, api_key_env: str,
-                    replay: Path | None, temperature: float, text_actions: bool, max_tokens: int | None = None):
+                    replay: Path | None, temperature: float, text_actions: bool, max_tokens: int | None = None,
+                    max_retries: int = 5):
     from sweworld.agents.policies import ModelPolicy, NoopPolicy, OraclePolicy, ReplayPolicy
     from sweworld.errors import DatasetError
     if policy == "oracle":
@@ -41,7 +42,7 @@ def _policy_factory(policy: str, model_url: str | None, model: str | None, api_k
         from sweworld.models.base import ModelConfig
         from sweworld.models.openai import OpenAIChatModel
         config = ModelConfig(url=model_url, model=model, api_key_env=api_key_env, temperature=temperature,
-                             max_tokens=max_tokens, native_tools=not text_actions)
+                             max_tokens=max_tokens, native_tools=not text_actions, max_retries=max_retries)
         return lambda: ModelPolicy(OpenAIChatModel(config), model)
     raise DatasetError(f"unknown policy {policy!r}", hint="use oracle, noop, replay or openai")
 
@@ -57,6 +58,9 @@ def rollout(dataset: Dataset = common.DEFAULT_DATASET, policy: PolicyName = "ora
             step_limit: Annotated[int | None, typer.Option(min=1, help="Override the step limit.")] = None,
             temperature: Annotated[float, typer.Option(min=0.0, help="Sampling temperature.")] = 0.0,
             max_tokens: Annotated[int | None, typer.Option(min=1, help="Max completion tokens per reply.")] = None,
+            model_retries: Annotated[int, typer.Option(min=0, help="Retries of a failed model request (429, 5xx, "
+                                                       "connection refused), backoff 1 s doubling, 60 s at most; "
+                                                       "then the sample fails and a rerun tries it again.")] = 5,
             text_actions: Annotated[bool, typer.Option(help="XML text actions instead of function calling.")] = False,
             no_eval: Annotated[bool, typer.Option("--no-eval", help="Skip the harness evaluation.")] = False,
             skip_invalid: SkipInvalid = False) -> None:
@@ -70,7 +74,7 @@ def rollout(dataset: Dataset = common.DEFAULT_DATASET, policy: PolicyName = "ora
     with common.reported():
         tasks = list(common.load(dataset, split=split, instance_ids=instance_ids, skip_invalid=skip_invalid))
         factory = _policy_factory(policy, model_url, model, api_key_env, replay, temperature, text_actions,
-                                  max_tokens)
+                                  max_tokens, model_retries)
         config = load_agent_config(agent_config, step_limit=step_limit, text_actions=text_actions or None)
         lock_for_command(out, f"rollout into {out}")
     with Progress(TextColumn(f"[bold]{policy}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),

@@ -3,9 +3,10 @@
 Steps, as the SWE-bench harness takes them: apply the model patch (refusing unsafe paths, falling
 back through the apply chain), reinstall when the patch touches packaging or compiled sources,
 run the eval script (test patch, markers with a fresh nonce, the test command on the directives,
-its exit code), parse and grade. Infrastructure failures (environment, sandbox, repository,
-test patch) are reported apart from model failures. The instance's directory receives
-``patch.diff``, ``eval.sh``, ``test_output.txt``, ``report.json`` and ``run_instance.log``.
+its exit code), parse and grade. Infrastructure failures (``InfraError``: environment, sandbox,
+repository, apply machinery, test patch) are reported apart from model failures. The instance's
+directory receives ``patch.diff``, ``eval.sh``, ``test_output.txt``, ``report.json`` and
+``run_instance.log``.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pathlib import Path
 from sweworld.envs import EnvBuilder, episode_sandbox
 from sweworld.envs.recipe import EnvRecipe
 from sweworld.envs.scripts import OFFLINE_ENV
-from sweworld.errors import EnvBuildError, InfraFailure, RepoError, SandboxError
+from sweworld.errors import InfraError
 from sweworld.executor import Executor
 from sweworld.harness import directives, evalscript, grade, patches
 from sweworld.harness.predictions import Prediction
@@ -111,7 +112,7 @@ def evaluate_instance(task: Task, prediction: Prediction, log_dir: Path, *, buil
                             resolved=False)
     try:
         _evaluate(task, patch, log_dir, log, report, builder, timeout, config)
-    except (EnvBuildError, RepoError, SandboxError, InfraFailure) as exc:
+    except InfraError as exc:
         report.error, report.error_kind = f"{type(exc).__name__}: {exc}", "infra"
         log(f"infrastructure failure: {exc}")
     finally:
@@ -153,7 +154,7 @@ def _evaluate(task: Task, patch: str | None, log_dir: Path, log: InstanceLog, re
             report.error, report.error_kind = f"tests timed out after {timeout:.0f}s", "timeout"
             return
         if not run.test_patch_applied:
-            raise InfraFailure("the test patch did not apply to the patched tree", where=task.instance_id,
+            raise InfraError("the test patch did not apply to the patched tree", where=task.instance_id,
                                hint="check the instance's test_patch against base_commit")
         graded = grade.grade(task, run)
         report.tests_status = graded.tests_status

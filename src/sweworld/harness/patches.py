@@ -7,7 +7,9 @@ written, the patch is checked statically (``unsafe_paths``) and against the tree
 not. Between attempts the tree goes back to its state before the patch: a snapshot index
 (``GIT_INDEX_FILE``) taken after the atomic first attempt failed, then ``git checkout -q -- .`` and
 ``git clean -fdq`` against it, so earlier changes (a model patch under a test patch) survive and
-ignored files (the environment's build artefacts) are kept.
+ignored files (the environment's build artefacts) are kept; a ``.gitattributes`` the attempt created
+is removed first (checkout would convert the restored files by it). A tree that still cannot be put
+back is a failure of the machinery: ``PatchApplyError``, an ``InfraError``.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ _UNIFIED_PAIR = re.compile(r"^--- (.+)\n\+\+\+ (.+)\n@@", re.M)
 _CONTEXT_PAIR = re.compile(r"^\*\*\* (.+)\n--- (.+)\n\*{15}", re.M)  # GNU patch applies context diffs
 _INDEX_LINE = re.compile(r"^Index: (.+)$", re.M)
 _NEW_MODE = re.compile(r"^(?:new file mode|new mode|index \S+) ([0-7]+)\s*$", re.M)
+_ATTRIBUTES = shlex.quote(":(glob)**/.gitattributes")
 _LEFTOVERS = r"find . -path ./.git -prune -o -type f \( -name '*.rej' -o -name '*.orig' \) -print"
 
 
@@ -279,7 +282,8 @@ def apply_patch(executor: Executor, patch: str | None, *, workdir: str = "/testb
 def _reset(run: _Runner, index: str, before: set[str], label: str) -> None:
     """Put the tree back to the snapshot index; leave no new .rej/.orig behind; verify."""
     env = f"GIT_INDEX_FILE={index}"
-    code, _ = run(f"{env} git checkout -q -- . && {env} git clean -fdq")
+    # first the .gitattributes the attempt created: checkout would convert the files it restores by them
+    code, _ = run(f"{env} git clean -fdqx -- {_ATTRIBUTES} && {env} git checkout -q -- . && {env} git clean -fdq")
     run.remove(run.leftovers() - before)
     check, out = run(f"{env} git diff --quiet && {env} git ls-files --others --exclude-standard", quiet=True)
     if code != 0 or check != 0 or out.strip():

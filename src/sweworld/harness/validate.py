@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 
 from sweworld.envs import EnvBuilder, episode_sandbox
-from sweworld.errors import EnvBuildError, InfraFailure, RepoError, SandboxError
+from sweworld.errors import InfraError
 from sweworld.harness import grade, patches
 from sweworld.harness.evaluate import run_tests
 from sweworld.sandbox import SandboxConfig
@@ -80,7 +80,7 @@ def validate_instance(task: Task, builder: EnvBuilder, *, timeout: float = 1800.
     except _Invalid as exc:
         verdict.reason = str(exc)
         return verdict
-    except (EnvBuildError, RepoError, SandboxError, InfraFailure) as exc:
+    except InfraError as exc:
         verdict.reason = f"infrastructure: {exc.message.splitlines()[0]}"
         return verdict
     pre, flaky_pre = _stable(before[0], before[-1])

@@ -23,6 +23,8 @@ from sweworld.models.base import ModelConfig, ModelReply, ToolCall, Usage
 log = logging.getLogger(__name__)
 
 _EXCERPT = 500
+CONNECT_TIMEOUT = 30.0
+"""Seconds to wait for a connection (an unreachable host must not hold a sample for ``timeout``)."""
 _HINTS = {
     401: "check the API key: set the environment variable named by ModelConfig.api_key_env",
     403: "check the API key and that it may use this model",
@@ -116,7 +118,8 @@ class OpenAIChatModel:
         key = os.environ.get(config.api_key_env) if config.api_key_env else None
         if key:
             headers["Authorization"] = f"Bearer {key}"
-        self._client = httpx.Client(timeout=config.timeout, headers=headers, transport=transport)
+        timeout = httpx.Timeout(config.timeout, connect=min(config.timeout, CONNECT_TIMEOUT))
+        self._client = httpx.Client(timeout=timeout, headers=headers, transport=transport)
         self.requests_sent = 0
         """HTTP attempts made, retries included."""
         self.retries = 0

@@ -1,4 +1,5 @@
-"""Run metrics: resolve rate, empty-patch rate, stuck-in-loop rate (SWE-Gym), steps, tokens, pass@k."""
+"""Run metrics: resolve rate, empty-patch rate, stuck-in-loop rate (SWE-Gym), steps, tokens, pass@k;
+failed samples (model or infrastructure) apart."""
 
 from __future__ import annotations
 
@@ -18,10 +19,14 @@ def pass_at_k(n: int, c: int, k: int) -> float:
 
 
 def summarize(trajectories: list[Trajectory]) -> dict:
-    """Rates over trajectories; pass@k averaged over instances for k up to the smallest sample count."""
+    """Rates over trajectories; pass@k averaged over instances for k up to the smallest sample count.
+    Failed samples (model or infrastructure, ``Trajectory.failed``) are no outcome: only counted, by kind."""
+    failed = Counter(t.error_kind or "unknown" for t in trajectories if t.failed)
+    errors = {"errors": sum(failed.values()), **({"error_kinds": dict(sorted(failed.items()))} if failed else {})}
+    trajectories = [t for t in trajectories if not t.failed]
     total = len(trajectories)
     if not total:
-        return {"trajectories": 0}
+        return {"trajectories": 0, **errors}
     by_instance: dict[str, list[Trajectory]] = defaultdict(list)
     for traj in trajectories:
         by_instance[traj.instance_id].append(traj)
@@ -41,4 +46,5 @@ def summarize(trajectories: list[Trajectory]) -> dict:
                                  for t in trajectories) / total, 1),
         "exit_status": dict(sorted(Counter(t.exit_status for t in trajectories).items())),
         **pass_k,
+        **errors,
     }

@@ -1,7 +1,9 @@
 """Parallel, resumable rollouts: K samples per instance, each episode in a fresh isolated sandbox,
 each trajectory appended to ``trajectories.jsonl`` as soon as it is finished and evaluated by the
 harness (reward = 1.0 when resolved). A rerun skips the (instance, sample) pairs already stored, so
-a crash loses at most the episodes in flight and duplicates none.
+a crash loses at most the episodes in flight and duplicates none. A sample whose model endpoint or
+infrastructure failed (``error_kind``) has no outcome: it is stored with its error, kept out of the
+predictions and the metrics, and run again by a rerun.
 
 Outputs in ``out``: ``trajectories.jsonl``, ``predictions.jsonl`` (SWE-bench format, sample 0),
 ``predictions.all.jsonl`` (every sample, with its index), ``eval/`` (harness logs), ``summary.json``.
@@ -19,7 +21,7 @@ from sweworld import names
 from sweworld.agents.config import AgentConfig
 from sweworld.agents.loop import Policy, run_episode
 from sweworld.envs import EnvBuilder, episode_sandbox
-from sweworld.errors import EnvBuildError, RepoError, SandboxError
+from sweworld.errors import InfraError
 from sweworld.harness.evaluate import evaluate_instance
 from sweworld.harness.predictions import Prediction
 from sweworld.rollout.metrics import summarize
@@ -36,16 +38,21 @@ def rollout_one(task: Task, sample: int, policy: Policy, config: AgentConfig, bu
         layer = builder.instance(task)
         with episode_sandbox(layer, SandboxConfig(timeout=min(timeout, 600.0)), label=task.instance_id) as sb:
             traj = run_episode(task, sb, policy, config, sample=sample)
-    except (EnvBuildError, RepoError, SandboxError) as exc:
-        return Trajectory(instance_id=task.instance_id, sample=sample, policy=policy.name, model=policy.model,
-                          exit_status="error", error=f"{type(exc).__name__}: {exc}", config_hash=config.digest())
-    if evaluate:
+    except InfraError as exc:
+        traj = Trajectory(instance_id=task.instance_id, sample=sample, policy=policy.name, model=policy.model,
+                          config_hash=config.digest())
+        traj.fail(exc)
+        return traj
+    if evaluate and not traj.failed:  # a failed sample has no outcome to grade
         prediction = Prediction(instance_id=task.instance_id, model_name_or_path=policy.model or policy.name,
                                 model_patch=traj.patch)
         report = evaluate_instance(task, prediction, out / "eval" / f"{task.instance_id}.{sample}",
                                    builder=builder, timeout=timeout)
         traj.report = report.model_dump()
-        traj.reward = None if report.error_kind == "infra" else float(report.resolved)
+        if report.error_kind == "infra":
+            traj.error, traj.error_kind = f"evaluation: {report.error}", "infra"
+        else:
+            traj.reward = float(report.resolved)
     return traj
 
 
@@ -54,7 +61,7 @@ def write_outputs(out: Path, trajectories: list[Trajectory]) -> dict:
     model = {t.key: t.model or t.policy for t in ordered}
     with open(out / "predictions.jsonl.tmp", "w", encoding="utf-8") as first, \
             open(out / "predictions.all.jsonl.tmp", "w", encoding="utf-8") as every:
-        for traj in ordered:
+        for traj in (t for t in ordered if not t.failed):
             row = {"instance_id": traj.instance_id, "model_name_or_path": model[traj.key], "model_patch": traj.patch}
             every.write(json.dumps({**row, "sample": traj.sample}) + "\n")
             if traj.sample == 0:

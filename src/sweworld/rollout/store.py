@@ -41,7 +41,8 @@ class TrajectoryStore:
         return list(found.values())
 
     def done(self) -> set[tuple[str, int]]:
-        return {t.key for t in self.load()}
+        """The samples that have an outcome (a failed one is to be run again)."""
+        return {t.key for t in self.load() if not t.failed}
 
     def append(self, traj: Trajectory) -> None:
         line = traj.model_dump_json() + "\n"

@@ -12,8 +12,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from sweworld import __version__
+from sweworld.errors import ModelError
 
 ExitStatus = Literal["submitted", "step_limit", "time_limit", "context_limit", "format_errors", "stuck", "error"]
+ErrorKind = Literal["model", "infra"]
 
 
 class Step(BaseModel):
@@ -43,7 +45,10 @@ class Trajectory(BaseModel):
     steps: list[Step] = Field(default_factory=list)
     patch: str = Field(default="", description="The workspace diff against the base commit at the end.")
     exit_status: ExitStatus = "error"
-    error: str | None = Field(default=None, description="What went wrong when exit_status is 'error'.")
+    error: str | None = Field(default=None, description="What went wrong (see error_kind).")
+    error_kind: ErrorKind | None = Field(default=None, description=(
+        "Why the sample has no outcome: 'model' (the model endpoint failed) or 'infra' (environment, "
+        "sandbox, harness). Such a sample is left out of the metrics and retried by a rerun."))
     reward: float | None = Field(default=None, description="1.0 resolved, 0.0 not; None when not evaluated.")
     report: dict[str, Any] | None = Field(default=None, description="The harness report of the final patch.")
     usage: dict[str, int] = Field(default_factory=lambda: {"prompt_tokens": 0, "completion_tokens": 0})
@@ -54,6 +59,18 @@ class Trajectory(BaseModel):
     @property
     def key(self) -> tuple[str, int]:
         return self.instance_id, self.sample
+
+    @property
+    def failed(self) -> bool:
+        """A model or infrastructure failure, not an outcome of the agent (records written before
+        ``error_kind`` existed say so by exit status 'error')."""
+        return self.error_kind is not None or self.exit_status == "error"
+
+    def fail(self, exc: Exception, context: str = "") -> None:
+        """Record ``exc`` as the reason this sample has no outcome."""
+        self.exit_status = "error"
+        self.error = f"{context}{type(exc).__name__}: {exc}"
+        self.error_kind = "model" if isinstance(exc, ModelError) else "infra"
 
     def actions(self) -> list[tuple[str, str]]:
         """(tool, canonical arguments) per step: what stuck-in-loop detection compares."""

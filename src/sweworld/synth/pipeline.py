@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sweworld.envs import EnvBuilder
-from sweworld.errors import SWEWorldError
+from sweworld.errors import InfraError, SWEWorldError
 from sweworld.synth import KINDS, Mutation, combine, sample_mutations
 from sweworld.synth.check import Outcome, StatementWriter, check_candidate, test_budgets
 from sweworld.synth.instance import make_instance, template_statement
@@ -154,7 +154,7 @@ class _Synthesis:
         try:
             outcome = check_candidate(self.release, mutation, index, timeout=self.timeout, naive=self.options.naive,
                                       statement=self.statement, run=self.episode())
-        except (SWEWorldError, RuntimeError) as exc:
+        except InfraError as exc:
             if getattr(self.local, "run", None) is not None:  # the next candidate gets a fresh episode
                 self.local.run.close()
                 self.local.run = None

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from importlib import resources
 
 from sweworld.envs import InstanceLayer, episode_sandbox
+from sweworld.errors import SandboxError
 from sweworld.harness import grade
 from sweworld.harness.evalscript import env_exports
 from sweworld.sandbox import Sandbox, SandboxConfig
@@ -105,7 +106,10 @@ class CandidateRun:
                    f"> {WORK}/server.log 2>&1 < /dev/null & echo $! > {WORK}/server.pid)")
         started = self.sb.exec(command, timeout=60)
         if started.exit_code != 0:
-            raise RuntimeError(f"the pytest fork server did not start: {started.output}")
+            raise SandboxError(f"the pytest fork server did not start (exit {started.exit_code}): "
+                               f"{started.output.strip()[-2000:]}", where=self.release.instance_id,
+                               hint="the candidate is retried by a rerun; SynthOptions(fork_server=False) runs "
+                                    "a fresh interpreter per pytest run instead")
 
     def _pytest(self, args: list[str], timeout: float | None = None) -> tuple[int | None, str, bool]:
         """(exit code, output, timed out) of one pytest run with ``args`` in the tree."""
