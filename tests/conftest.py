@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import subprocess
 from pathlib import Path
 
@@ -18,6 +19,27 @@ def sweworld_home() -> Path:
     TEST_HOME.mkdir(parents=True, exist_ok=True)
     os.environ["SWEWORLD_HOME"] = str(TEST_HOME)
     return TEST_HOME
+
+
+def _dev_null_is_a_device() -> bool:
+    try:
+        return stat.S_ISCHR(os.lstat("/dev/null").st_mode)
+    except OSError:
+        return False
+
+
+@pytest.fixture(autouse=True)
+def dev_null_stays_a_device():
+    """Fails the test after which ``/dev/null`` is no longer the null device (once replaced by a
+    symlink during a run, which broke every later git call) and restores it when root can."""
+    yield
+    if not _dev_null_is_a_device():
+        if os.geteuid() == 0:
+            if os.path.lexists("/dev/null"):
+                os.unlink("/dev/null")
+            os.mknod("/dev/null", 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+            os.chmod("/dev/null", 0o666)
+        pytest.fail("this test replaced /dev/null (restored)")
 
 
 def git(cwd: Path, *args: str) -> str:

@@ -70,11 +70,20 @@ def lock_run(directory: Path, what: str, *, name: str = LOCK_NAME) -> RunLock:
     return RunLock(path, fd)
 
 
+def _current_command_context():
+    """The context of the running command: typer >= 0.20 runs on its own copy of click, whose
+    context stack ``click.get_current_context`` does not see."""
+    try:
+        from typer._click.globals import get_current_context
+    except ImportError:  # typer on the real click
+        from click import get_current_context
+    return get_current_context(silent=True)
+
+
 def lock_for_command(directory: Path, what: str, *, name: str = LOCK_NAME) -> RunLock:
     """``lock_run``, released when the running typer/click command ends (else when the process ends)."""
-    import click
     lock = lock_run(directory, what, name=name)
-    ctx = click.get_current_context(silent=True)
+    ctx = _current_command_context()
     if ctx is not None:
         ctx.call_on_close(lock.release)
     return lock

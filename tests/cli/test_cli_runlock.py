@@ -81,3 +81,13 @@ def test_a_killed_holder_leaves_no_stale_lock(tmp_path, hold):
     holder.wait()
     with lock_run(tmp_path, "run") as lock:
         assert lock.path.read_text().split()[0] == str(os.getpid())
+
+
+def test_the_lock_is_released_when_the_command_ends_in_process(tmp_path, dataset):
+    """Library users and test runners call commands in one process: the second run of the same run
+    id must not find the first one's lock (typer runs on its own copy of click)."""
+    args = ["eval", "--dataset", str(dataset), "--run-id", "again", "--logs-dir", str(tmp_path / "logs"),
+            "--out", str(tmp_path)]
+    first, second = CliRunner().invoke(app, args), CliRunner().invoke(app, args)
+    assert "in use" not in first.output and "in use" not in second.output, second.output
+    assert first.exit_code == second.exit_code, (first.output, second.output)
