@@ -1,0 +1,1 @@
+"""The simulated world: command routing, SWT and SWR (see docs/world.md)."""
