@@ -21,6 +21,7 @@ from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from sweworld.backends.real import RealBackend
 from sweworld.envs import EnvBuilder
 from sweworld.errors import SWEWorldError
 from sweworld.harness.compare import compare, load_verdicts
@@ -69,7 +70,8 @@ def run(tasks, preds: dict[str, Prediction], name: str, args, builder) -> tuple[
         last[0] = now
         verdicts[report.instance_id] = None if report.error_kind == "infra" else report.resolved
     evaluate_run(tasks, preds, run_id=name, model=model_name(preds), logs_root=args.out / "logs",
-                 summary_dir=args.out, workers=args.workers, builder=builder, on_done=done, force=True)
+                 summary_dir=args.out, workers=args.workers, backend=RealBackend(builder), on_done=done,
+                 force=True)
     for task in tasks:
         verdicts.setdefault(task.instance_id, False)  # empty patches: never evaluated, never resolved
     return verdicts, times

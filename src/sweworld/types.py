@@ -103,6 +103,7 @@ class ExecResult(BaseModel):
     truncated: bool = Field(default=False, description="Output was longer than the cap; head and tail kept.")
     duration: float = Field(default=0.0, description="Wall time in seconds.")
     restarted: bool = Field(default=False, description="The persistent shell died or was killed and was restarted.")
+    simulated: bool = Field(default=False, description="Predicted (in part) by the world's transition model, not run.")
 
     @property
     def ok(self) -> bool:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from realtasks import FIRST_BUG, ILEN_BUG, MODULE, real_tasks, sources, unified
+from sweworld.backends.real import RealBackend
 from sweworld.envs import EnvBuilder
 from sweworld.harness.evaluate import evaluate_instance
 from sweworld.harness.predictions import Prediction
@@ -135,10 +136,10 @@ def test_rerun_gives_identical_reports(tasks, builder, tmp_path):
     preds = {t.instance_id: Prediction(instance_id=t.instance_id, model_name_or_path="org/model",
                                        model_patch=t.patch) for t in chosen}
     first, path = evaluate_run(chosen, preds, run_id="r1", model="org/model", logs_root=tmp_path / "logs",
-                               summary_dir=tmp_path, builder=builder, timeout=600)
+                               summary_dir=tmp_path, backend=RealBackend(builder), timeout=600)
     reports = {p: p.read_bytes() for p in (tmp_path / "logs").rglob("report.json")}
     second, _ = evaluate_run(chosen, preds, run_id="r1", model="org/model", logs_root=tmp_path / "logs",
-                             summary_dir=tmp_path, builder=builder, timeout=600, force=True)
+                             summary_dir=tmp_path, backend=RealBackend(builder), timeout=600, force=True)
     assert len(reports) == 2 and {p: p.read_bytes() for p in reports} == reports
     assert first == second and first["resolved_instances"] == 2
     assert path == tmp_path / "org__model.r1.json"

@@ -74,10 +74,9 @@ class Episode:
     """One run of ``policy`` on ``task`` through ``executor``."""
 
     def __init__(self, task: Task, executor: Executor, policy: Policy, config: AgentConfig,
-                 tools: ToolSet | None = None, sample: int = 0, backend: str = "real"):
+                 tools: ToolSet | None = None, sample: int = 0):
         self.task, self.executor, self.policy, self.config = task, executor, policy, config
         self.tools = tools or ToolSet.default()
-        self.backend = backend
         self.traj = Trajectory(instance_id=task.instance_id, sample=sample, policy=policy.name, model=policy.model,
                                config_hash=config.digest())
 
@@ -122,7 +121,7 @@ class Episode:
             traj.usage["prompt_tokens"] += reply.usage.prompt_tokens
             traj.usage["completion_tokens"] += reply.usage.completion_tokens
             tool, args, thought, call_id, problem = _action(reply, config.text_actions)
-            step = Step(index=index, tool=tool, arguments=args, thought=thought, backend=self.backend,
+            step = Step(index=index, tool=tool, arguments=args, thought=thought,
                         prompt_tokens=reply.usage.prompt_tokens, completion_tokens=reply.usage.completion_tokens)
             if problem:
                 step.format_error = True
@@ -135,6 +134,7 @@ class Episode:
                 self._tools_s += time.monotonic() - began
                 step.duration = round(time.monotonic() - began, 4)
                 step.exit_code, step.format_error = result.exit_code, result.error
+                step.backend = "sim" if result.simulated else "real"
                 step.observation = truncate_observation(result.observation, config.observation_chars)
             traj.steps.append(step)
             self._record(reply, step, call_id)
@@ -162,8 +162,8 @@ class Episode:
 
 
 def run_episode(task: Task, executor: Executor, policy: Policy, config: AgentConfig, *,
-                tools: ToolSet | None = None, sample: int = 0, backend: str = "real") -> Trajectory:
-    return Episode(task, executor, policy, config, tools, sample, backend).run()
+                tools: ToolSet | None = None, sample: int = 0) -> Trajectory:
+    return Episode(task, executor, policy, config, tools, sample).run()
 
 
 def new_call_id() -> str:

@@ -53,6 +53,12 @@ class DemoRun:
     instance: Task | None = None  # the isolation step's instance (default: the first of ``tasks``)
     results: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def backend(self):
+        """The real backend over the shared builder (evaluations and rollouts)."""
+        from sweworld.backends.real import RealBackend
+        return RealBackend(self.builder)
+
 
 @dataclass(frozen=True)
 class Step:

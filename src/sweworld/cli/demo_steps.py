@@ -163,7 +163,7 @@ def harness(run: DemoRun) -> list[Section]:
         preds = {t.instance_id: Prediction(instance_id=t.instance_id, model_name_or_path=model,
                                            model_patch=patch_of(t)) for t in run.tasks}
         summary, path = evaluate_run(run.tasks, preds, run_id="demo", model=model, logs_root=run.out / "logs",
-                                     summary_dir=run.out, workers=run.workers, force=True, builder=run.builder)
+                                     summary_dir=run.out, workers=run.workers, force=True, backend=run.backend)
         summaries[model] = summary
         table.add_row(model, str(summary["total_instances"]), str(summary["resolved_instances"]),
                       str(summary["unresolved_instances"]), str(summary["empty_patch_instances"]),
@@ -191,7 +191,7 @@ def rollouts(run: DemoRun) -> list[Section]:
         target = run.out / "rollouts" / name
         shutil.rmtree(target, ignore_errors=True)
         summary = run_rollouts(run.tasks, policy, load_agent_config(), target, n_samples=N_SAMPLES,
-                               workers=run.workers, builder=run.builder)
+                               workers=run.workers, backend=run.backend)
         summaries[name] = summary
         trajectories += TrajectoryStore(target / "trajectories.jsonl").load()
         table.add_row(name, str(summary["trajectories"]), str(summary["resolve_rate"]),

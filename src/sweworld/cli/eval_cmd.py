@@ -9,6 +9,15 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from sweworld.cli import common, failures, params
+from sweworld.cli.backend_opts import (
+    AuditRate,
+    BackendName,
+    PromptStyle,
+    Traces,
+    WorldModel,
+    WorldURL,
+    backend_from_options,
+)
 from sweworld.cli.common import Dataset, InstanceIds, ReposDir, SkipInvalid, Split, Workers
 
 Predictions = Annotated[str, typer.Option("--predictions", "-p", help="Predictions (.json/.jsonl of "
@@ -32,13 +41,14 @@ Network = Annotated[bool, typer.Option("--network", help="Let the tests reach th
 def eval_(dataset: Dataset = common.DEFAULT_DATASET, predictions: Predictions = "gold", run_id: RunId = "sweworld",
           split: Split = None, repos_dir: ReposDir = None, instance_ids: InstanceIds = None, workers: Workers = 1,
           timeout: Timeout = 1800.0, force: Force = False, logs_dir: LogsDir = Path("logs"), out: Out = Path("."),
-          skip_invalid: SkipInvalid = False, network: Network = False, compare_to: CompareTo = None) -> None:
-    """Evaluate predictions: apply each patch in a fresh isolated episode, run the tests, grade."""
-    from sweworld.envs import EnvBuilder
+          skip_invalid: SkipInvalid = False, network: Network = False, compare_to: CompareTo = None,
+          backend: BackendName = "real", world_url: WorldURL = None, world_model: WorldModel = "world",
+          prompt_style: PromptStyle = "sweworld", audit_rate: AuditRate = 0.1, traces: Traces = None) -> None:
+    """Evaluate predictions: apply each patch in a fresh isolated episode, run the tests, grade
+    (``--backend sim``: SWR predicts the test run, graded by the same code)."""
     from sweworld.harness.compare import compare, load_verdicts, verdicts_from_tasks
     from sweworld.harness.predictions import listing, load_predictions, model_name, unmatched
     from sweworld.harness.run import evaluate_run, run_dir
-    from sweworld.repos import RepoStore
     from sweworld.runlock import lock_for_command
 
     with common.reported():
@@ -52,6 +62,9 @@ def eval_(dataset: Dataset = common.DEFAULT_DATASET, predictions: Predictions = 
         gold = predictions == "gold"
         reference = load_verdicts(compare_to, gold=gold) if compare_to else verdicts_from_tasks(tasks, gold=gold)
         lock_for_command(run_dir(logs_dir, run_id, model), f"eval run {run_id!r} of {model}")
+        chosen = backend_from_options(backend, repos_dir=repos_dir, network=network, world_url=world_url,
+                                      world_model=world_model, prompt_style=prompt_style, audit_rate=audit_rate,
+                                      traces=traces)
     columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TextColumn("resolved {task.fields[resolved]}  errors {task.fields[errors]}"))
     counts = {"resolved": 0, "errors": 0}
@@ -68,8 +81,7 @@ def eval_(dataset: Dataset = common.DEFAULT_DATASET, predictions: Predictions = 
         with common.reported():
             summary, path = evaluate_run(tasks, preds, run_id=run_id, model=model, logs_root=logs_dir,
                                          summary_dir=out, workers=workers, timeout=timeout, force=force,
-                                         builder=EnvBuilder(RepoStore(repos_dir=repos_dir)), on_done=done,
-                                         network=network)
+                                         backend=chosen, on_done=done)
     say = common.out.print
     say(f"total {summary['total_instances']}  submitted {summary['submitted_instances']}  "
         f"completed {summary['completed_instances']}  resolved {summary['resolved_instances']}  "

@@ -9,30 +9,35 @@ from typing import Annotated
 import typer
 
 from sweworld.cli import common, params
+from sweworld.cli.backend_opts import BackendName, PromptStyle, WorldModel, WorldURL, backend_from_options
 from sweworld.cli.common import Dataset, Isolation, ReposDir, Split
 
 Instance = Annotated[str, typer.Option("--instance", help="Instance id.")]
 Timeout = Annotated[float, typer.Option("--timeout", callback=params.positive, help="Wall timeout per command, seconds.")]
 
 
-def _open(dataset: str, split: str | None, instance: str, repos_dir, isolation: str, timeout: float):
-    from sweworld.envs import EnvBuilder, open_episode
-    from sweworld.repos import RepoStore
+def _open(dataset: str, split: str | None, instance: str, repos_dir, isolation: str, timeout: float,
+          backend: str = "real", world_url: list[str] | None = None, world_model: str = "world",
+          prompt_style: str = "sweworld"):
     from sweworld.sandbox import SandboxConfig
     task = common.load(dataset, split=split, instance_ids=[instance]).by_id(instance)
-    config = SandboxConfig(isolation=isolation, timeout=timeout)
-    return open_episode(task, EnvBuilder(RepoStore(repos_dir=repos_dir)), config)
+    chosen = backend_from_options(backend, repos_dir=repos_dir, world_url=world_url, world_model=world_model,
+                                  prompt_style=prompt_style,
+                                  sandbox_config=SandboxConfig(isolation=isolation, timeout=timeout))
+    return chosen.open(task, timeout=timeout)
 
 
 def exec_(ctx: typer.Context, dataset: Dataset = common.DEFAULT_DATASET, instance: Instance = ...,
           split: Split = None, repos_dir: ReposDir = None, isolation: Isolation = "bwrap",
-          timeout: Timeout = 300.0) -> None:
+          timeout: Timeout = 300.0, backend: BackendName = "real", world_url: WorldURL = None,
+          world_model: WorldModel = "world", prompt_style: PromptStyle = "sweworld") -> None:
     """Run one command (after --) in a fresh isolated episode of an instance; exit with its status."""
     command = (ctx.args[0] if len(ctx.args) == 1 else shlex.join(ctx.args)).strip()
     if not command:
         common.console.print("[red]error:[/red] no command given; usage: sweworld exec --instance ID -- COMMAND")
         raise typer.Exit(2)
-    with common.reported(), _open(dataset, split, instance, repos_dir, isolation, timeout) as sandbox:
+    with common.reported(), _open(dataset, split, instance, repos_dir, isolation, timeout, backend, world_url,
+                                  world_model, prompt_style) as sandbox:
         result = sandbox.run(command)
     sys.stdout.write(result.output)
     if result.timed_out:
@@ -41,10 +46,14 @@ def exec_(ctx: typer.Context, dataset: Dataset = common.DEFAULT_DATASET, instanc
 
 
 def shell(dataset: Dataset = common.DEFAULT_DATASET, instance: Instance = ..., split: Split = None,
-          repos_dir: ReposDir = None, isolation: Isolation = "bwrap", timeout: Timeout = 300.0) -> None:
+          repos_dir: ReposDir = None, isolation: Isolation = "bwrap", timeout: Timeout = 300.0,
+          backend: BackendName = "real", world_url: WorldURL = None, world_model: WorldModel = "world",
+          prompt_style: PromptStyle = "sweworld") -> None:
     """An interactive shell in an isolated episode (one command per line; `exit` or EOF leaves)."""
-    with common.reported(), _open(dataset, split, instance, repos_dir, isolation, timeout) as sandbox:
-        common.console.print(f"[bold]{instance}[/bold]: isolated episode ({sandbox.info['workspace']} "
+    with common.reported(), _open(dataset, split, instance, repos_dir, isolation, timeout, backend, world_url,
+                                  world_model, prompt_style) as sandbox:
+        info = getattr(sandbox, "info", {})
+        common.console.print(f"[bold]{instance}[/bold]: {backend} episode ({info.get('workspace', '?')} "
                              "workspace, no network). `diff` shows your changes; `exit` leaves.")
         cwd = sandbox.workdir
         while True:

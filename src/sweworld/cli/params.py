@@ -60,3 +60,12 @@ def output_file(value: Path | None) -> Path | None:
         raise typer.BadParameter(f"{value} is not writable")
     output_dir(value.absolute().parent)
     return value
+
+
+def one_of(*choices: str):
+    """A callback accepting only ``choices``."""
+    def check(value: str | None) -> str | None:
+        if value is not None and value not in choices:
+            raise typer.BadParameter(f"{value!r} is not one of {', '.join(choices)}")
+        return value
+    return check

@@ -10,6 +10,15 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from sweworld.cli import common, failures, params
+from sweworld.cli.backend_opts import (
+    AuditRate,
+    BackendName,
+    PromptStyle,
+    Traces,
+    WorldModel,
+    WorldURL,
+    backend_from_options,
+)
 from sweworld.cli.common import Dataset, InstanceIds, ReposDir, SkipInvalid, Split, Workers
 
 PolicyName = Annotated[str, typer.Option("--policy", help="oracle | noop | replay | openai")]
@@ -63,11 +72,11 @@ def rollout(dataset: Dataset = common.DEFAULT_DATASET, policy: PolicyName = "ora
                                                        "then the sample fails and a rerun tries it again.")] = 5,
             text_actions: Annotated[bool, typer.Option(help="XML text actions instead of function calling.")] = False,
             no_eval: Annotated[bool, typer.Option("--no-eval", help="Skip the harness evaluation.")] = False,
-            skip_invalid: SkipInvalid = False) -> None:
+            skip_invalid: SkipInvalid = False, backend: BackendName = "real", world_url: WorldURL = None,
+            world_model: WorldModel = "world", prompt_style: PromptStyle = "sweworld", audit_rate: AuditRate = 0.1,
+            traces: Traces = None) -> None:
     """Roll out a policy: trajectories appended one by one (resumable), predictions, metrics."""
     from sweworld.agents.config import load_agent_config
-    from sweworld.envs import EnvBuilder
-    from sweworld.repos import RepoStore
     from sweworld.rollout.runner import run_rollouts
     from sweworld.runlock import lock_for_command
 
@@ -77,6 +86,8 @@ def rollout(dataset: Dataset = common.DEFAULT_DATASET, policy: PolicyName = "ora
                                   max_tokens, model_retries)
         config = load_agent_config(agent_config, step_limit=step_limit, text_actions=text_actions or None)
         lock_for_command(out, f"rollout into {out}")
+        chosen = backend_from_options(backend, repos_dir=repos_dir, world_url=world_url, world_model=world_model,
+                                      prompt_style=prompt_style, audit_rate=audit_rate, traces=traces)
     with Progress(TextColumn(f"[bold]{policy}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=common.console) as progress:
         bar = progress.add_task("rollout", total=len(tasks) * n_samples)
@@ -91,7 +102,7 @@ def rollout(dataset: Dataset = common.DEFAULT_DATASET, policy: PolicyName = "ora
 
         with common.reported():
             summary = run_rollouts(tasks, factory, config, out, n_samples=n_samples, workers=workers,
-                                   builder=EnvBuilder(RepoStore(repos_dir=repos_dir)), evaluate=not no_eval,
+                                   backend=chosen, evaluate=not no_eval,
                                    on_done=done)
     table = Table("metric", "value", title=f"rollout: {policy}")
     for key, value in summary.items():

@@ -17,15 +17,12 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from sweworld import names
-from sweworld.envs import EnvBuilder
-from sweworld.harness.evaluate import evaluate_instance
+from sweworld.backends import Backend
 from sweworld.harness.predictions import Prediction, model_dir_name
 from sweworld.harness.report import REPORT_FILE, InstanceReport, is_finished, summarize
-from sweworld.sandbox import SandboxConfig
 from sweworld.types import Task
 
 log = logging.getLogger(__name__)
-DETERMINISTIC_ENV = {"TZ": "UTC", "LC_ALL": "C.UTF-8", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0"}
 
 
 def run_dir(root: Path, run_id: str, model: str) -> Path:
@@ -42,13 +39,14 @@ def load_existing(path: Path) -> InstanceReport | None:
 
 def evaluate_run(tasks: list[Task], predictions: dict[str, Prediction], *, run_id: str, model: str,
                  logs_root: Path = Path("logs"), summary_dir: Path = Path("."), workers: int = 1,
-                 timeout: float = 1800.0, force: bool = False, builder: EnvBuilder | None = None,
-                 network: bool = False,
+                 timeout: float = 1800.0, force: bool = False, backend: Backend | None = None,
                  on_done: Callable[[InstanceReport], None] | None = None) -> tuple[dict, Path]:
-    """Evaluate every task that has a prediction; returns (summary, summary path)."""
-    builder = builder or EnvBuilder()
+    """Evaluate every task that has a prediction with ``backend`` (default: a real one); returns
+    (summary, summary path)."""
+    if backend is None:
+        from sweworld.backends.real import RealBackend
+        backend = RealBackend()
     base = run_dir(logs_root, run_id, model)
-    config = SandboxConfig(timeout=timeout, env=DETERMINISTIC_ENV, network=network)
     reports: dict[str, InstanceReport] = {}
     todo = []
     for task in tasks:
@@ -63,8 +61,8 @@ def evaluate_run(tasks: list[Task], predictions: dict[str, Prediction], *, run_i
         else:
             todo.append(task)
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        futures = {pool.submit(evaluate_instance, task, predictions[task.instance_id], base / task.instance_id,
-                               builder=builder, timeout=timeout, config=config): task for task in todo}
+        futures = {pool.submit(backend.evaluate, task, predictions[task.instance_id], base / task.instance_id,
+                               timeout=timeout): task for task in todo}
         for future in as_completed(futures):
             report = future.result()
             reports[report.instance_id] = report

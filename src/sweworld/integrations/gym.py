@@ -104,11 +104,12 @@ class SWEEnv(_Base):
 
     def __init__(self, tasks: list[Task] | None = None, *, builder: Any = None, step_limit: int = 50,
                  sandbox_config: SandboxConfig | None = None, eval_timeout: float = 1800,
-                 tools: ToolSet | None = None, log_dir: str | Path | None = None):
+                 tools: ToolSet | None = None, log_dir: str | Path | None = None, backend: Any = None):
         if sandbox_config is not None and sandbox_config.isolation != "bwrap":
             raise ValueError("SWEEnv runs agent actions: only isolation='bwrap' is allowed")
         self.tasks: list[Task] = list(tasks or [])
         self._builder = builder
+        self._backend = backend
         self.step_limit = step_limit
         self.sandbox_config = sandbox_config
         self.eval_timeout = eval_timeout
@@ -128,11 +129,12 @@ class SWEEnv(_Base):
             self.action_space = AnyText(MAX_TEXT, min_length=0)
 
     @property
-    def builder(self) -> Any:
-        if self._builder is None:
-            from sweworld.envs import EnvBuilder
-            self._builder = EnvBuilder()
-        return self._builder
+    def backend(self) -> Any:
+        """Where episodes come from (``sweworld.backends``; default: a real one over ``builder``)."""
+        if self._backend is None:
+            from sweworld.backends.real import RealBackend
+            self._backend = RealBackend(self._builder, sandbox_config=self.sandbox_config)
+        return self._backend
 
     def _pick(self, seed: int | None, options: dict | None) -> Task:
         chosen = (options or {}).get("task")
@@ -154,9 +156,7 @@ class SWEEnv(_Base):
         return task
 
     def _open(self, task: Task) -> Executor:
-        from sweworld.envs import episode_sandbox
-        layer = self.builder.instance(task)
-        return episode_sandbox(layer, self.sandbox_config, label=task.instance_id)
+        return self.backend.open(task)
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[str, dict]:
         """Open a fresh episode of ``options["task"]`` (a ``Task``, a row dict or an instance id), else of
@@ -203,16 +203,14 @@ class SWEEnv(_Base):
         return result.observation, 0.0, False, False, info
 
     def evaluate(self, patch: str) -> Any:
-        """Grade ``patch`` on the current task with the harness, in a fresh episode."""
-        from sweworld.harness.evaluate import evaluate_instance
+        """Grade ``patch`` on the current task with the backend (the harness in a fresh episode, or SWR)."""
         from sweworld.harness.predictions import Prediction
         assert self.task is not None
         prediction = Prediction(instance_id=self.task.instance_id, model_name_or_path="sweworld-gym",
                                 model_patch=patch)
         from sweworld import names
         log_dir = self.log_dir / names.check(f"{self.task.instance_id}-{self._episodes}", what="instance_id")
-        return evaluate_instance(self.task, prediction, log_dir, builder=self.builder,
-                                 timeout=self.eval_timeout, config=self.sandbox_config)
+        return self.backend.evaluate(self.task, prediction, log_dir, timeout=self.eval_timeout)
 
     def render(self) -> None:
         return None

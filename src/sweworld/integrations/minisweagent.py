@@ -106,17 +106,20 @@ class SweworldEnvironment:
     """
 
     def __init__(self, executor: Executor | None = None, *, task: Task | None = None, owns_executor: bool = False,
-                 builder: Any = None, sandbox_config: SandboxConfig | None = None,
+                 builder: Any = None, sandbox_config: SandboxConfig | None = None, backend: Any = None,
                  config_class: type = SweworldEnvironmentConfig, **kwargs: Any):
         self.config = config_class(**kwargs)
         if executor is None:
-            from sweworld.envs import EnvBuilder, open_episode
-            from sweworld.repos import RepoStore
             if sandbox_config is not None and sandbox_config.isolation != "bwrap":
                 raise ValueError("agent commands run in the episode: only isolation='bwrap' is allowed")
             task = task or load_task(self.config)
-            builder = builder or EnvBuilder(RepoStore(repos_dir=self.config.repos_dir))
-            executor, owns_executor = open_episode(task, builder, sandbox_config), True
+            if backend is None:
+                from sweworld.backends.real import RealBackend
+                from sweworld.envs import EnvBuilder
+                from sweworld.repos import RepoStore
+                builder = builder or EnvBuilder(RepoStore(repos_dir=self.config.repos_dir))
+                backend = RealBackend(builder, sandbox_config=sandbox_config)
+            executor, owns_executor = backend.open(task), True
         self.executor = executor
         self.task = task
         self.owns_executor = owns_executor

@@ -20,24 +20,22 @@ from pathlib import Path
 from sweworld import names
 from sweworld.agents.config import AgentConfig
 from sweworld.agents.loop import Policy, run_episode
-from sweworld.envs import EnvBuilder, episode_sandbox
+from sweworld.backends import Backend
 from sweworld.errors import InfraError
-from sweworld.harness.evaluate import evaluate_instance
 from sweworld.harness.predictions import Prediction
 from sweworld.rollout.metrics import summarize
 from sweworld.rollout.store import TrajectoryStore
 from sweworld.rollout.trajectory import Trajectory
-from sweworld.sandbox import SandboxConfig
 from sweworld.types import Task
 
 
-def rollout_one(task: Task, sample: int, policy: Policy, config: AgentConfig, builder: EnvBuilder, out: Path,
+def rollout_one(task: Task, sample: int, policy: Policy, config: AgentConfig, backend: Backend, out: Path,
                 *, evaluate: bool = True, timeout: float = 1800.0) -> Trajectory:
-    """One episode of ``policy`` on ``task`` (fresh sandbox), then its evaluation."""
+    """One episode of ``policy`` on ``task`` (a fresh episode of ``backend``), then its evaluation."""
     try:
-        layer = builder.instance(task)
-        with episode_sandbox(layer, SandboxConfig(timeout=min(timeout, 600.0)), label=task.instance_id) as sb:
+        with backend.open(task, timeout=timeout) as sb:
             traj = run_episode(task, sb, policy, config, sample=sample)
+        traj.backend = backend.name
     except InfraError as exc:
         traj = Trajectory(instance_id=task.instance_id, sample=sample, policy=policy.name, model=policy.model,
                           config_hash=config.digest())
@@ -46,8 +44,7 @@ def rollout_one(task: Task, sample: int, policy: Policy, config: AgentConfig, bu
     if evaluate and not traj.failed:  # a failed sample has no outcome to grade
         prediction = Prediction(instance_id=task.instance_id, model_name_or_path=policy.model or policy.name,
                                 model_patch=traj.patch)
-        report = evaluate_instance(task, prediction, out / "eval" / f"{task.instance_id}.{sample}",
-                                   builder=builder, timeout=timeout)
+        report = backend.evaluate(task, prediction, out / "eval" / f"{task.instance_id}.{sample}", timeout=timeout)
         traj.report = report.model_dump()
         if report.error_kind == "infra":
             traj.error, traj.error_kind = f"evaluation: {report.error}", "infra"
@@ -74,10 +71,13 @@ def write_outputs(out: Path, trajectories: list[Trajectory]) -> dict:
 
 
 def run_rollouts(tasks: list[Task], make_policy: Callable[[], Policy], config: AgentConfig, out: Path, *,
-                 n_samples: int = 1, workers: int = 1, builder: EnvBuilder | None = None, evaluate: bool = True,
+                 n_samples: int = 1, workers: int = 1, backend: Backend | None = None, evaluate: bool = True,
                  timeout: float = 1800.0, on_done: Callable[[Trajectory], None] | None = None) -> dict:
-    """Run what is missing, then write predictions and the summary; returns the summary."""
-    builder = builder or EnvBuilder()
+    """Run what is missing with ``backend`` (default: a real one), then write predictions and the
+    summary; returns the summary."""
+    if backend is None:
+        from sweworld.backends.real import RealBackend
+        backend = RealBackend()
     for task in tasks:  # each names its eval directories: out/eval/<instance_id>.<sample>
         names.check(task.instance_id, what="instance_id")
     out.mkdir(parents=True, exist_ok=True)
@@ -85,7 +85,7 @@ def run_rollouts(tasks: list[Task], make_policy: Callable[[], Policy], config: A
     done = store.done()
     todo = [(task, k) for task in tasks for k in range(n_samples) if (task.instance_id, k) not in done]
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        futures = [pool.submit(rollout_one, task, k, make_policy(), config, builder, out, evaluate=evaluate,
+        futures = [pool.submit(rollout_one, task, k, make_policy(), config, backend, out, evaluate=evaluate,
                                timeout=timeout) for task, k in todo]
         for future in as_completed(futures):
             traj = future.result()

@@ -54,6 +54,7 @@ class Trajectory(BaseModel):
     usage: dict[str, int] = Field(default_factory=lambda: {"prompt_tokens": 0, "completion_tokens": 0})
     timings: dict[str, float] = Field(default_factory=dict, description="Seconds: total, model, tools, eval.")
     config_hash: str = Field(default="", description="Hash of the agent configuration.")
+    backend: str = Field(default="real", description="The backend of the episode: 'real', 'sim' or 'hybrid'.")
     sweworld_version: str = __version__
 
     @property

@@ -28,6 +28,7 @@ class ToolResult(BaseModel):
     exit_code: int | None = Field(default=None, description="Exit status of the command (execute_bash only).")
     submitted: bool = Field(default=False, description="The agent submitted; the episode ends.")
     error: bool = Field(default=False, description="Bad arguments or tool misuse (a format error).")
+    simulated: bool = Field(default=False, description="The world's transition model predicted (part of) it.")
 
 
 class ToolError(Exception):

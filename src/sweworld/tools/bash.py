@@ -57,4 +57,4 @@ class BashTool(Tool):
         result = executor.run(command, timeout=timeout)
         observation = format_exec(result.output, result.exit_code, timed_out=result.timed_out,
                                   timeout=timeout, max_chars=self.max_chars, max_lines=self.max_lines)
-        return ToolResult(observation=observation, exit_code=result.exit_code)
+        return ToolResult(observation=observation, exit_code=result.exit_code, simulated=result.simulated)

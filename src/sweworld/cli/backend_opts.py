@@ -1,0 +1,48 @@
+"""The options every command that opens episodes shares: which backend, and the world's models.
+
+``--backend real`` (default) builds environments and runs everything for real; ``sim`` predicts code
+execution with SWT and test runs with SWR (no environment is built); ``hybrid`` is ``sim`` with
+``--audit-rate`` of its steps and evaluations also run for real. The world's models are served
+behind OpenAI-compatible endpoints (``--world-url``, several for round-robin).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from sweworld.cli import params
+
+BackendName = Annotated[str, typer.Option(
+    "--backend", callback=params.one_of("real", "sim", "hybrid"),
+    help="real (built environments), sim (SWT/SWR predict execution and tests) or hybrid (sim, audited).")]
+WorldURL = Annotated[list[str] | None, typer.Option(
+    "--world-url", help="OpenAI-compatible base URL of the world models (SWT and SWR); repeat for round-robin.")]
+WorldModel = Annotated[str, typer.Option("--world-model", help="Model name served at --world-url.")]
+PromptStyle = Annotated[str, typer.Option(
+    "--prompt-style", help="World prompt templates: 'sweworld' or 'swe-world' (SWE-World's released checkpoints).")]
+AuditRate = Annotated[float, typer.Option(
+    "--audit-rate", min=0.0, max=1.0, help="hybrid: fraction of steps and evaluations also run for real.")]
+Traces = Annotated[Path | None, typer.Option(
+    "--traces", help="real/hybrid: append every real step and evaluation to this trace file (JSONL).")]
+
+
+def backend_from_options(name: str, *, repos_dir: Path | None = None, network: bool = False,
+                         world_url: list[str] | None = None, world_model: str = "world",
+                         prompt_style: str = "sweworld", audit_rate: float = 0.1, traces: Path | None = None,
+                         sandbox_config: Any = None):
+    """The backend the options name (``InfraError``/``ConfigError`` reach the caller's ``reported``)."""
+    from sweworld.backends import make_backend
+    from sweworld.envs import EnvBuilder
+    from sweworld.repos import RepoStore
+
+    builder = EnvBuilder(RepoStore(repos_dir=repos_dir))
+    if name == "real":
+        return make_backend("real", builder=builder, sandbox_config=sandbox_config, network=network, traces=traces)
+    from sweworld.world.config import WorldConfig
+    world = WorldConfig.from_options(urls=world_url, model=world_model, style=prompt_style)
+    if name == "sim":
+        return make_backend("sim", repos=builder.repos, world=world)
+    return make_backend("hybrid", builder=builder, world=world, audit_rate=audit_rate, traces=traces)
