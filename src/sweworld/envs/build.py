@@ -3,8 +3,9 @@
 The env stage runs with the base tree at the env commit mounted at ``/testbed`` and the venv
 directory mounted read-write at ``/sweworld/venv``; the instance stage runs ``pre_install`` and
 ``install`` at the task's base commit in copy-on-write layers over the tree and the venv, and
-those two upper directories become read-only lowers of every later episode. Builds have network
-(package registries); episodes never do.
+those two upper directories become read-only lowers of every later episode (empty git submodules
+of the tree are filled first, see submodule_fill.py). Builds have network (package registries);
+episodes never do.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sweworld.envs import scripts, services
+from sweworld.envs import scripts, services, submodule_fill
 from sweworld.envs.derived import derive_layer
 from sweworld.envs.discovery import Interpreter, find_interpreter
 from sweworld.envs.recipe import EnvRecipe, env_key, instance_key, resolve_recipe
@@ -191,13 +192,15 @@ class EnvBuilder:
         """The install layer of ``task``'s base commit over its environment (built on first use)."""
         env = env or self.environment(task)
         tree = self.repos.base_tree(task)
-        key = instance_key(f"{env.key}:{LAYER_FORMAT}", task.base_commit, env.recipe)
+        fills = submodule_fill.plan(tree, task.repo, self.repos)
+        key = instance_key(f"{env.key}:{LAYER_FORMAT}{submodule_fill.key_suffix(fills)}", task.base_commit,
+                           env.recipe)
         final = env.path / "instances" / key
         build_env = self.build_env(task, tree)
         with locked(f"{env.key}-{key}"):
             if not read_meta(final / "meta.json").get("complete") and not derive_layer(
                     self, task, env, tree, key, final):
-                self._build_instance(task, env, tree, key, final, build_env)
+                self._build_instance(task, env, tree, key, final, build_env, fills)
         stand_ins = {name: self.service(name) for name in env.recipe.services}
         return InstanceLayer(key, final, env, tree, task.base_commit, build_env, stand_ins)
 
@@ -227,18 +230,24 @@ class EnvBuilder:
         return Environment(spec.key, final, EnvRecipe.model_validate(meta["recipe"]), find_interpreter(meta["python"]))
 
     def _build_instance(self, task: Task, env: Environment, tree: Path, key: str, final: Path,
-                        build_env: dict[str, str]) -> None:
+                        build_env: dict[str, str], fills: list[submodule_fill.Fill] | None = None) -> None:
         where = f"instance {task.instance_id} (env {env.key}, commit {task.base_commit[:12]})"
+        filled = submodule_fill.prepare(fills or [], tree, self.repos, env.recipe.python)
+        notes = [p.note for p in filled]
+        for note in notes:
+            log.info("%s: %s", where, note)
         staging = final.parent / f".{key}.building"
         build = StagedBuild(staging, final, env.path / "logs" / f"{key}.log", where)
         uv = uv_binary()
         mounts = {"/testbed": Layers([tree], upper=staging / "testbed"),
-                  VENV: Layers([env.venv], upper=staging / "venv"), **tool_mounts(uv)}
-        script = (scripts.instance_stage_script(env.recipe, venv=VENV, uv=sandbox_uv(uv), extra_env=build_env) + "\n"
+                  VENV: Layers([env.venv], upper=staging / "venv"), **tool_mounts(uv), **submodule_fill.mounts(filled)}
+        script = (scripts.instance_stage_script(env.recipe, venv=VENV, uv=sandbox_uv(uv), extra_env=build_env,
+                                                prepare=submodule_fill.script_lines(filled)) + "\n"
                   + instance_epilogue(env.recipe))
         build.run(mounts, script, "install", base_commit=task.base_commit,
                   ro_paths=_ro_paths(env.interpreter), timeout=self.timeout)
-        build.publish("meta.json", {"key": key, "base_commit": task.base_commit, "env": env.key})
+        build.publish("meta.json", {"key": key, "base_commit": task.base_commit, "env": env.key,
+                                    **({"notes": notes} if notes else {})})
 
 
 class StagedBuild:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from sweworld.envs.recipe import EnvRecipe
@@ -157,8 +157,9 @@ def env_stage_script(recipe: EnvRecipe, *, python: Path, venv: str = DEFAULT_VEN
 
 def instance_stage_script(recipe: EnvRecipe, *, venv: str = DEFAULT_VENV, uv: Path | None = None,
                           workdir: str = DEFAULT_WORKDIR, offline: bool = False,
-                          extra_env: Mapping[str, str] | None = None) -> str:
-    """The instance-stage script: ``pre_install`` then ``install`` in the tree, venv first on PATH.
+                          extra_env: Mapping[str, str] | None = None, prepare: Sequence[str] = ()) -> str:
+    """The instance-stage script: ``prepare`` lines (e.g. filling submodules, see submodule_fill.py),
+    then ``pre_install`` then ``install`` in the tree, venv first on PATH.
 
     When uv is given its directory follows the venv's bin on PATH, so ``uv pip`` works in commands.
     """
@@ -167,6 +168,7 @@ def instance_stage_script(recipe: EnvRecipe, *, venv: str = DEFAULT_VENV, uv: Pa
     lines = _header("instance", recipe, workdir, offline, extra_env)
     lines.append(f'[ -x {q_venv}/bin/python ] || {{ echo "sweworld: no virtualenv at {venv}" >&2; exit 1; }}')
     lines += _activate(venv, uv)
+    lines += list(prepare)
     lines += list(recipe.pre_install)
     if recipe.install:
         lines += _pre_resolve(recipe, venv, uv)

@@ -53,21 +53,31 @@ def _archives(directory: Path) -> list[Path]:
     return sorted(p for p in directory.iterdir() if p.is_file() and p.name.lower().endswith(SDIST_SUFFIXES))
 
 
+def index_url(name: str) -> str:
+    """The project page of ``name`` on the index (``$PIP_INDEX_URL`` or PyPI)."""
+    return os.environ.get("PIP_INDEX_URL", "https://pypi.org/simple").rstrip("/") + f"/{name}/"
+
+
+def index_files(name: str) -> list[dict]:
+    """The files of project ``name`` from the index's simple JSON API (PEP 691; with PEP 700's
+    ``upload-time`` where the index gives it). Raises OSError or ValueError."""
+    request = urllib.request.Request(index_url(name), headers={"Accept": "application/vnd.pypi.simple.v1+json"})
+    with urllib.request.urlopen(request, timeout=60) as response:
+        return list(json.load(response).get("files", []))
+
+
 def fetch_from_index(name: str, version: str, dest: Path) -> bool:
     """Download the sdist of ``name==version`` through the index's simple JSON API (PEP 691), checking
     its sha256. The index is ``$PIP_INDEX_URL`` or PyPI. False when it is not there."""
-    index = os.environ.get("PIP_INDEX_URL", "https://pypi.org/simple").rstrip("/")
-    request = urllib.request.Request(f"{index}/{name}/", headers={"Accept": "application/vnd.pypi.simple.v1+json"})
     try:
-        with urllib.request.urlopen(request, timeout=60) as response:
-            files = json.load(response).get("files", [])
+        files = index_files(name)
         prefix = {f"{stem}-{version}" for stem in (name, name.replace("-", "_"), name.replace("-", "."))}
         for entry in files:
             filename = entry.get("filename", "")
             base = filename[:-7] if filename.endswith(".tar.gz") else filename.rsplit(".", 1)[0]
             if base.lower() not in {p.lower() for p in prefix} or not filename.endswith((".tar.gz", ".zip", ".tgz")):
                 continue
-            with urllib.request.urlopen(urllib.parse.urljoin(f"{index}/{name}/", entry["url"]), timeout=300) as got:
+            with urllib.request.urlopen(urllib.parse.urljoin(index_url(name), entry["url"]), timeout=300) as got:
                 data = got.read()
             expected = entry.get("hashes", {}).get("sha256")
             if expected and hashlib.sha256(data).hexdigest() != expected:
