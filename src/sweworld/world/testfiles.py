@@ -1,0 +1,104 @@
+"""What a real evaluation would see, computed without touching the episode's workspace.
+
+``inspect_patch`` runs ONE script through the executor, in the repository, on a throwaway git index
+(``GIT_INDEX_FILE`` in a temporary file): ``git read-tree <base>``, ``git apply --cached --check``
+of the agent's patch (does it apply to the base commit?), then ``git read-tree <base>`` again,
+``git apply --cached`` of the test patch and ``git show :<path>`` of each test file. The working
+tree, the real index and the shell's state (no ``export``; the script runs in a subshell) are left
+as they were. Unlike the harness's apply chain there is no ``patch --fuzz`` fallback: a patch that
+``git apply`` refuses counts as not applied.
+
+A workspace that is not a git repository (an in-memory executor) gets the files as they are
+(``read_file``), the test patch not applied, and ``applied=None`` (unknown).
+"""
+
+from __future__ import annotations
+
+import secrets
+import shlex
+
+from pydantic import BaseModel, Field
+
+from sweworld.executor import Executor
+from sweworld.harness.evalscript import heredoc_delimiter
+from sweworld.types import Task
+
+RAW_FACTOR = 4
+"""Bytes read of each file: ``RAW_FACTOR * limit`` (the context then keeps head and tail of ``limit``)."""
+
+
+class PatchView(BaseModel):
+    """The answer of ``inspect_patch``."""
+
+    git: bool = Field(description="The workspace is a git repository holding the base commit.")
+    applied: bool | None = Field(default=None, description="The agent's patch applies to the base commit "
+                                 "(None: not checked, no git or no patch given).")
+    test_patch_applied: bool | None = Field(default=None, description="The test patch applied (None: no git).")
+    files: list[tuple[str, str]] = Field(default_factory=list, description="(path, text) of each test file that exists.")
+
+
+def _heredoc(command: str, text: str, nonce: str, then: str) -> list[str]:
+    """``command`` reading ``text`` on stdin, its output discarded, then ``then`` if it succeeded."""
+    body = text if text.endswith("\n") else text + "\n"
+    delimiter = heredoc_delimiter(body, nonce)
+    return [f"{command} - <<'{delimiter}' >/dev/null 2>&1 && {then}", body + delimiter]
+
+
+def _script(task: Task, patch: str | None, paths: list[str], nonce: str, limit: int) -> str:
+    git = 'GIT_INDEX_FILE="$idx" git'
+    base = shlex.quote(task.base_commit)
+    lines = ["(", 'idx=$(mktemp "${TMPDIR:-/tmp}/sweworld-index-XXXXXX") || exit 0',
+             f"if ! {git} read-tree {base} >/dev/null 2>&1; then rm -f \"$idx\"; exit 0; fi", f"echo 'GIT {nonce}'"]
+    if patch is not None and patch.strip():
+        lines += _heredoc(f"{git} apply --cached --check", patch, nonce, f"echo 'APPLIED {nonce}'")
+    if task.test_patch.strip():
+        lines.append(f"{git} read-tree {base}")
+        lines += _heredoc(f"{git} apply --cached", task.test_patch, nonce, f"echo 'TESTPATCH {nonce}'")
+    else:
+        lines.append(f"echo 'TESTPATCH {nonce}'")
+    for i, path in enumerate(paths):
+        spec = shlex.quote(":" + path)
+        lines.append(f"if {git} cat-file -e {spec} 2>/dev/null; then echo 'FILE {nonce} {i}'; "
+                     f"{git} show {spec} | head -c {RAW_FACTOR * limit}; echo; echo 'END {nonce}'; fi")
+    lines += ['rm -f "$idx"', ")"]
+    return "\n".join(lines) + "\n"
+
+
+def _read_plain(executor: Executor, paths: list[str]) -> list[tuple[str, str]]:
+    out = []
+    for path in paths:
+        try:
+            out.append((path, executor.read_file(path)))
+        except (OSError, UnicodeError):
+            continue
+    return out
+
+
+def inspect_patch(executor: Executor, task: Task, patch: str | None, paths: list[str], *,
+                  limit: int = 16_000) -> PatchView:
+    """See the module docstring. ``paths``: the test files to read (relative to the repository)."""
+    nonce = secrets.token_hex(8)
+    if not limit:
+        limit = 1 << 40  # unlimited in practice
+    result = executor.run(_script(task, patch, paths, nonce, limit), cwd=executor.workdir)
+    out = result.output
+    if f"GIT {nonce}\n" not in out:
+        return PatchView(git=False, files=_read_plain(executor, paths))
+    files: list[tuple[str, str]] = []
+    end = f"\nEND {nonce}"
+    for i, path in enumerate(paths):
+        head = f"FILE {nonce} {i}\n"
+        start = out.find(head)
+        if start < 0:
+            continue
+        start += len(head)
+        stop = out.find(end, start)
+        files.append((path, out[start:stop if stop >= 0 else len(out)]))
+    return PatchView(git=True, applied=(f"APPLIED {nonce}" in out) if patch is not None and patch.strip() else None,
+                     test_patch_applied=f"TESTPATCH {nonce}" in out, files=files)
+
+
+def files_after_test_patch(executor: Executor, task: Task, paths: list[str], *, limit: int = 16_000
+                           ) -> list[tuple[str, str]]:
+    """(path, text) of the test files as a real evaluation sees them (after the test patch)."""
+    return inspect_patch(executor, task, None, paths, limit=limit).files
