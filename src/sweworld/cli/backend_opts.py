@@ -44,5 +44,5 @@ def backend_from_options(name: str, *, repos_dir: Path | None = None, network: b
     from sweworld.world.config import WorldConfig
     world = WorldConfig.from_options(urls=world_url, model=world_model, style=prompt_style)
     if name == "sim":
-        return make_backend("sim", repos=builder.repos, world=world)
+        return make_backend("sim", world=world, builder=builder)
     return make_backend("hybrid", builder=builder, world=world, audit_rate=audit_rate, traces=traces)

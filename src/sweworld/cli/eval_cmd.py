@@ -95,6 +95,11 @@ def eval_(dataset: Dataset = common.DEFAULT_DATASET, predictions: Predictions = 
         ours = {i: (None if r.error_kind == "infra" else r.resolved) for i, r in reports.items()}
         ours.update({i: False for i in summary["empty_patch_ids"]})
         say(compare(ours, reference).line())
+    audits = getattr(chosen, "audit_summary", None)
+    if audits:
+        for kind, figures in audits().items():
+            say(f"hybrid audits, {kind}: {figures['agreed']}/{figures['audited']} agree "
+                f"(95% Wilson {figures['wilson95'][0]:.2f}-{figures['wilson95'][1]:.2f})")
     say(f"summary: {path}")
     infra = {i: r.error or "" for i, r in reports.items() if r.error_kind == "infra"}
     failures.report("infrastructure failures (not the model's; details in each run_instance.log)", infra)

@@ -193,8 +193,7 @@ class EnvBuilder:
         env = env or self.environment(task)
         tree = self.repos.base_tree(task)
         fills = submodule_fill.plan(tree, task.repo, self.repos)
-        key = instance_key(f"{env.key}:{LAYER_FORMAT}{submodule_fill.key_suffix(fills)}", task.base_commit,
-                           env.recipe)
+        key = self._layer_key(task, env.key, env.recipe, fills)
         final = env.path / "instances" / key
         build_env = self.build_env(task, tree)
         with locked(f"{env.key}-{key}"):
@@ -203,6 +202,24 @@ class EnvBuilder:
                 self._build_instance(task, env, tree, key, final, build_env, fills)
         stand_ins = {name: self.service(name) for name in env.recipe.services}
         return InstanceLayer(key, final, env, tree, task.base_commit, build_env, stand_ins)
+
+    @staticmethod
+    def _layer_key(task: Task, env_key: str, recipe: EnvRecipe, fills: list) -> str:
+        return instance_key(f"{env_key}:{LAYER_FORMAT}{submodule_fill.key_suffix(fills)}", task.base_commit, recipe)
+
+    def built_testbed(self, task: Task) -> Path | None:
+        """The build artefacts of ``task``'s install layer over its base tree (``__pycache__``,
+        ``*.egg-info``, compiled extensions) when that layer is already built; None otherwise.
+        Nothing is built (the sim backend shows a workspace as a real episode would)."""
+        recipe = self.recipe(task)
+        env_path = envs_root() / self.key(task, recipe)
+        meta = read_meta(env_path / "env.json")
+        if not meta.get("complete"):
+            return None
+        fills = submodule_fill.plan(self.repos.base_tree(task), task.repo, self.repos)
+        final = env_path / "instances" / self._layer_key(task, meta["key"], EnvRecipe.model_validate(meta["recipe"]),
+                                                          fills)
+        return final / "testbed" if read_meta(final / "meta.json").get("complete") else None
 
     def build_env(self, task: Task, tree: Path) -> dict[str, str]:
         """Variables the install of ``task``'s base commit needs: the version of a project that

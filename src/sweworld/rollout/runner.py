@@ -53,7 +53,7 @@ def rollout_one(task: Task, sample: int, policy: Policy, config: AgentConfig, ba
     return traj
 
 
-def write_outputs(out: Path, trajectories: list[Trajectory]) -> dict:
+def write_outputs(out: Path, trajectories: list[Trajectory], extra: dict | None = None) -> dict:
     ordered = sorted(trajectories, key=lambda t: t.key)
     model = {t.key: t.model or t.policy for t in ordered}
     with open(out / "predictions.jsonl.tmp", "w", encoding="utf-8") as first, \
@@ -65,7 +65,7 @@ def write_outputs(out: Path, trajectories: list[Trajectory]) -> dict:
                 first.write(json.dumps(row) + "\n")
     os.replace(out / "predictions.jsonl.tmp", out / "predictions.jsonl")
     os.replace(out / "predictions.all.jsonl.tmp", out / "predictions.all.jsonl")
-    summary = summarize(ordered)
+    summary = {**summarize(ordered), **(extra or {})}
     (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
     return summary
 
@@ -93,4 +93,6 @@ def run_rollouts(tasks: list[Task], make_policy: Callable[[], Policy], config: A
             if on_done:
                 on_done(traj)
     wanted = {t.instance_id for t in tasks}
-    return write_outputs(out, [t for t in store.load() if t.instance_id in wanted and t.sample < n_samples])
+    audits = getattr(backend, "audit_summary", None)  # hybrid: agreement of the audited steps/evaluations
+    return write_outputs(out, [t for t in store.load() if t.instance_id in wanted and t.sample < n_samples],
+                         {"backend": backend.name, **({"audits": audits()} if audits else {})})

@@ -36,6 +36,8 @@ class SimExecResult(ExecResult):
     sim_failure: bool = Field(default=False, description="No valid prediction: the output is an error message.")
     sim_error: str | None = Field(default=None, description="Why the last reply was invalid (with sim_failure).")
     sim_attempts: int = Field(default=1, description="Requests made for this prediction (retries included).")
+    stdout: str = Field(default="", description="The predicted stdout (``output`` holds stdout then stderr).")
+    stderr: str = Field(default="", description="The predicted stderr.")
 
 
 class SWTConfig(BaseModel):
@@ -68,7 +70,8 @@ def to_result(output: SWTOutput, *, duration: float = 0.0, attempts: int = 1) ->
     text = output.stdout
     if output.stderr:
         text += ("" if not text or text.endswith("\n") else "\n") + output.stderr
-    return SimExecResult(output=text, exit_code=output.exit_code, duration=duration, sim_attempts=attempts)
+    return SimExecResult(output=text, exit_code=output.exit_code, duration=duration, sim_attempts=attempts,
+                         stdout=output.stdout, stderr=output.stderr)
 
 
 def failure_result(error: str | None, *, duration: float = 0.0, attempts: int = 1) -> SimExecResult:

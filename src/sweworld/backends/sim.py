@@ -1,0 +1,72 @@
+"""The sim backend: the episode's real copy-on-write workspace of the base tree, no environment;
+code execution predicted by SWT (``world.simexec.SimExecutor``), evaluations by SWR.
+
+Nothing is built: a task whose environment cannot be built (a missing interpreter or system
+package) still runs. The disk a sim task needs is its shared base tree.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sweworld.envs import EnvBuilder
+from sweworld.errors import SWEWorldError
+from sweworld.harness.predictions import Prediction
+from sweworld.harness.report import InstanceReport
+from sweworld.repos import RepoStore
+from sweworld.sandbox import Layers, Sandbox, SandboxConfig
+from sweworld.types import Task
+from sweworld.world.config import WorldConfig
+from sweworld.world.simeval import evaluate_simulated
+from sweworld.world.simexec import SimExecutor
+from sweworld.world.swr import SWR
+from sweworld.world.swt import SWT
+
+EPISODE_TIMEOUT = 600.0
+
+
+class SimBackend:
+    """Sim episodes and SWR evaluations; ``swt``/``swr`` override what ``world`` would build."""
+
+    name = "sim"
+
+    def __init__(self, repos: RepoStore | None = None, world: WorldConfig | None = None, *,
+                 swt: SWT | None = None, swr: SWR | None = None, sandbox_config: SandboxConfig | None = None,
+                 builder: EnvBuilder | None = None):
+        self.builder = builder  # only to show an already-built layer's artefacts; sim builds nothing
+        self.repos = builder.repos if builder is not None else (repos or RepoStore())
+        self.world = world or WorldConfig()
+        self.swt = swt or self.world.make_swt()
+        self.swr = swr or self.world.make_swr()
+        self.sandbox_config = sandbox_config
+
+    def prepare(self, task: Task) -> None:
+        self.repos.base_tree(task)
+
+    def workspace(self, task: Task, *, timeout: float | None = None, label: str = "") -> Sandbox:
+        """A real isolated episode of the base tree (no environment mounted); when a real install
+        layer of the task is already built (and ``builder`` given), its build artefacts
+        (``__pycache__``, ``*.egg-info``) lie over the tree as in a real episode."""
+        config = self.sandbox_config or SandboxConfig(timeout=min(timeout or EPISODE_TIMEOUT, EPISODE_TIMEOUT))
+        lowers = [self.repos.base_tree(task)]
+        built = self._built_testbed(task)
+        if built is not None:
+            lowers.insert(0, built)
+        return Sandbox({"/testbed": Layers(lowers)}, config=config, base_commit=task.base_commit,
+                       label=label or task.instance_id)
+
+    def _built_testbed(self, task: Task) -> Path | None:
+        if self.builder is None:
+            return None
+        try:
+            return self.builder.built_testbed(task)
+        except SWEWorldError:  # no recipe, no interpreter...: the base tree alone
+            return None
+
+    def open(self, task: Task, *, timeout: float | None = None, label: str = "") -> SimExecutor:
+        return SimExecutor(self.workspace(task, timeout=timeout, label=label), task, self.swt)
+
+    def evaluate(self, task: Task, prediction: Prediction, log_dir: Path, *,
+                 timeout: float = 1800.0) -> InstanceReport:
+        return evaluate_simulated(task, prediction, log_dir, swr=self.swr,
+                                  open_workspace=lambda: self.workspace(task, timeout=timeout))

@@ -1,0 +1,64 @@
+"""Fidelity measures: how far a prediction is from what really happened.
+
+- ``normalize``: output with what legitimately differs between two runs of the same command masked
+  (absolute temporary paths, memory addresses, timings, durations, pids, dates), so that similarity
+  measures content, not noise;
+- ``similarity``: difflib's ratio of the normalized texts (1.0 identical);
+- ``wilson``: the Wilson score interval of a proportion (agreement rates of hybrid audits);
+- ``binary``: accuracy, precision, recall, F1 and the confusion matrix of predicted vs real verdicts.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+
+_MASKS = (
+    (re.compile(r"0x[0-9a-fA-F]{6,}"), "0xADDR"),
+    (re.compile(r"/tmp/[\w./-]+"), "/tmp/PATH"),
+    (re.compile(r"\b\d+(\.\d+)?\s?(s|ms|sec|seconds)\b"), "N s"),
+    (re.compile(r"\b\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(\.\d+)?\b"), "DATETIME"),
+    (re.compile(r"\bpid[ =:]\s*\d+", re.IGNORECASE), "pid N"),
+    (re.compile(r"[ \t]+\n"), "\n"),
+)
+
+
+def normalize(text: str) -> str:
+    for pattern, replacement in _MASKS:
+        text = pattern.sub(replacement, text)
+    return text.strip()
+
+
+def similarity(predicted: str, real: str) -> float:
+    a, b = normalize(predicted), normalize(real)
+    if a == b:
+        return 1.0
+    return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
+
+
+def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """95 % (z=1.96) Wilson score interval of ``successes``/``n``; (0, 1) when n is 0."""
+    if n == 0:
+        return 0.0, 1.0
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return round(max(0.0, centre - half), 4), round(min(1.0, centre + half), 4)
+
+
+def binary(pairs: list[tuple[bool, bool]]) -> dict:
+    """(predicted, real) verdicts -> n, accuracy, precision, recall, f1 and the confusion matrix
+    (tp, fp, fn, tn). Undefined ratios (no positive prediction, no real positive) are None."""
+    tp = sum(p and r for p, r in pairs)
+    fp = sum(p and not r for p, r in pairs)
+    fn = sum(r and not p for p, r in pairs)
+    tn = sum(not p and not r for p, r in pairs)
+    n = len(pairs)
+    precision = tp / (tp + fp) if tp + fp else None
+    recall = tp / (tp + fn) if tp + fn else None
+    f1 = (2 * precision * recall / (precision + recall)) if precision and recall else (
+        0.0 if precision is not None and recall is not None else None)
+    return {"n": n, "accuracy": (tp + tn) / n if n else None, "precision": precision, "recall": recall, "f1": f1,
+            "confusion": {"tp": tp, "fp": fp, "fn": fn, "tn": tn}}

@@ -1,0 +1,58 @@
+"""An SWR evaluation laid out as a real one: ``patch.diff``, ``run_instance.log``, ``eval.sh`` (what
+would have run), ``test_output.txt`` (the predicted test report), ``report.json`` (written last) and
+``sweworld_report.json`` (with the ``sim_*`` fields), so resume, summaries and comparisons treat sim
+runs exactly as real ones."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from sweworld.errors import InfraError, WorldError
+from sweworld.executor import Executor
+from sweworld.harness.evaluate import InstanceLog
+from sweworld.harness.predictions import Prediction
+from sweworld.harness.report import (
+    EVAL_SCRIPT_FILE,
+    LOG_FILE,
+    PATCH_FILE,
+    TEST_OUTPUT_FILE,
+    InstanceReport,
+    clear_report,
+    write_atomic,
+    write_report,
+)
+from sweworld.types import Task
+from sweworld.world.context import test_command
+from sweworld.world.swr import SWR
+
+
+def evaluate_simulated(task: Task, prediction: Prediction, log_dir: Path, *, swr: SWR,
+                       open_workspace: Callable[[], Executor]) -> InstanceReport:
+    """SWR's report of ``prediction`` (always a report, errors included), written to ``log_dir``."""
+    log_dir.mkdir(parents=True, exist_ok=True)
+    clear_report(log_dir)  # the marker goes first: a kill from here on leaves an unfinished instance
+    for stale in (EVAL_SCRIPT_FILE, TEST_OUTPUT_FILE):
+        (log_dir / stale).unlink(missing_ok=True)
+    log = InstanceLog(log_dir / LOG_FILE)
+    patch = prediction.model_patch
+    write_atomic(log_dir / PATCH_FILE, patch or "")
+    log(f"instance {task.instance_id}: repo {task.repo} at {task.base_commit} (simulated: SWR, {swr.config.style} "
+        f"prompts, k={swr.config.k})")
+    try:
+        with open_workspace() as workspace:
+            report = swr.evaluate(task, patch, workspace)
+    except (InfraError, WorldError) as exc:
+        report = InstanceReport.build(task.instance_id, patch, error=f"{type(exc).__name__}: {exc}")
+    if report.error:
+        log(f"no verdict: {report.error}")
+    elif report.test_exit_code is not None:
+        write_atomic(log_dir / EVAL_SCRIPT_FILE, f"# simulated by SWR; the test command it predicted:\n"
+                                                 f"{test_command(task)}\n")
+        write_atomic(log_dir / TEST_OUTPUT_FILE, getattr(report, "sim_test_report", "") or "")
+        log(f"predicted {report.resolution} (P(resolved) {getattr(report, 'sim_probability', None)})")
+    else:
+        log("patch empty or not applicable: not resolved (no model call)")
+    log.flush()
+    write_report(log_dir, report)
+    return report

@@ -1,0 +1,101 @@
+"""The executor of a sim episode: a real copy-on-write workspace, simulated code execution.
+
+Each command is routed (``sweworld.world.router``): when every simple command in it is a file,
+navigation or git utility, it runs for real in the episode's sandbox (the base tree, no environment
+installed). Otherwise SWT predicts ``{stdout, stderr, exit_code}`` of each simulated simple command
+(in order of appearance, with the recent steps as context), the command is rewritten with each such
+span replaced by a stub that prints the prediction and returns its exit code, and the rewritten
+command runs for real: ``python x.py | grep y`` pipes the predicted output through the real grep,
+``python x.py > out`` writes a real file, ``cd src && python x.py`` really changes directory. The
+result goes through the same rendering as a real one (exit code, truncation) and is marked
+``simulated``. When SWT gives no valid prediction the observation is its simulation-failure notice
+(exit code -1), never an exception.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable
+from typing import Any
+
+from sweworld.executor import Executor
+from sweworld.types import ExecResult, Task
+from sweworld.world.context import HistoryStep
+from sweworld.world.router import RoutePlan, rewrite, route
+from sweworld.world.swt import SWT, SimExecResult
+
+STUB = "__sweworld_sim"
+HISTORY = 20
+"""Steps kept for SWT's context (the context builder keeps the most recent within its own bounds)."""
+
+
+def _b64(text: str) -> str:
+    return base64.b64encode(text.encode("utf-8")).decode("ascii")
+
+
+def stub_definition(predictions: list[SimExecResult]) -> str:
+    """A bash function ``__sweworld_sim I`` printing prediction I's stdout and stderr (exactly, via
+    base64) and returning its exit code (modulo 256, as a real exit status is)."""
+    cases = [f"    {i}) printf %s '{_b64(p.stdout)}' | base64 -d; printf %s '{_b64(p.stderr)}' | base64 -d >&2; "
+             f"return {p.exit_code % 256};;" for i, p in enumerate(predictions)]
+    return "\n".join([f"{STUB}() {{", '  case "$1" in', *cases, "  esac", "}"])
+
+
+class SimExecutor:
+    """``Executor`` of a sim episode (see the module docstring) over ``sandbox`` (a real episode of
+    the base tree). ``on_step(command, plan, predictions, result)`` is called after every command
+    (hybrid audits and traces hook in there)."""
+
+    persistent = True
+
+    def __init__(self, sandbox: Executor, task: Task, swt: SWT, *,
+                 on_step: Callable[[str, RoutePlan, list[SimExecResult], ExecResult], None] | None = None):
+        self.sandbox, self.task, self.swt, self.on_step = sandbox, task, swt, on_step
+        self.workdir = sandbox.workdir
+        self.history: list[HistoryStep] = []
+        self.info: dict[str, Any] = {**getattr(sandbox, "info", {}), "backend": "sim"}
+
+    def run(self, command: str, *, cwd: str | None = None, timeout: float | None = None) -> ExecResult:
+        plan = route(command)
+        predictions: list[SimExecResult] = []
+        if not plan.spans:
+            result = self.sandbox.run(command, cwd=cwd, timeout=timeout)
+        else:
+            result = self._simulate(command, plan, predictions, cwd, timeout)
+        self.history = [*self.history, HistoryStep(command=command, output=result.output,
+                                                   exit_code=result.exit_code)][-HISTORY:]
+        if self.on_step is not None:
+            self.on_step(command, plan, predictions, result)
+        return result
+
+    def _simulate(self, command: str, plan: RoutePlan, predictions: list[SimExecResult],
+                  cwd: str | None, timeout: float | None) -> ExecResult:
+        for span in plan.spans:
+            predicted = self.swt.predict(self.task, span.context, self.sandbox, self.history)
+            predictions.append(predicted)
+            if predicted.sim_failure:
+                return predicted
+        script = stub_definition(predictions) + "\n" + rewrite(command, plan, stub=STUB)
+        ran = self.sandbox.run(script, cwd=cwd, timeout=timeout)
+        return SimExecResult(output=ran.output, exit_code=ran.exit_code, timed_out=ran.timed_out,
+                             truncated=ran.truncated, restarted=ran.restarted,
+                             duration=ran.duration + sum(p.duration for p in predictions),
+                             sim_attempts=sum(p.sim_attempts for p in predictions))
+
+    def read_file(self, path: str) -> str:
+        return self.sandbox.read_file(path)
+
+    def write_file(self, path: str, content: str) -> None:
+        self.sandbox.write_file(path, content)
+
+    def diff(self) -> str:
+        return self.sandbox.diff()
+
+    def close(self) -> None:
+        self.sandbox.close()
+
+    def __enter__(self) -> SimExecutor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
