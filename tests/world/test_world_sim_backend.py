@@ -8,10 +8,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from realtasks import real_tasks
 from world_tasks import swr_reply, swt_reply
 
 from chatserver import ChatServer
+from realtasks import real_tasks
 from sweworld.agents.config import load_agent_config
 from sweworld.agents.policies import OraclePolicy
 from sweworld.backends.hybrid import HybridBackend
@@ -57,12 +57,12 @@ def test_navigation_runs_for_real_and_equals_real_mode_byte_for_byte(task):
 
 
 def test_execution_is_predicted_and_piped_through_real_utilities(task):
-    with ChatServer([], default=replies(swt_reply("alpha\nbeta\n", "warn\n", 3), swr_reply("", 0))) as server:
-        with SimBackend(world=world(server.url)).open(task) as episode:
-            piped = episode.run("python repro.py 2>/dev/null | grep beta")
-            status = episode.run("python repro.py > out.txt; echo rc=$?; cat out.txt | wc -l")
-            moved = episode.run("cd tests && python -m pytest -q; pwd")
-            diff = episode.diff()
+    script = ChatServer([], default=replies(swt_reply("alpha\nbeta\n", "warn\n", 3), swr_reply("", 0)))
+    with script as server, SimBackend(world=world(server.url)).open(task) as episode:
+        piped = episode.run("python repro.py 2>/dev/null | grep beta")
+        status = episode.run("python repro.py > out.txt; echo rc=$?; cat out.txt | wc -l")
+        moved = episode.run("cd tests && python -m pytest -q; pwd")
+        diff = episode.diff()
     assert piped.simulated and (piped.output, piped.exit_code) == ("beta\n", 0)
     assert status.output.splitlines() == ["warn", "rc=3", "2"]  # stderr on the terminal, stdout in the real file
     assert moved.output.endswith("/testbed/tests\n")
@@ -71,9 +71,8 @@ def test_execution_is_predicted_and_piped_through_real_utilities(task):
 
 
 def test_a_simulation_failure_is_an_observation(task):
-    with ChatServer([], default="not json at all") as server:
-        with SimBackend(world=world(server.url)).open(task) as episode:
-            result = episode.run("python -c 'print(1)'")
+    with ChatServer([], default="not json at all") as server, SimBackend(world=world(server.url)).open(task) as episode:
+        result = episode.run("python -c 'print(1)'")
     assert result.exit_code == -1 and result.sim_failure and "could not produce" in result.output
 
 
