@@ -49,7 +49,7 @@ def test_dead_endpoint_fails_every_sample_and_a_rerun_retries_them(tmp_path):
     stored = TrajectoryStore(out / "trajectories.jsonl").load()
     assert len(stored) == 2
     assert all(t.error_kind == "model" and t.reward is None and t.report is None for t in stored)
-    assert summary_of(out) == {"trajectories": 0, "errors": 2, "error_kinds": {"model": 2}}
+    assert summary_of(out) == {"trajectories": 0, "errors": 2, "error_kinds": {"model": 2}, "backend": "real"}
     assert (out / "predictions.jsonl").read_text() == ""
 
     with ChatServer(default=SUBMIT) as server:

@@ -53,8 +53,9 @@ def shell(dataset: Dataset = common.DEFAULT_DATASET, instance: Instance = ..., s
     with common.reported(), _open(dataset, split, instance, repos_dir, isolation, timeout, backend, world_url,
                                   world_model, prompt_style) as sandbox:
         info = getattr(sandbox, "info", {})
-        common.console.print(f"[bold]{instance}[/bold]: {backend} episode ({info.get('workspace', '?')} "
-                             "workspace, no network). `diff` shows your changes; `exit` leaves.")
+        common.console.print(f"[bold]{instance}[/bold]: isolated episode, {backend} backend "
+                             f"({info.get('workspace', '?')} workspace, no network). `diff` shows your changes; "
+                             "`exit` leaves.")
         cwd = sandbox.workdir
         while True:
             try:
