@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import shlex
 import shutil
 import stat
 import sys
 import weakref
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -81,6 +83,10 @@ def _copy_layers(lowers: list[Path], dest: Path) -> None:
                 shutil.copy2(src, target, follow_symlinks=False)
 
 
+_STARTER = ThreadPoolExecutor(max_workers=16, thread_name_prefix="sweworld-sandbox-start")
+"""Spawns sandboxes; its threads live as long as the process (see ``_Resources.start``)."""
+
+
 @dataclass
 class _Resources:
     """What a sandbox holds, apart from the sandbox object so that a finalizer can free it."""
@@ -89,8 +95,28 @@ class _Resources:
     keep: bool
     session: AgentSession | None = None
     cgroup: pids.PidsCgroup | None = None
+    starter: Future | None = None
+
+    def start(self, argv: list[str], preexec) -> None:
+        """Start the sandbox's agent in the background: opening an episode returns at once and the
+        namespaces come up while the caller does other work (an agent's first model call); the first
+        operation waits for them (``started``). The start runs on a long-lived thread: bubblewrap's
+        ``--die-with-parent`` kills the sandbox when the *thread* that spawned it ends."""
+        def run() -> None:
+            self.session = AgentSession(argv, self.episode_dir / "sandbox.log", preexec=preexec)
+        self.starter = _STARTER.submit(run)
+
+    def started(self) -> None:
+        """Wait for the background start; its failure is raised here (once)."""
+        starter, self.starter = self.starter, None
+        if starter is not None:
+            starter.result()
 
     def close(self) -> None:
+        starter, self.starter = self.starter, None
+        if starter is not None:
+            with contextlib.suppress(BaseException):
+                starter.result()
         if self.session is not None:
             self.session.close()
             self.session = None
@@ -133,7 +159,7 @@ class Sandbox:
             if self.config.processes is not None and self.config.isolation != "none":
                 self._res.cgroup = pids.PidsCgroup(self.config.processes)
                 preexec = self._res.cgroup.enter if self._res.cgroup.path is not None else None
-            self._res.session = AgentSession(argv, self.episode_dir / "sandbox.log", preexec=preexec)
+            self._res.start(argv, preexec)
         except BaseException:
             self.close()
             raise
@@ -177,6 +203,11 @@ class Sandbox:
 
     # -- Executor -----------------------------------------------------------------------------
     def _live(self) -> AgentSession:
+        try:
+            self._res.started()
+        except BaseException:
+            self.close()
+            raise
         if self._res.session is None:
             raise SandboxError(f"sandbox {self.label or self.episode_dir.name} is closed")
         return self._res.session
