@@ -187,6 +187,7 @@ def _error(code: int, message: str) -> tuple[int, dict[str, str], bytes]:
 def _handler(server: ChatServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # headers and body leave at once (no 40 ms delayed-ACK stall)
 
         def log_message(self, format: str, *args: Any) -> None:  # quiet
             pass
