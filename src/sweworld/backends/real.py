@@ -21,7 +21,8 @@ class RealBackend:
     """Episodes over built environments (``EnvBuilder``); evaluation by the harness in a fresh episode.
 
     ``sandbox_config``: the agent episodes' sandbox settings (default: per-command timeout);
-    ``network``: evaluations reach the real network (no stand-ins started).
+    ``network``: evaluations reach the real network (no stand-ins started);
+    ``traces``: append every command and evaluation to this trace file (``sweworld.world.tracing``).
     """
 
     name = "real"
@@ -31,16 +32,29 @@ class RealBackend:
         self.builder = builder or EnvBuilder()
         self.sandbox_config = sandbox_config
         self.network = network
-        self.traces = traces  # wired in by the trace recorder (world/traces.py)
+        self.traces = traces
+        self.trace_store = None
+        if traces is not None:
+            from sweworld.world.traces import TraceStore
+            self.trace_store = TraceStore(traces)
 
     def prepare(self, task: Task) -> None:
         self.builder.instance(task)
 
     def open(self, task: Task, *, timeout: float | None = None, label: str = "") -> Executor:
         config = self.sandbox_config or SandboxConfig(timeout=min(timeout or EPISODE_TIMEOUT_CAP, EPISODE_TIMEOUT_CAP))
-        return episode_sandbox(self.builder.instance(task), config, label=label or task.instance_id)
+        sandbox = episode_sandbox(self.builder.instance(task), config, label=label or task.instance_id)
+        if self.trace_store is None:
+            return sandbox
+        from sweworld.world.tracing import TracingExecutor
+        return TracingExecutor(sandbox, task, self.trace_store)
 
     def evaluate(self, task: Task, prediction: Prediction, log_dir: Path, *,
                  timeout: float = 1800.0) -> InstanceReport:
         config = SandboxConfig(timeout=timeout, env=DETERMINISTIC_ENV, network=self.network)
-        return evaluate_instance(task, prediction, log_dir, builder=self.builder, timeout=timeout, config=config)
+        report = evaluate_instance(task, prediction, log_dir, builder=self.builder, timeout=timeout, config=config)
+        if self.trace_store is not None:
+            from sweworld.world.tracing import record_eval
+            record_eval(self.trace_store, task, prediction.model_patch, report, log_dir,
+                        lambda: episode_sandbox(self.builder.instance(task), SandboxConfig(), label=task.instance_id))
+        return report

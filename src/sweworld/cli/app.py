@@ -17,6 +17,7 @@ from sweworld.cli import (
     rollout_cmd,
     synth_cmd,
     validate_cmd,
+    world_cmd,
 )
 
 app = typer.Typer(name="sweworld", no_args_is_help=True, add_completion=False,
@@ -31,6 +32,7 @@ app.command("validate")(validate_cmd.validate)
 app.command("rollout")(rollout_cmd.rollout)
 app.command("synth")(synth_cmd.synth)
 app.command("demo")(demo.demo)
+app.add_typer(world_cmd.app, name="world")
 
 
 def _version(value: bool) -> None:

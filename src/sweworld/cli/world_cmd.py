@@ -1,0 +1,127 @@
+"""``sweworld world``: collect traces of real episodes, replay them as a served world model, measure
+the world's fidelity against them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from sweworld.cli import common, params
+from sweworld.cli.backend_opts import PromptStyle, WorldModel, WorldURL
+from sweworld.cli.common import Dataset, InstanceIds, ReposDir, Split, Workers
+from sweworld.cli.rollout_cmd import InputFile, ModelName, ModelUrl, Out, PolicyName, rollout
+
+PLAIN = {"soft_wrap": True, "markup": False, "highlight": False}
+"""Lines that tests and scripts read: never wrapped, no markup."""
+app = typer.Typer(no_args_is_help=True, help="The simulated world: traces, replay server, fidelity.")
+TraceFiles = Annotated[list[Path], typer.Option("--traces", "-t", exists=True, readable=True, help=(
+    "Trace file (traces.jsonl) or a directory holding one (`world collect --out`); repeat for several."))]
+
+
+@app.command("collect")
+def collect(dataset: Dataset = common.DEFAULT_DATASET, policy: PolicyName = "oracle", model_url: ModelUrl = None,
+            model: ModelName = None, out: Out = Path("runs/traces"), split: Split = None,
+            repos_dir: ReposDir = None, instance_ids: InstanceIds = None, workers: Workers = 1,
+            n_samples: Annotated[int, typer.Option("--n-samples", "-k", min=1, help="Samples per instance.")] = 1,
+            replay: Annotated[Path | None, typer.Option(help="trajectories.jsonl to replay.", **InputFile)] = None,
+            agent_config: Annotated[Path | None, typer.Option(help="Agent YAML (templates, limits).",
+                                                              **InputFile)] = None,
+            step_limit: Annotated[int | None, typer.Option(min=1, help="Override the step limit.")] = None,
+            temperature: Annotated[float, typer.Option(min=0.0, help="Sampling temperature.")] = 0.0) -> None:
+    """Roll out a policy with the real backend, recording every command and evaluation in OUT/traces.jsonl."""
+    from sweworld.world.traces import TRACES_FILE, TraceStore
+
+    traces = out / TRACES_FILE
+    try:
+        rollout(dataset=dataset, policy=policy, model_url=model_url, model=model, out=out, split=split,
+                repos_dir=repos_dir, instance_ids=instance_ids, workers=workers, n_samples=n_samples, replay=replay,
+                agent_config=agent_config, step_limit=step_limit, temperature=temperature, backend="real",
+                traces=traces)
+    finally:
+        if traces.exists():
+            store = TraceStore(traces)
+            records = store.load()
+            steps = sum(r.kind == "step" for r in records)
+            sim = sum(r.kind == "step" and r.routed == "sim" for r in records)
+            common.out.print(f"traces: {traces} ({steps} steps, {sim} of them code execution; "
+                             f"{len(records) - steps} evaluations)", **PLAIN)
+
+
+@app.command("serve")
+def serve(traces: TraceFiles,
+          host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+          port: Annotated[int, typer.Option(min=0, max=65535, help="Port (0: a free one).")] = 8000,
+          model: Annotated[str, typer.Option(help="Model name listed at /v1/models (any name is answered).")]
+          = "replay") -> None:
+    """Serve recorded traces as an OpenAI-compatible SWT/SWR endpoint (exact replay, honest fallbacks)."""
+    from sweworld.world.replay import ReplayServer, load_index
+
+    with common.reported():
+        index = load_index(traces)
+        server = ReplayServer(index, host=host, port=port, model=model).bind()
+    common.out.print(f"replaying {len(index.commands)} commands and {len(index.patches)} patches "
+                     f"({len(index.exact)} contexts in {', '.join(index.styles)} prompts) at {server.url} "
+                     f"(stats: {server.url.removesuffix('/v1')}/stats); Ctrl-C stops", **PLAIN)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+        common.out.print(json.dumps(index.summary()), **PLAIN)
+
+
+@app.command("fidelity")
+def fidelity(traces: TraceFiles, world_url: WorldURL = None, world_model: WorldModel = "world",
+             prompt_style: PromptStyle = "sweworld",
+             test_fraction: Annotated[float, typer.Option(min=0.0, max=1.0, help=(
+                 "Share of repositories (by a hash of the name) in the test split."))] = 0.5,
+             swr_samples: Annotated[int, typer.Option("--swr-samples", min=1, help="SWR samples per evaluation.")] = 1,
+             workers: Workers = 1,
+             cache: Annotated[bool, typer.Option(help="Reuse cached replies of the same prompt and model name.")] = False,
+             html: Annotated[Path | None, typer.Option(callback=params.output_file, dir_okay=False, help=(
+                 "Write the fidelity table and chart as an HTML page."))] = None,
+             json_out: Annotated[Path | None, typer.Option("--json", callback=params.output_file, dir_okay=False,
+                                                           help="Write the figures as JSON.")] = None) -> None:
+    """Measure SWT and SWR against the real results recorded in traces, per repository and split."""
+    from sweworld.report import Report
+    from sweworld.report.html import render_html
+    from sweworld.world.config import WorldConfig
+    from sweworld.world.fidelity import COLUMNS, fidelity_section, measure, rows
+    from sweworld.world.traces import load_traces
+
+    with common.reported():
+        records = load_traces(*traces)
+        world = WorldConfig.from_options(urls=world_url, model=world_model, style=prompt_style,
+                                         swr_samples=swr_samples)
+        world.swt_model["cache"] = world.swr_model["cache"] = cache
+        swt, swr = world.make_swt(), world.make_swr()
+    total = sum(r.kind == "eval" or r.routed == "sim" for r in records)
+    with Progress(TextColumn("[bold]fidelity"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=common.console) as progress:
+        bar = progress.add_task("fidelity", total=total)
+        with common.reported():
+            result = measure(records, swt, swr, test_fraction=test_fraction, workers=workers,
+                             on_item=lambda: progress.advance(bar))
+    result.update(traces=[str(t) for t in traces], world_url=world_url, world_model=world_model)
+    table = Table(*COLUMNS, title=f"world fidelity ({prompt_style} prompts, {world_model})")
+    table.columns[0].no_wrap = True
+    for row in rows(result):
+        table.add_row(*("—" if cell is None else str(cell) for cell in row))
+    common.out.print(table)
+    if json_out is not None:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        common.out.print(f"json: {json_out}")
+    if html is not None:
+        report = Report(title="sweworld world fidelity", subtitle=", ".join(map(str, traces)),
+                        meta={"world": f"{world_model} at {', '.join(world_url or [])}", "prompt style": prompt_style},
+                        sections=[fidelity_section(result)])
+        html.parent.mkdir(parents=True, exist_ok=True)
+        html.write_text(render_html(report), encoding="utf-8")
+        common.out.print(f"html: {html}")

@@ -1,0 +1,164 @@
+"""The trace store: what really happened, recorded as the world models would have been asked.
+
+Real episodes record every command as a ``StepTrace`` (the SWT context built BEFORE the command
+ran, then the real output, exit code and duration) and every evaluation as an ``EvalTrace`` (the
+task, the patch, the SWR context, the real verdict, report and test output). Traces are the training
+data of the surrogates and the ground truth of fidelity (``sweworld.world.fidelity``) and of the
+replay server (``sweworld.world.replay``).
+
+``TraceStore(path)`` is an append-only JSONL file, crash-safe like the trajectory store: each record
+is one line written whole, flushed and fsynced under a thread lock and an exclusive ``flock`` (so
+threads and processes can append to one file); a last line cut short by a crash is ignored by
+readers and cut off before the next append. Reading skips lines that are not a valid record, logs
+them and lists them in ``invalid`` (``path:line: why``).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import logging
+import os
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError
+
+from sweworld.world.context import SWRContext, SWTContext
+
+log = logging.getLogger(__name__)
+TRACES_FILE = "traces.jsonl"
+"""The trace file's name inside a run directory (``sweworld world collect``)."""
+
+
+class StepTrace(BaseModel):
+    """One command of a real episode."""
+
+    kind: Literal["step"] = "step"
+    instance_id: str
+    repo: str
+    episode: str = Field(default="", description="Id shared by the steps of one episode.")
+    step: int = Field(default=0, description="Index of the command in its episode (0 first).")
+    command: str
+    routed: Literal["real", "sim"] = Field(description="Where the router sends this command in a sim episode.")
+    context: SWTContext = Field(description="SWT's context for the command, built before it ran.")
+    output: str = ""
+    exit_code: int = 0
+    duration: float = 0.0
+    timed_out: bool = False
+    truncated: bool = False
+    backend: str = Field(default="real", description="Which backend produced the output.")
+    at: float = Field(default_factory=time.time, description="When it was recorded (Unix time).")
+
+
+class EvalTrace(BaseModel):
+    """One evaluation of a patch by the real harness."""
+
+    kind: Literal["eval"] = "eval"
+    task: dict[str, Any] = Field(description="The Task as a dict (model_dump).")
+    patch: str = ""
+    patch_applies: bool | None = Field(default=None, description=(
+        "`git apply --check` of the patch on the base commit, as SWR checks it (None: not checked)."))
+    context: SWRContext = Field(description="SWR's context for the patch.")
+    resolved: bool
+    report: dict[str, Any] = Field(description="The harness's InstanceReport (model_dump).")
+    test_output: str = Field(default="", description="test_output.txt of the run (nonce masked as <nonce>).")
+    backend: str = "real"
+    at: float = Field(default_factory=time.time)
+
+    @property
+    def instance_id(self) -> str:
+        return str(self.task.get("instance_id", ""))
+
+    @property
+    def repo(self) -> str:
+        return str(self.task.get("repo", ""))
+
+
+Trace = Annotated[StepTrace | EvalTrace, Field(discriminator="kind")]
+_TRACE: TypeAdapter[StepTrace | EvalTrace] = TypeAdapter(Trace)
+
+
+def new_episode_id() -> str:
+    return uuid.uuid4().hex[:16]
+
+
+def _cut_torn_tail(handle) -> None:
+    """Truncate ``handle`` (opened a+b, locked) after its last newline, if it does not end with one."""
+    size = handle.seek(0, os.SEEK_END)
+    if not size:
+        return
+    handle.seek(size - 1)
+    if handle.read(1) == b"\n":
+        return
+    end, chunk = size, 1 << 16
+    while end > 0:
+        start = max(0, end - chunk)
+        handle.seek(start)
+        at = handle.read(end - start).rfind(b"\n")
+        if at >= 0:
+            handle.truncate(start + at + 1)
+            return
+        end = start
+    handle.truncate(0)
+
+
+class TraceStore:
+    """Append-only JSONL of ``StepTrace``/``EvalTrace`` records (see the module docstring)."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.invalid: list[str] = []
+        self._lock = threading.Lock()
+
+    def append(self, record: StepTrace | EvalTrace) -> None:
+        line = (record.model_dump_json() + "\n").encode("utf-8")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self._lock, open(self.path, "a+b") as handle:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            try:
+                _cut_torn_tail(handle)
+                handle.write(line)
+                handle.flush()
+                os.fsync(handle.fileno())
+            finally:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+    def __iter__(self) -> Iterator[StepTrace | EvalTrace]:
+        """The records in the order they were appended (a torn last line ignored)."""
+        self.invalid = []
+        if not self.path.exists():
+            return
+        data = self.path.read_bytes()
+        complete = data[:data.rfind(b"\n") + 1]  # a last line without its newline was cut short
+        for number, raw in enumerate(complete.splitlines(), 1):
+            if not raw.strip():
+                continue
+            try:
+                yield _TRACE.validate_python(json.loads(raw))
+            except (json.JSONDecodeError, UnicodeDecodeError, ValidationError) as exc:
+                why = str(exc).splitlines()[0]
+                self.invalid.append(f"{self.path}:{number}: {why}")
+                log.warning("skipped an invalid trace at %s:%d: %s", self.path, number, why)
+
+    def load(self) -> list[StepTrace | EvalTrace]:
+        return list(self)
+
+    def steps(self) -> list[StepTrace]:
+        return [t for t in self if isinstance(t, StepTrace)]
+
+    def evals(self) -> list[EvalTrace]:
+        return [t for t in self if isinstance(t, EvalTrace)]
+
+
+def load_traces(*paths: str | Path) -> list[StepTrace | EvalTrace]:
+    """The records of several trace files (a directory means its ``traces.jsonl``), in file order."""
+    out: list[StepTrace | EvalTrace] = []
+    for path in paths:
+        path = Path(path)
+        out += TraceStore(path / TRACES_FILE if path.is_dir() else path).load()
+    return out
