@@ -82,16 +82,16 @@ def test_demo_runs_end_to_end_and_writes_the_report(tmp_path):
     text = result.output
     ids = [row["instance_id"] for row in rows]
     for title in ("environments", "two episodes, one environment", "docker-free evaluation",
-                  "rollouts (agent loop + tools"):
+                  "rollouts (agent loop + tools", "simulated rollouts", "world fidelity"):
         assert title in text, title
     assert re.search(r"│ gold\s+│ 2\s+│ 2\s+│", text), text  # both gold patches resolve
     assert re.search(r"│ empty\s+│ 2\s+│ 0\s+│", text), text
-    assert re.search(r"│ oracle\s+│ 4\s+│ 1\.0\s+│", text), text
+    assert re.search(r"│ oracle-tests\s+│ 4\s+│ 1\.0\s+│", text), text
     assert re.search(r"│ noop\s+│ 4\s+│ 0\.0\s+│ 1\.0\s+│", text), text
     assert "base tree untouched: True" in text
     html = out / "report" / "index.html"
     assert f"report: {html}" in text.replace("\n", "")
-    assert html.is_file() and (out / "gold.demo.json").is_file() and (out / "rollouts" / "oracle").is_dir()
+    assert html.is_file() and (out / "gold.demo.json").is_file() and (out / "rollouts" / "oracle-tests").is_dir()
 
     page = Page()
     page.feed(html.read_text(encoding="utf-8"))
@@ -99,7 +99,7 @@ def test_demo_runs_end_to_end_and_writes_the_report(tmp_path):
     tags = [tag for tag, _ in page.tags]
     assert tags[0] == "html" and "svg" in tags
     bars = [attrs for tag, attrs in page.tags if tag == "rect" and "bar" in (attrs.get("class") or "").split()]
-    assert bars and any(attrs.get("data-category") == "oracle" for attrs in bars)
+    assert bars and any(attrs.get("data-category") == "oracle-tests" for attrs in bars)
     body = " ".join(page.text)
     for instance_id in ids:
         assert instance_id in body
@@ -108,4 +108,6 @@ def test_demo_runs_end_to_end_and_writes_the_report(tmp_path):
     assert report.meta["instances"] == "2"
     titles = [section.title for section in report.sections]
     assert titles[0] == "Instances" and "Isolation" in titles and "Trajectories" in titles
+    assert "World fidelity" in titles
+    assert (out / "world" / "traces.jsonl").is_file() and (out / "world" / "sim-oracle-tests").is_dir()
     assert sum(section.chart is not None for section in report.sections) >= 2

@@ -2,12 +2,15 @@
 
 - ``oracle`` reaches the gold patch through the editor tool (one ``str_replace`` per hunk, ``create``
   for new files, ``rm`` for deleted ones), then submits: it shows the pipeline resolves what it should.
+- ``oracle-tests``: the oracle, running the FAIL_TO_PASS tests before and after its edits (code
+  execution an agent would do: what a simulated world must predict).
 - ``noop`` submits at once: the empty-patch baseline.
 - ``replay`` replays the actions of a stored trajectory.
 """
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Iterator
 
 from unidiff import PatchSet
@@ -74,6 +77,18 @@ class OraclePolicy(ScriptedPolicy):
                 actions.append(("str_replace_editor", {"command": "str_replace", "path": path, "old_str": old,
                                                        "new_str": new}, f"edit {patched.path}"))
         return actions
+
+
+class TestingOraclePolicy(OraclePolicy):
+    """The oracle, with a test run of the FAIL_TO_PASS tests before and after its edits."""
+
+    name = "oracle-tests"
+
+    def actions(self, task: Task) -> list[tuple[str, dict, str]]:
+        tests = " ".join(shlex.quote(t) for t in task.FAIL_TO_PASS[:5])
+        run = ("execute_bash", {"command": f"cd {self.workdir} && python -m pytest -q -p no:cacheprovider {tests} "
+                                           "2>&1 | tail -15"}, "run the failing tests")
+        return [run, *super().actions(task), run] if tests else super().actions(task)
 
 
 class ReplayPolicy(ScriptedPolicy):

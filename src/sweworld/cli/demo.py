@@ -6,11 +6,13 @@ The demo is a list of steps (``STEPS``); each prints what it did and returns rep
 2. Isolation: two isolated copy-on-write episodes over one environment; run the issue's failing tests
    in both, fix the code in one, show that the other and the cached base tree are untouched.
 3. Evaluation: evaluate the gold and the empty predictions docker-free (SWE-bench's layout under ``--out``).
-4. Rollouts: the ``oracle`` and ``noop`` policies (2 samples each) through the agent loop and the tools,
-   every trajectory evaluated by the harness; resolve / empty-patch / stuck rates and pass@k.
+4. Rollouts: the ``oracle-tests`` and ``noop`` policies (2 samples each) through the agent loop and the
+   tools, every trajectory evaluated by the harness; resolve / empty-patch / stuck rates and pass@k.
+   Steps 3 and 4 record traces (``<out>/world/traces.jsonl``).
+5. World: sim and hybrid rollouts against a replay of the traces of half the repositories, and the
+   fidelity table of SWT and SWR on every trace (``cli/demo_world.py``).
 
-Then an HTML report (``<out>/report/index.html``). New steps (simulated worlds, best-of-n) append
-themselves to ``STEPS``.
+Then an HTML report (``<out>/report/index.html``). New steps (best-of-n) append themselves to ``STEPS``.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import typer
 from sweworld.cli import common, params
 from sweworld.cli.common import ReposDir, Workers
 from sweworld.cli.demo_steps import environments, harness, plural, rollouts, substrate
+from sweworld.cli.demo_world import traces_path, world
 
 if TYPE_CHECKING:
     from sweworld.envs import EnvBuilder
@@ -55,9 +58,9 @@ class DemoRun:
 
     @property
     def backend(self):
-        """The real backend over the shared builder (evaluations and rollouts)."""
+        """The real backend over the shared builder (evaluations and rollouts), recording traces."""
         from sweworld.backends.real import RealBackend
-        return RealBackend(self.builder)
+        return RealBackend(self.builder, traces=traces_path(self.out))
 
 
 @dataclass(frozen=True)
@@ -93,6 +96,7 @@ def demo(dataset: Annotated[str, typer.Option(
         chosen = choose(tasks, instances)
         run = DemoRun(dataset=dataset, tasks=chosen, builder=EnvBuilder(RepoStore(repos_dir=repos_dir)),
                       out=out, workers=workers)
+        traces_path(out).unlink(missing_ok=True)  # this run's traces only
         if instance is not None:
             run.instance = common.load(dataset, instance_ids=[instance]).by_id(instance)
         repos = sorted({t.repo for t in chosen})
@@ -155,6 +159,7 @@ STEPS: list[Step] = [
     Step("isolation", substrate),
     Step("evaluation", harness),
     Step("rollouts", rollouts),
+    Step("world", world),
 ]
 
 

@@ -174,11 +174,11 @@ def harness(run: DemoRun) -> list[Section]:
 
 
 def rollouts(run: DemoRun) -> list[Section]:
-    """Roll out the oracle and noop policies, every trajectory evaluated by the harness."""
+    """Roll out the oracle (with test runs) and noop policies, every trajectory evaluated by the harness."""
     import shutil
 
     from sweworld.agents.config import load_agent_config
-    from sweworld.agents.policies import NoopPolicy, OraclePolicy
+    from sweworld.agents.policies import NoopPolicy, TestingOraclePolicy
     from sweworld.report import instances_section, rollout_section
     from sweworld.rollout.runner import run_rollouts
     from sweworld.rollout.store import TrajectoryStore
@@ -187,7 +187,7 @@ def rollouts(run: DemoRun) -> list[Section]:
                   "pass@1", "pass@2", title="rollouts (agent loop + tools, rewards from the harness)")
     summaries: dict[str, dict] = {}
     trajectories = []
-    for name, policy in (("oracle", OraclePolicy), ("noop", NoopPolicy)):
+    for name, policy in (("oracle-tests", TestingOraclePolicy), ("noop", NoopPolicy)):
         target = run.out / "rollouts" / name
         shutil.rmtree(target, ignore_errors=True)
         summary = run_rollouts(run.tasks, policy, load_agent_config(), target, n_samples=N_SAMPLES,
@@ -199,7 +199,7 @@ def rollouts(run: DemoRun) -> list[Section]:
                       str(summary.get("pass@1")), str(summary.get("pass@2")))
     common.out.print(table)
     run.results["rollouts"] = summaries
-    return [rollout_section(summaries, title=f"Rollouts: oracle and noop, {N_SAMPLES} samples each"),
+    return [rollout_section(summaries, title=f"Rollouts: oracle-tests and noop, {N_SAMPLES} samples each"),
             instances_section(trajectories, title="Trajectories")]
 
 

@@ -21,7 +21,7 @@ from sweworld.cli.backend_opts import (
 )
 from sweworld.cli.common import Dataset, InstanceIds, ReposDir, SkipInvalid, Split, Workers
 
-PolicyName = Annotated[str, typer.Option("--policy", help="oracle | noop | replay | openai")]
+PolicyName = Annotated[str, typer.Option("--policy", help="oracle | oracle-tests | noop | replay | openai")]
 ModelUrl = Annotated[str | None, typer.Option("--model-url", help="OpenAI-compatible base URL, e.g. "
                                               "http://host:8000/v1 (policy openai).")]
 ModelName = Annotated[str | None, typer.Option("--model", help="Model name sent to the endpoint.")]
@@ -33,10 +33,18 @@ InputFile = {"exists": True, "dir_okay": False, "readable": True}
 def _policy_factory(policy: str, model_url: str | None, model: str | None, api_key_env: str,
                     replay: Path | None, temperature: float, text_actions: bool, max_tokens: int | None = None,
                     max_retries: int = 5):
-    from sweworld.agents.policies import ModelPolicy, NoopPolicy, OraclePolicy, ReplayPolicy
+    from sweworld.agents.policies import (
+        ModelPolicy,
+        NoopPolicy,
+        OraclePolicy,
+        ReplayPolicy,
+        TestingOraclePolicy,
+    )
     from sweworld.errors import DatasetError
     if policy == "oracle":
         return OraclePolicy
+    if policy == "oracle-tests":
+        return TestingOraclePolicy
     if policy == "noop":
         return NoopPolicy
     if policy == "replay":
@@ -53,7 +61,7 @@ def _policy_factory(policy: str, model_url: str | None, model: str | None, api_k
         config = ModelConfig(url=model_url, model=model, api_key_env=api_key_env, temperature=temperature,
                              max_tokens=max_tokens, native_tools=not text_actions, max_retries=max_retries)
         return lambda: ModelPolicy(OpenAIChatModel(config), model)
-    raise DatasetError(f"unknown policy {policy!r}", hint="use oracle, noop, replay or openai")
+    raise DatasetError(f"unknown policy {policy!r}", hint="use oracle, oracle-tests, noop, replay or openai")
 
 
 def rollout(dataset: Dataset = common.DEFAULT_DATASET, policy: PolicyName = "oracle", model_url: ModelUrl = None,

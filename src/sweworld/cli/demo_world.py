@@ -1,0 +1,87 @@
+"""The demo's world step: sim and hybrid rollouts and the fidelity table, with no GPU and no hub.
+
+The real evaluation and rollout steps before it recorded traces (every step with the context SWT
+would have seen, every evaluation with SWR's). A replay server (``sweworld world serve``: a real
+local OpenAI-compatible server answering from recorded traces) is given the traces of the *train*
+repositories only (split by a hash of the repository name), and plays the served SWT and SWR:
+
+- sim rollouts (oracle-tests, noop) and a hybrid rollout (oracle-tests, audit rate 0.5) run through
+  the same loop, tools and summaries as real ones, against that endpoint;
+- the fidelity table scores SWT and SWR on every recorded trace against the real results: 1.0 on the
+  train repositories the server has seen, an honest figure on the test ones it has not.
+
+With a served model (vLLM, SGLang), the same commands take ``--world-url`` instead.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rich.table import Table
+
+from sweworld.cli import common
+
+if TYPE_CHECKING:
+    from sweworld.cli.demo import DemoRun
+    from sweworld.report import Section
+
+TEST_FRACTION = 0.5
+AUDIT_RATE = 0.5
+
+
+def traces_path(out: Path) -> Path:
+    return out / "world" / "traces.jsonl"
+
+
+def world(run: DemoRun) -> list[Section]:
+    """Sim and hybrid rollouts against a replay of the train repositories' traces; fidelity."""
+    from sweworld.agents.config import load_agent_config
+    from sweworld.agents.policies import NoopPolicy, TestingOraclePolicy
+    from sweworld.backends.hybrid import HybridBackend
+    from sweworld.backends.sim import SimBackend
+    from sweworld.report import rollout_section
+    from sweworld.rollout.runner import run_rollouts
+    from sweworld.world.config import WorldConfig
+    from sweworld.world.fidelity import COLUMNS, fidelity_section, measure, rows, split_of
+    from sweworld.world.replay import ReplayIndex, ReplayServer
+    from sweworld.world.traces import load_traces
+
+    traces = load_traces(traces_path(run.out))
+    seen = [t for t in traces if split_of(t.repo, TEST_FRACTION) == "train"]
+    common.out.print(f"{len(traces)} traces recorded by the real steps; the replay server serves the "
+                     f"{len(seen)} of the train repositories")
+    summaries: dict[str, dict] = {}
+    with ReplayServer(ReplayIndex(seen)) as url:
+        config = WorldConfig.from_options(urls=[url], model="replay")
+        for model in (config.swt_model, config.swr_model):
+            model["cache"] = False
+        sim = SimBackend(world=config, builder=run.builder)
+        hybrid = HybridBackend(run.builder, config, audit_rate=AUDIT_RATE, sim=sim,
+                               traces=run.out / "world" / "hybrid.jsonl")
+        for name, policy, backend in (("sim oracle-tests", TestingOraclePolicy, sim), ("sim noop", NoopPolicy, sim),
+                                      ("hybrid oracle-tests", TestingOraclePolicy, hybrid)):
+            target = run.out / "world" / name.replace(" ", "-")
+            shutil.rmtree(target, ignore_errors=True)
+            summaries[name] = run_rollouts(run.tasks, policy, load_agent_config(), target, workers=run.workers,
+                                           backend=backend)
+        result = measure(traces, config.make_swt(), config.make_swr(), test_fraction=TEST_FRACTION,
+                         workers=run.workers)
+    table = Table("run", "resolve rate", "empty-patch rate", "mean steps", "audits (agreed/audited)",
+                  title="simulated rollouts (replay of the train repositories' traces)")
+    for name, summary in summaries.items():
+        audits = summary.get("audits") or {}
+        table.add_row(name, str(summary.get("resolve_rate")), str(summary.get("empty_patch_rate")),
+                      str(summary.get("mean_steps")), "; ".join(
+                          f"{kind} {a['agreed']}/{a['audited']} (95% {a['wilson95'][0]:.2f}-{a['wilson95'][1]:.2f})"
+                          for kind, a in audits.items()) or "-")
+    common.out.print(table)
+    fidelity = Table(*COLUMNS, title=f"world fidelity (test share {TEST_FRACTION} of the repositories)")
+    for row in rows(result):
+        fidelity.add_row(*("-" if cell is None else str(cell) for cell in row))
+    common.out.print(fidelity)
+    run.results["world"] = {"rollouts": summaries, "fidelity": result}
+    return [rollout_section(summaries, title="Simulated rollouts (sim and hybrid backends, replayed world models)",
+                            text=__doc__.split("\n\n")[1]),
+            fidelity_section(result)]
