@@ -32,13 +32,13 @@ Traces = Annotated[Path | None, typer.Option(
 def backend_from_options(name: str, *, repos_dir: Path | None = None, network: bool = False,
                          world_url: list[str] | None = None, world_model: str = "world",
                          prompt_style: str = "sweworld", audit_rate: float = 0.1, traces: Path | None = None,
-                         sandbox_config: Any = None):
+                         sandbox_config: Any = None, builder: Any = None):
     """The backend the options name (``InfraError``/``ConfigError`` reach the caller's ``reported``)."""
     from sweworld.backends import make_backend
     from sweworld.envs import EnvBuilder
     from sweworld.repos import RepoStore
 
-    builder = EnvBuilder(RepoStore(repos_dir=repos_dir))
+    builder = builder or EnvBuilder(RepoStore(repos_dir=repos_dir))
     if name == "real":
         return make_backend("real", builder=builder, sandbox_config=sandbox_config, network=network, traces=traces)
     from sweworld.world.config import WorldConfig

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 
 from sweworld.cli import common, params
+from sweworld.cli.backend_opts import BackendName, WorldURL
 from sweworld.cli.common import ReposDir, Workers
 from sweworld.cli.demo_steps import environments, harness, plural, rollouts, substrate
 from sweworld.cli.demo_world import traces_path, world
@@ -55,12 +56,23 @@ class DemoRun:
     workers: int
     instance: Task | None = None  # the isolation step's instance (default: the first of ``tasks``)
     results: dict[str, Any] = field(default_factory=dict)
+    backend_name: str = "real"
+    world_url: list[str] | None = None
+    _backend: Any = None
 
     @property
     def backend(self):
-        """The real backend over the shared builder (evaluations and rollouts), recording traces."""
-        from sweworld.backends.real import RealBackend
-        return RealBackend(self.builder, traces=traces_path(self.out))
+        """The backend of the evaluation and rollout steps: real over the shared builder, recording
+        traces (default), or the sim/hybrid one ``--backend`` names."""
+        if self._backend is None:
+            if self.backend_name == "real":
+                from sweworld.backends.real import RealBackend
+                self._backend = RealBackend(self.builder, traces=traces_path(self.out))
+            else:
+                from sweworld.cli.backend_opts import backend_from_options
+                self._backend = backend_from_options(self.backend_name, world_url=self.world_url,
+                                                     builder=self.builder)
+        return self._backend
 
 
 @dataclass(frozen=True)
@@ -79,7 +91,8 @@ def demo(dataset: Annotated[str, typer.Option(
          out: Annotated[Path, typer.Option(callback=params.output_dir,
                                            help="Where logs, summaries, rollouts and the report go.")]
          = Path("runs/demo"),
-         repos_dir: ReposDir = None, workers: Workers = 2) -> None:
+         repos_dir: ReposDir = None, workers: Workers = 2, backend: BackendName = "real",
+         world_url: WorldURL = None) -> None:
     """Build real environments for a few instances, use one from two isolated episodes, evaluate gold and
     empty predictions, roll out the oracle and noop policies, and write an HTML report."""
     from sweworld.envs import EnvBuilder
@@ -95,7 +108,8 @@ def demo(dataset: Annotated[str, typer.Option(
                                hint="pick a dataset of bug instances (see `sweworld datasets ls`)")
         chosen = choose(tasks, instances)
         run = DemoRun(dataset=dataset, tasks=chosen, builder=EnvBuilder(RepoStore(repos_dir=repos_dir)),
-                      out=out, workers=workers)
+                      out=out, workers=workers, backend_name=backend, world_url=world_url)
+        _ = run.backend  # a sim/hybrid backend without --world-url fails here, before any work
         traces_path(out).unlink(missing_ok=True)  # this run's traces only
         if instance is not None:
             run.instance = common.load(dataset, instance_ids=[instance]).by_id(instance)

@@ -48,6 +48,10 @@ def world(run: DemoRun) -> list[Section]:
     from sweworld.world.replay import ReplayIndex, ReplayServer
     from sweworld.world.traces import load_traces
 
+    if run.backend_name != "real":
+        common.out.print(f"[dim]skipped: the world step replays the traces of a real run (this demo ran "
+                         f"--backend {run.backend_name})[/dim]")
+        return []
     traces = load_traces(traces_path(run.out))
     seen = [t for t in traces if split_of(t.repo, TEST_FRACTION) == "train"]
     common.out.print(f"{len(traces)} traces recorded by the real steps; the replay server serves the "
