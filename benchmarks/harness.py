@@ -17,10 +17,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from sweworld.backends.real import evaluate_instance
 from sweworld.datasets import path_of
 from sweworld.envs import EnvBuilder, episode_sandbox
 from sweworld.harness.directives import test_directives
-from sweworld.harness.evaluate import evaluate_instance
 from sweworld.harness.predictions import Prediction
 from sweworld.tasks import load_tasks
 

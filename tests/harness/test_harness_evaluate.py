@@ -14,9 +14,8 @@ from pathlib import Path
 import pytest
 
 from realtasks import FIRST_BUG, ILEN_BUG, MODULE, real_tasks, sources, unified
-from sweworld.backends.real import RealBackend
+from sweworld.backends.real import RealBackend, evaluate_instance
 from sweworld.envs import EnvBuilder
-from sweworld.harness.evaluate import evaluate_instance
 from sweworld.harness.predictions import Prediction
 from sweworld.harness.run import evaluate_run
 from sweworld.tasks import save_tasks

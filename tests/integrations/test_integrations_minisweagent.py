@@ -15,7 +15,7 @@ from minisweagent.exceptions import Submitted
 from minisweagent.models.test_models import DeterministicModel, make_output
 
 from realtasks import FIRST_BUG, MODULE, sources
-from sweworld.harness.evaluate import evaluate_instance
+from sweworld.backends.real import evaluate_instance
 from sweworld.harness.predictions import Prediction
 from sweworld.integrations.minisweagent import SENTINEL, SweworldEnvironment, from_task
 

@@ -23,7 +23,7 @@ from sweworld.report import (
     rollout_section,
     write_report,
 )
-from sweworld.rollout.trajectory import Step, Trajectory
+from sweworld.trajectory import Step, Trajectory
 
 SVG = "{http://www.w3.org/2000/svg}"
 VOID = {"meta", "br", "hr", "img", "input", "link", "col", "area", "base", "source", "wbr"}

@@ -9,7 +9,7 @@ import pytest
 
 from sweworld.rollout.metrics import pass_at_k, summarize
 from sweworld.rollout.store import TrajectoryStore
-from sweworld.rollout.trajectory import Step, Trajectory
+from sweworld.trajectory import Step, Trajectory
 
 
 def brute_force(n: int, c: int, k: int) -> float:

@@ -12,6 +12,7 @@ import shutil
 
 import pytest
 
+from sweworld.backends.real import RealBackend
 from sweworld.envs import EnvBuilder
 from sweworld.harness.validate import validate_instance
 from sweworld.synth import Mutation
@@ -140,7 +141,7 @@ def test_synthesize_end_to_end_deterministic_resumable_and_valid(tmp_path):
     layer = EnvBuilder().instance(task)
     meta = json.loads((layer.path / "meta.json").read_text())
     assert meta["derived_from"] == first.release.layer.key and meta["changed"] == [task.patch.split()[2][2:]]
-    verdict = validate_instance(task, EnvBuilder(), timeout=300)
+    verdict = validate_instance(task, RealBackend(EnvBuilder()), timeout=300)
     assert verdict.kept, verdict.reason
     assert verdict.fail_to_pass == sorted(task.FAIL_TO_PASS)
     assert set(verdict.pass_to_pass) == set(task.PASS_TO_PASS)

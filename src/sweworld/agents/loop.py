@@ -19,9 +19,9 @@ from sweworld.agents.config import AgentConfig
 from sweworld.errors import InfraError, ModelError, WorldError
 from sweworld.executor import Executor
 from sweworld.models.base import ModelReply
-from sweworld.rollout.trajectory import Step, Trajectory
 from sweworld.tools import ToolSet
 from sweworld.tools.truncate import truncate_observation
+from sweworld.trajectory import Step, Trajectory
 from sweworld.types import Task
 
 ELIDED = "[observation elided to fit the context budget]"

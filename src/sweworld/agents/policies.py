@@ -18,7 +18,7 @@ from unidiff import PatchSet
 from sweworld.agents.loop import new_call_id
 from sweworld.errors import ModelError
 from sweworld.models.base import ChatModel, ModelReply, ToolCall, Usage
-from sweworld.rollout.trajectory import Trajectory
+from sweworld.trajectory import Trajectory
 from sweworld.types import Task
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from sweworld.envs import EnvBuilder, episode_sandbox
 from sweworld.executor import Executor
 from sweworld.harness.evalscript import DETERMINISTIC_ENV
-from sweworld.harness.evaluate import evaluate_instance
+from sweworld.harness.evaluate import Prepared, evaluate_prepared
 from sweworld.harness.predictions import Prediction
 from sweworld.harness.report import InstanceReport
 from sweworld.sandbox import SandboxConfig
@@ -15,6 +15,23 @@ from sweworld.types import Task
 
 EPISODE_TIMEOUT_CAP = 600.0
 """Default wall timeout of one agent command (the sandbox's per-command limit)."""
+
+
+def prepared_instance(builder: EnvBuilder, task: Task, config: SandboxConfig) -> Prepared:
+    """Build ``task``'s install layer (if missing) and say how the harness opens its episodes."""
+    layer = builder.instance(task)
+    return Prepared(recipe=layer.env.recipe, build_env=layer.build_env, network=config.network,
+                    open=lambda: episode_sandbox(layer, config, label=task.instance_id),
+                    describe=f"environment {layer.env.key} (python {layer.env.interpreter.version}), "
+                             f"layer {layer.key}")
+
+
+def evaluate_instance(task: Task, prediction: Prediction, log_dir: Path, *, builder: EnvBuilder,
+                      timeout: float = 1800.0, config: SandboxConfig | None = None) -> InstanceReport:
+    """The real harness on ``prediction`` in a fresh episode over ``builder``'s layer of ``task``."""
+    config = config or SandboxConfig(timeout=timeout)
+    return evaluate_prepared(task, prediction, log_dir, timeout=timeout,
+                             prepare=lambda: prepared_instance(builder, task, config))
 
 
 class RealBackend:
@@ -28,8 +45,11 @@ class RealBackend:
     name = "real"
 
     def __init__(self, builder: EnvBuilder | None = None, *, sandbox_config: SandboxConfig | None = None,
-                 network: bool = False, traces: Path | None = None):
-        self.builder = builder or EnvBuilder()
+                 network: bool = False, traces: Path | None = None, repos_dir: str | Path | None = None):
+        if builder is None:
+            from sweworld.repos import RepoStore
+            builder = EnvBuilder(RepoStore(repos_dir=repos_dir))
+        self.builder = builder
         self.sandbox_config = sandbox_config
         self.network = network
         self.traces = traces
@@ -40,6 +60,10 @@ class RealBackend:
 
     def prepare(self, task: Task) -> None:
         self.builder.instance(task)
+
+    def prepared(self, task: Task, *, timeout: float = 1800.0) -> Prepared:
+        """The harness's view of ``task`` (validation runs its tests in these episodes)."""
+        return prepared_instance(self.builder, task, SandboxConfig(timeout=timeout))
 
     def open(self, task: Task, *, timeout: float | None = None, label: str = "") -> Executor:
         config = self.sandbox_config or SandboxConfig(timeout=min(timeout or EPISODE_TIMEOUT_CAP, EPISODE_TIMEOUT_CAP))

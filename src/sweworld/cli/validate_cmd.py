@@ -24,6 +24,7 @@ def validate(dataset: Dataset = common.DEFAULT_DATASET, out: Out = Path("validat
              repos_dir: ReposDir = None, instance_ids: InstanceIds = None, workers: Workers = 1,
              timeout: Timeout = 1800.0, skip_invalid: SkipInvalid = False) -> None:
     """Run each instance's tests without and with the gold patch (twice each); keep the valid ones."""
+    from sweworld.backends.real import RealBackend
     from sweworld.envs import EnvBuilder
     from sweworld.harness.validate import validate_tasks
     from sweworld.repos import RepoStore
@@ -36,7 +37,7 @@ def validate(dataset: Dataset = common.DEFAULT_DATASET, out: Out = Path("validat
     with Progress(TextColumn("[bold]validate"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=common.console) as progress:
         bar = progress.add_task("validate", total=len(tasks))
-        verdicts = validate_tasks(tasks, EnvBuilder(RepoStore(repos_dir=repos_dir)), workers=workers,
+        verdicts = validate_tasks(tasks, RealBackend(EnvBuilder(RepoStore(repos_dir=repos_dir))), workers=workers,
                                   timeout=timeout, on_done=lambda _v: progress.advance(bar))
     kept = [v.task for v in verdicts if v.kept and v.task is not None]
     save_tasks(kept, out)

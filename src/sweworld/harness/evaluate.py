@@ -1,6 +1,8 @@
-"""Evaluate one prediction of one instance in a fresh isolated episode.
+"""Evaluate one prediction of one instance in a fresh episode that a backend provides.
 
-Steps, as the SWE-bench harness takes them: apply the model patch (refusing unsafe paths, falling
+The harness opens nothing itself: ``evaluate_prepared`` receives ``prepare``, a callable of the real
+backend (``backends/real.py``) that builds what the instance needs and returns its recipe and a way
+to open a fresh episode with the instance installed. Steps, as the SWE-bench harness takes them: apply the model patch (refusing unsafe paths, falling
 back through the apply chain), reinstall when the patch touches packaging or compiled sources,
 run the eval script (test patch, markers with a fresh nonce, the test command on the directives,
 its exit code), parse and grade. Infrastructure failures (``InfraError``: environment, sandbox,
@@ -14,10 +16,10 @@ from __future__ import annotations
 import re
 import shlex
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sweworld.envs import EnvBuilder, episode_sandbox
 from sweworld.envs.recipe import EnvRecipe
 from sweworld.envs.scripts import OFFLINE_ENV
 from sweworld.errors import InfraError
@@ -35,12 +37,35 @@ from sweworld.harness.report import (
     write_atomic,
     write_report,
 )
-from sweworld.sandbox import Sandbox, SandboxConfig
 from sweworld.types import ExecResult, Task
 
 REINSTALL_SUFFIXES = (".pyx", ".pxd", ".c", ".cc", ".cpp", ".h", ".f90")
 REINSTALL_NAMES = ("setup.py", "setup.cfg", "pyproject.toml", "MANIFEST.in")
 TEST_OUTPUT_CAP = 64 * 1024 * 1024
+
+
+@dataclass
+class Prepared:
+    """What the harness needs of an instance, from the backend that built it."""
+
+    recipe: EnvRecipe
+    open: Callable[[], Executor]
+    """A fresh episode with the instance installed (closed by the harness)."""
+    build_env: dict[str, str] = field(default_factory=dict)
+    """Variables every reinstall of the instance needs (e.g. a setuptools_scm version)."""
+    describe: str = ""
+    """One line for run_instance.log (environment, interpreter, layer)."""
+    network: bool = False
+    """The tests may reach the network (no stand-ins are started)."""
+
+
+def stateless(sb: Executor, command: str, *, timeout: float, cap: int | None = None) -> ExecResult:
+    """``command`` in a fresh shell of the episode where the executor offers one (a sandbox's
+    ``exec``: the agent's shell untouched, a large output cap), else through ``run``."""
+    exec_ = getattr(sb, "exec", None)
+    if callable(exec_):
+        return exec_(command, cwd=sb.workdir, timeout=timeout, cap=cap)
+    return sb.run(command, cwd=sb.workdir, timeout=timeout)
 
 
 @dataclass
@@ -86,20 +111,17 @@ def run_tests(sb: Executor, task: Task, recipe: EnvRecipe, *, timeout: float,
                                          existing_test_files=existing, created_test_files=created,
                                          nonce=nonce, workdir=sb.workdir, services=services)
     sb.write_file("/tmp/sweworld-eval.sh", script)
-    command = "bash /tmp/sweworld-eval.sh"
-    if isinstance(sb, Sandbox):  # a stateless run with a large output cap; the agent's shell is untouched
-        result = sb.exec(command, cwd=sb.workdir, timeout=timeout, cap=TEST_OUTPUT_CAP)
-    else:
-        result = sb.run(command, cwd=sb.workdir, timeout=timeout)
+    result = stateless(sb, "bash /tmp/sweworld-eval.sh", timeout=timeout, cap=TEST_OUTPUT_CAP)
     if log_dir is not None:
         write_atomic(log_dir / EVAL_SCRIPT_FILE, script.replace(nonce, "<nonce>"))
         write_atomic(log_dir / TEST_OUTPUT_FILE, result.output.replace(nonce, "<nonce>"))
     return grade.extract_test_run(result.output, nonce), result
 
 
-def evaluate_instance(task: Task, prediction: Prediction, log_dir: Path, *, builder: EnvBuilder,
-                      timeout: float = 1800.0, config: SandboxConfig | None = None) -> InstanceReport:
-    """Evaluate ``prediction`` on ``task``; always returns a report (errors included) and writes it."""
+def evaluate_prepared(task: Task, prediction: Prediction, log_dir: Path, *, prepare: Callable[[], Prepared],
+                      timeout: float = 1800.0) -> InstanceReport:
+    """Evaluate ``prediction`` on ``task`` in an episode of ``prepare()``; always returns a report
+    (errors included: an ``InfraError`` of ``prepare`` too) and writes it."""
     log_dir.mkdir(parents=True, exist_ok=True)
     clear_report(log_dir)  # the marker goes first: a kill from here on leaves an unfinished instance
     for stale in (EVAL_SCRIPT_FILE, TEST_OUTPUT_FILE):
@@ -111,7 +133,7 @@ def evaluate_instance(task: Task, prediction: Prediction, log_dir: Path, *, buil
                             patch_exists=bool(patch and patch.strip()), patch_successfully_applied=False,
                             resolved=False)
     try:
-        _evaluate(task, patch, log_dir, log, report, builder, timeout, config)
+        _evaluate(task, patch, log_dir, log, report, prepare(), timeout)
     except InfraError as exc:
         report.error, report.error_kind = f"{type(exc).__name__}: {exc}", "infra"
         log(f"infrastructure failure: {exc}")
@@ -122,13 +144,13 @@ def evaluate_instance(task: Task, prediction: Prediction, log_dir: Path, *, buil
 
 
 def _evaluate(task: Task, patch: str | None, log_dir: Path, log: InstanceLog, report: InstanceReport,
-              builder: EnvBuilder, timeout: float, config: SandboxConfig | None) -> None:
+              prepared: Prepared, timeout: float) -> None:
     log(f"instance {task.instance_id}: repo {task.repo} at {task.base_commit}")
-    layer = builder.instance(task)
-    recipe = layer.env.recipe
-    log(f"environment {layer.env.key} (python {layer.env.interpreter.version}), layer {layer.key}")
-    with episode_sandbox(layer, config or SandboxConfig(timeout=timeout), label=task.instance_id) as sb:
-        log(f"episode opened ({sb.info['workspace']} workspace)")
+    recipe = prepared.recipe
+    if prepared.describe:
+        log(prepared.describe)
+    with prepared.open() as sb:
+        log(f"episode opened ({getattr(sb, 'info', {}).get('workspace', '?')} workspace)")
         applied = patches.apply_patch(sb, patch, workdir=sb.workdir, label="model")
         log(applied.log.rstrip() or "empty patch")
         report.apply_method = applied.method
@@ -139,15 +161,14 @@ def _evaluate(task: Task, patch: str | None, log_dir: Path, log: InstanceLog, re
             return
         report.patch_successfully_applied = True
         if recipe.install and needs_reinstall(patch or "", recipe.install):
-            env = {**OFFLINE_ENV, **layer.build_env}  # episodes have no network
+            env = {**OFFLINE_ENV, **prepared.build_env}  # episodes have no network
             exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
-            result = sb.exec(f"export {exports}; {recipe.install}", cwd=sb.workdir, timeout=timeout)
+            result = stateless(sb, f"export {exports}; {recipe.install}", timeout=timeout)
             log(f"reinstall of the patched tree ({recipe.install}): exit {result.exit_code}")
             if not result.ok:
                 log(result.output[-2000:])
-        network = bool(config and config.network)
         run, result = run_tests(sb, task, recipe, timeout=timeout, log_dir=log_dir,
-                                services=[] if network else None)
+                                services=[] if prepared.network else None)
         log(f"eval script: exit {result.exit_code}, {result.duration:.1f}s"
             + (", timed out" if result.timed_out else ""))
         if result.timed_out:

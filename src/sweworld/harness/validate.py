@@ -11,12 +11,11 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
+from typing import Any
 
-from sweworld.envs import EnvBuilder, episode_sandbox
 from sweworld.errors import InfraError
 from sweworld.harness import grade, patches
 from sweworld.harness.evaluate import run_tests
-from sweworld.sandbox import SandboxConfig
 from sweworld.types import Task
 
 PASS = ("PASSED", "XFAIL")
@@ -41,16 +40,17 @@ def passed(status: str | None) -> bool:
     return status in PASS
 
 
-def _statuses(task: Task, builder: EnvBuilder, patch: str | None, timeout: float) -> dict[str, str]:
-    """The status of every test of one run (fresh episode); a crashed run passes nothing."""
-    layer = builder.instance(task)
-    with episode_sandbox(layer, SandboxConfig(timeout=timeout), label=task.instance_id) as sb:
+def _statuses(task: Task, backend: Any, patch: str | None, timeout: float) -> dict[str, str]:
+    """The status of every test of one run (a fresh episode of the real ``backend``); a crashed run
+    passes nothing."""
+    prepared = backend.prepared(task, timeout=timeout)
+    with prepared.open() as sb:
         if patch is not None:
             applied = patches.apply_patch(sb, patch, workdir=sb.workdir, label="gold")
             if not applied.applied:
                 raise _Invalid("gold patch does not apply" + (f" ({'; '.join(applied.refused)})"
                                                              if applied.refused else ""))
-        run, result = run_tests(sb, task, layer.env.recipe, timeout=timeout)
+        run, result = run_tests(sb, task, prepared.recipe, timeout=timeout)
     if result.timed_out:
         raise _Invalid(f"tests timed out after {timeout:.0f}s")
     if not run.test_patch_applied:
@@ -69,14 +69,16 @@ def _stable(first: dict[str, str], second: dict[str, str]) -> tuple[dict[str, bo
     return {n: passed(first.get(n)) for n in names - flaky}, flaky
 
 
-def validate_instance(task: Task, builder: EnvBuilder, *, timeout: float = 1800.0, runs: int = 2) -> Validation:
+def validate_instance(task: Task, backend: Any, *, timeout: float = 1800.0, runs: int = 2) -> Validation:
+    """Validate ``task`` by real runs: ``backend`` is a real backend (``backends.real.RealBackend``,
+    whose ``prepared`` builds the instance and opens its episodes)."""
     verdict = Validation(task.instance_id)
     if not task.patch.strip():
         verdict.reason = "the instance has no gold patch"
         return verdict
     try:
-        before = [_statuses(task, builder, None, timeout) for _ in range(runs)]
-        after = [_statuses(task, builder, task.patch, timeout) for _ in range(runs)]
+        before = [_statuses(task, backend, None, timeout) for _ in range(runs)]
+        after = [_statuses(task, backend, task.patch, timeout) for _ in range(runs)]
     except _Invalid as exc:
         verdict.reason = str(exc)
         return verdict
@@ -120,12 +122,14 @@ def _disagreements(task: Task, verdict: Validation) -> list[str]:
     return notes
 
 
-def validate_tasks(tasks: list[Task], builder: EnvBuilder | None = None, *, workers: int = 1,
+def validate_tasks(tasks: list[Task], backend: Any = None, *, workers: int = 1,
                    timeout: float = 1800.0, on_done=None) -> list[Validation]:
-    builder = builder or EnvBuilder()
+    if backend is None:
+        from sweworld.backends.real import RealBackend
+        backend = RealBackend()
     results: dict[str, Validation] = {}
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        futures = [pool.submit(validate_instance, task, builder, timeout=timeout) for task in tasks]
+        futures = [pool.submit(validate_instance, task, backend, timeout=timeout) for task in tasks]
         for future in as_completed(futures):
             verdict = future.result()
             results[verdict.instance_id] = verdict

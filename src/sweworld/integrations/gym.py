@@ -29,12 +29,14 @@ import tempfile
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sweworld.executor import Executor
-from sweworld.sandbox import SandboxConfig
 from sweworld.tools import ToolResult, ToolSet
 from sweworld.types import Task
+
+if TYPE_CHECKING:
+    from sweworld.sandbox import SandboxConfig
 
 try:  # optional: the class works the same without gymnasium
     import gymnasium as _gym

@@ -41,14 +41,16 @@ import os
 import platform
 import shlex
 import weakref
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
 from sweworld.errors import DatasetError
 from sweworld.executor import Executor
-from sweworld.sandbox import SandboxConfig
 from sweworld.types import Task
+
+if TYPE_CHECKING:
+    from sweworld.sandbox import SandboxConfig
 
 SENTINEL = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
 #: Task fields offered to prompt templates (never the gold or test patch).
@@ -115,10 +117,7 @@ class SweworldEnvironment:
             task = task or load_task(self.config)
             if backend is None:
                 from sweworld.backends.real import RealBackend
-                from sweworld.envs import EnvBuilder
-                from sweworld.repos import RepoStore
-                builder = builder or EnvBuilder(RepoStore(repos_dir=self.config.repos_dir))
-                backend = RealBackend(builder, sandbox_config=sandbox_config)
+                backend = RealBackend(builder, sandbox_config=sandbox_config, repos_dir=self.config.repos_dir)
             executor, owns_executor = backend.open(task), True
         self.executor = executor
         self.task = task

@@ -92,7 +92,7 @@ def instances_section(rows: Iterable[Any], *, title: str = "Instances", text: st
     """A per-trajectory outcome table: instance, policy, sample, resolved, steps, exit status.
 
     Each row is a mapping with those keys (``resolved`` may be replaced by ``reward``, ``steps`` may be
-    a list) or a ``rollout.trajectory.Trajectory``. Rows are sorted by instance, policy and sample."""
+    a list) or a ``sweworld.trajectory.Trajectory``. Rows are sorted by instance, policy and sample."""
     items = sorted((_instance_row(r) for r in rows),
                    key=lambda r: (r["instance_id"], r["policy"], -1 if r["sample"] is None else r["sample"]))
     if text is None:

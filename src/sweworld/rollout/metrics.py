@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from math import comb
 
-from sweworld.rollout.trajectory import Trajectory
+from sweworld.trajectory import Trajectory
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:

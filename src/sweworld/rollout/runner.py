@@ -25,7 +25,7 @@ from sweworld.errors import InfraError
 from sweworld.harness.predictions import Prediction
 from sweworld.rollout.metrics import summarize
 from sweworld.rollout.store import TrajectoryStore
-from sweworld.rollout.trajectory import Trajectory
+from sweworld.trajectory import Trajectory
 from sweworld.types import Task
 
 

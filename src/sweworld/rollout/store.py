@@ -10,7 +10,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from sweworld.rollout.trajectory import Trajectory
+from sweworld.trajectory import Trajectory
 
 
 class TrajectoryStore:
