@@ -118,3 +118,25 @@ def test_hybrid_audits_every_step_and_evaluation_at_rate_one(task, tmp_path):
     records = [json.loads(line) for line in (tmp_path / "traces.jsonl.audits.jsonl").read_text().splitlines()]
     assert {r["kind"] for r in records} == {"steps", "evaluations"}
     assert any(r["kind"] == "steps" and not r["agreed"] and r["real"]["exit_code"] == 4 for r in records)
+
+
+def test_swe_env_and_the_mini_swe_agent_adapter_run_on_the_sim_backend(task, tmp_path):
+    from sweworld.integrations.gym import SWEEnv
+    from sweworld.integrations.minisweagent import SweworldEnvironment
+
+    report_text = "\n".join(f"PASSED {t}" for t in task.FAIL_TO_PASS + task.PASS_TO_PASS)
+    with ChatServer([], default=replies(swt_reply("predicted\n"), swr_reply(report_text, 1))) as server:
+        sim = SimBackend(world=world(server.url))
+        env = SWEEnv([task], backend=sim, log_dir=tmp_path / "gym")
+        env.reset()
+        observation, *_ = env.step({"tool": "execute_bash", "arguments": {"command": "python -c 'print(1)'"}})
+        for tool, arguments, _ in OraclePolicy().actions(task):
+            env.step({"tool": tool, "arguments": arguments})
+        _, reward, terminated, _, info = env.step({"tool": "submit", "arguments": {}})
+        env.close()
+        adapter = SweworldEnvironment(task=task, backend=sim)
+        executed = adapter.execute({"command": "python -c 'print(1)' | wc -l"})
+        adapter.close()
+    assert "predicted" in observation
+    assert terminated and reward == 1.0 and info["report"]["resolved"]
+    assert executed["output"].strip() == "1" and executed["returncode"] == 0
