@@ -23,6 +23,7 @@ from sweworld.agents.loop import Policy, run_episode
 from sweworld.backends import Backend
 from sweworld.errors import InfraError
 from sweworld.harness.predictions import Prediction
+from sweworld.harness.report import write_atomic
 from sweworld.rollout.metrics import summarize
 from sweworld.rollout.store import TrajectoryStore
 from sweworld.trajectory import Trajectory
@@ -66,7 +67,7 @@ def write_outputs(out: Path, trajectories: list[Trajectory], extra: dict | None 
     os.replace(out / "predictions.jsonl.tmp", out / "predictions.jsonl")
     os.replace(out / "predictions.all.jsonl.tmp", out / "predictions.all.jsonl")
     summary = {**summarize(ordered), **(extra or {})}
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
+    write_atomic(out / "summary.json", json.dumps(summary, indent=2, sort_keys=True) + "\n")
     return summary
 
 
