@@ -140,3 +140,25 @@ def test_swe_env_and_the_mini_swe_agent_adapter_run_on_the_sim_backend(task, tmp
     assert "predicted" in observation
     assert terminated and reward == 1.0 and info["report"]["resolved"]
     assert executed["output"].strip() == "1" and executed["returncode"] == 0
+
+
+def test_hybrid_routes_unsure_predictions_to_real_execution(task, tmp_path):
+    """A prediction under --route-below runs for real (the agent sees the real result); the others
+    are simulated and, at audit rate 1, audited: the summary gives the share that ran for real and
+    the agreement the agent experienced."""
+    unsure = json.dumps({"stdout": "guess\n", "stderr": "", "exit_code": 0, "confidence": 0.3})
+    sure = json.dumps({"stdout": "hello\n", "stderr": "", "exit_code": 0, "confidence": 0.95})
+
+    def reply(body):
+        text = json.dumps(body["messages"])
+        return sure if "hello" in text else unsure  # the second prompt holds the first step as history
+    with ChatServer([], default=reply) as server:
+        hybrid = HybridBackend(world=world(server.url), audit_rate=1.0, route_below=0.5)
+        with hybrid.open(task) as episode:
+            routed = episode.run("python -c 'import sys; sys.exit(4)'")
+            simulated = episode.run("python -c 'print(\"hello\")'")
+    assert routed.exit_code == 4 and not routed.simulated  # the real result
+    assert simulated.simulated and simulated.output == "hello\n"
+    steps = hybrid.audit_summary()["steps"]
+    assert (steps["simulated"], steps["ran_real"], steps["share_real"]) == (2, 1, 0.5)
+    assert (steps["audited"], steps["agreed"], steps["agreement_with_routing"]) == (1, 1, 1.0)

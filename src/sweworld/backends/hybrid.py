@@ -7,6 +7,14 @@ evaluation is audited with the same probability: the real harness grades the sam
 agent always sees the simulated result (audits measure the world, they do not steer it). Audits are
 counted per run with a Wilson interval (``audit_summary``) and, with ``traces``, stored one JSON line
 each (disagreements included) in ``<traces>.audits.jsonl``.
+
+Confidence routing (``route_below=c``): a simulated step whose prediction carries a confidence under
+``c`` (a simulation failure counts as 0; served models that give no confidence are never routed)
+runs for real instead, in a fresh real episode given the sim episode's diff, and the agent sees the
+real result (its file changes stay in that episode); an evaluation whose SWR probability is not
+decisive (``max(p, 1 - p) < c``) is graded by the real harness. The summary counts the share of
+simulated steps and of evaluations that ran for real; a routed item agrees by construction, so with
+``audit_rate=1`` the summary's ``agreement_with_routing`` is the agreement the agent experienced.
 """
 
 from __future__ import annotations
@@ -40,7 +48,14 @@ class AuditLog:
     def __init__(self, path: Path | None):
         self.path = path
         self.counts = {"steps": [0, 0], "evaluations": [0, 0]}  # [audited, agreed]
+        self.routing = {"steps": [0, 0], "evaluations": [0, 0]}  # [simulated items, ran for real]
         self._lock = threading.Lock()
+
+    def routed(self, kind: str, real: bool) -> None:
+        """One simulated step or evaluation, ``real`` when it was routed to real execution."""
+        with self._lock:
+            self.routing[kind][0] += 1
+            self.routing[kind][1] += real
 
     def add(self, kind: str, agreed: bool, record: dict) -> None:
         with self._lock:
@@ -53,8 +68,16 @@ class AuditLog:
 
     def summary(self) -> dict:
         with self._lock:
-            return {kind: {"audited": n, "agreed": k, "agreement": round(k / n, 4) if n else None,
-                           "wilson95": list(wilson(k, n))} for kind, (n, k) in self.counts.items()}
+            out = {}
+            for kind, (n, k) in self.counts.items():
+                total, real = self.routing[kind]
+                out[kind] = {"audited": n, "agreed": k, "agreement": round(k / n, 4) if n else None,
+                             "wilson95": list(wilson(k, n)), "simulated": total, "ran_real": real,
+                             "share_real": round(real / total, 4) if total else None}
+                if total and n == total - real:  # every non-routed item audited: what the agent experienced
+                    out[kind]["agreement_with_routing"] = round((k + real) / total, 4)
+                    out[kind]["wilson95_with_routing"] = list(wilson(k + real, total))
+            return out
 
 
 class HybridBackend:
@@ -64,12 +87,13 @@ class HybridBackend:
 
     def __init__(self, builder: EnvBuilder | None = None, world: WorldConfig | None = None, *,
                  audit_rate: float = 0.1, traces: Path | None = None, seed: int = 0,
-                 sim: SimBackend | None = None, real: RealBackend | None = None):
+                 route_below: float | None = None, sim: SimBackend | None = None, real: RealBackend | None = None):
         if not 0.0 <= audit_rate <= 1.0:
             raise ValueError(f"audit_rate must be within [0, 1], got {audit_rate}")
         self.real = real or RealBackend(builder)
         self.sim = sim or SimBackend(world=world, builder=self.real.builder)
         self.audit_rate = audit_rate
+        self.route_below = route_below
         self.audits = AuditLog(Path(f"{traces}.audits.jsonl") if traces else None)
         self._rng = random.Random(seed)
         self._rng_lock = threading.Lock()
@@ -85,22 +109,42 @@ class HybridBackend:
         executor = self.sim.open(task, timeout=timeout, label=label)
 
         def audit(command: str, plan: RoutePlan, predictions: list[SimExecResult], result: ExecResult) -> None:
+            if predictions and not result.simulated and executor.decide is not None:
+                return  # routed to real execution: nothing to audit
             if predictions and self._draw():
                 self._audit_step(task, executor, command, result)
+
+        def decide(command: str, predictions: list[SimExecResult], cwd: str | None,
+                   timeout: float | None) -> ExecResult | None:
+            confidence = min((0.0 if p.sim_failure else (1.0 if p.confidence is None else p.confidence))
+                             for p in predictions)
+            routed = confidence < self.route_below  # type: ignore[operator]
+            real = self._run_real(task, executor, command, cwd) if routed else None
+            self.audits.routed("steps", real is not None)
+            return real
         executor.on_step = audit
+        if self.route_below is not None:
+            executor.decide = decide
         return executor
 
-    def _audit_step(self, task: Task, executor: SimExecutor, command: str, predicted: ExecResult) -> None:
-        cwd = executor.sandbox.run("pwd").output.strip() or executor.workdir
+    def _run_real(self, task: Task, executor: SimExecutor, command: str, cwd: str | None = None) -> ExecResult | None:
+        """``command`` in a fresh real episode given the sim episode's diff, in its directory; None
+        when the workspace cannot be reproduced there or the real side fails."""
+        cwd = cwd or executor.sandbox.run("pwd").output.strip() or executor.workdir
         diff = executor.diff()
         try:
-            with self.real.open(task, label=f"{task.instance_id}-audit") as real:
-                if diff.strip() and not patches.apply_patch(real, diff, workdir=real.workdir, label="audit").applied:
-                    return  # the sim workspace cannot be reproduced: nothing to compare
-                actual = real.run(command, cwd=cwd)
-        except InfraError as exc:
+            with self.real.open(task, label=f"{task.instance_id}-real") as real:
+                if diff.strip() and not patches.apply_patch(real, diff, workdir=real.workdir, label="hybrid").applied:
+                    return None
+                return real.run(command, cwd=cwd)
+        except InfraError:
+            return None
+
+    def _audit_step(self, task: Task, executor: SimExecutor, command: str, predicted: ExecResult) -> None:
+        actual = self._run_real(task, executor, command)
+        if actual is None:
             self.audits.add("steps", False, {"instance_id": task.instance_id, "command": command,
-                                             "error": f"{type(exc).__name__}: {exc}"})
+                                             "error": "the step could not be run for real"})
             return
         score = similarity(predicted.output, actual.output)
         agreed = predicted.exit_code == actual.exit_code and score >= AGREE_SIMILARITY
@@ -112,6 +156,12 @@ class HybridBackend:
     def evaluate(self, task: Task, prediction: Prediction, log_dir: Path, *,
                  timeout: float = 1800.0) -> InstanceReport:
         report = self.sim.evaluate(task, prediction, log_dir, timeout=timeout)
+        probability = getattr(report, "sim_probability", None)
+        if self.route_below is not None and report.error is None and report.patch_successfully_applied:
+            routed = probability is not None and max(probability, 1 - probability) < self.route_below
+            self.audits.routed("evaluations", routed)
+            if routed:  # not decisive: the real harness grades it, in the same directory
+                return self.real.evaluate(task, prediction, log_dir, timeout=timeout)
         if report.error is None and self._draw():
             real = self.real.evaluate(task, prediction, log_dir / "audit", timeout=timeout)
             if real.error_kind != "infra":

@@ -25,6 +25,9 @@ PromptStyle = Annotated[str, typer.Option(
     "--prompt-style", help="World prompt templates: 'sweworld' or 'swe-world' (SWE-World's released checkpoints).")]
 AuditRate = Annotated[float, typer.Option(
     "--audit-rate", min=0.0, max=1.0, help="hybrid: fraction of steps and evaluations also run for real.")]
+RouteBelow = Annotated[float | None, typer.Option(
+    "--route-below", min=0.0, max=1.0,
+    help="hybrid: a prediction with confidence under this runs for real instead (models that give one).")]
 Traces = Annotated[Path | None, typer.Option(
     "--traces", help="real/hybrid: append every real step and evaluation to this trace file (JSONL).")]
 
@@ -32,7 +35,7 @@ Traces = Annotated[Path | None, typer.Option(
 def backend_from_options(name: str, *, repos_dir: Path | None = None, network: bool = False,
                          world_url: list[str] | None = None, world_model: str = "world",
                          prompt_style: str = "sweworld", audit_rate: float = 0.1, traces: Path | None = None,
-                         sandbox_config: Any = None, builder: Any = None):
+                         sandbox_config: Any = None, builder: Any = None, route_below: float | None = None):
     """The backend the options name (``InfraError``/``ConfigError`` reach the caller's ``reported``)."""
     from sweworld.backends import make_backend
     from sweworld.envs import EnvBuilder
@@ -45,4 +48,5 @@ def backend_from_options(name: str, *, repos_dir: Path | None = None, network: b
     world = WorldConfig.from_options(urls=world_url, model=world_model, style=prompt_style)
     if name == "sim":
         return make_backend("sim", world=world, builder=builder)
-    return make_backend("hybrid", builder=builder, world=world, audit_rate=audit_rate, traces=traces)
+    return make_backend("hybrid", builder=builder, world=world, audit_rate=audit_rate, traces=traces,
+                        route_below=route_below)

@@ -42,6 +42,8 @@ class SWTOutput(BaseModel):
     stdout: str
     stderr: str
     exit_code: int
+    confidence: float | None = None
+    """Optional: a model that knows how sure it is says so (the embedded SWT does; served models don't)."""
 
 
 class SWROutput(BaseModel):
@@ -129,8 +131,10 @@ def parse_swt(text: str | None) -> SWTOutput:
         raise SimParseError("empty reply")
     obj, _ = find_json(_split_reasoning(text)[1], SWT_KEYS)
     _require(obj, SWT_KEYS)
+    confidence = obj.get("confidence")
     return SWTOutput(stdout=_string(obj["stdout"], "stdout"), stderr=_string(obj["stderr"], "stderr"),
-                     exit_code=_integer(obj["exit_code"], "exit_code"))
+                     exit_code=_integer(obj["exit_code"], "exit_code"),
+                     confidence=float(confidence) if isinstance(confidence, (int, float)) else None)
 
 
 def parse_swr(text: str | None) -> SWROutput:

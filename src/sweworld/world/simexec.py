@@ -44,13 +44,16 @@ def stub_definition(predictions: list[SimExecResult]) -> str:
 class SimExecutor:
     """``Executor`` of a sim episode (see the module docstring) over ``sandbox`` (a real episode of
     the base tree). ``on_step(command, plan, predictions, result)`` is called after every command
-    (hybrid audits and traces hook in there)."""
+    (hybrid audits and traces hook in there); ``decide(command, predictions, cwd, timeout)``, when
+    set, may replace a simulated command's result by a real one (hybrid confidence routing)."""
 
     persistent = True
 
     def __init__(self, sandbox: Executor, task: Task, swt: SWT, *,
-                 on_step: Callable[[str, RoutePlan, list[SimExecResult], ExecResult], None] | None = None):
-        self.sandbox, self.task, self.swt, self.on_step = sandbox, task, swt, on_step
+                 on_step: Callable[[str, RoutePlan, list[SimExecResult], ExecResult], None] | None = None,
+                 decide: Callable[[str, list[SimExecResult], str | None, float | None], ExecResult | None]
+                 | None = None):
+        self.sandbox, self.task, self.swt, self.on_step, self.decide = sandbox, task, swt, on_step, decide
         self.workdir = sandbox.workdir
         self.history: list[HistoryStep] = []
         self.info: dict[str, Any] = {**getattr(sandbox, "info", {}), "backend": "sim"}
@@ -74,7 +77,12 @@ class SimExecutor:
             predicted = self.swt.predict(self.task, span.context, self.sandbox, self.history)
             predictions.append(predicted)
             if predicted.sim_failure:
-                return predicted
+                break
+        real = self.decide(command, predictions, cwd, timeout) if self.decide is not None else None
+        if real is not None:
+            return real
+        if predictions[-1].sim_failure:
+            return predictions[-1]
         script = stub_definition(predictions) + "\n" + rewrite(command, plan, stub=STUB)
         ran = self.sandbox.run(script, cwd=cwd, timeout=timeout)
         return SimExecResult(output=ran.output, exit_code=ran.exit_code, timed_out=ran.timed_out,

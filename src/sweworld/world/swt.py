@@ -38,6 +38,7 @@ class SimExecResult(ExecResult):
     sim_attempts: int = Field(default=1, description="Requests made for this prediction (retries included).")
     stdout: str = Field(default="", description="The predicted stdout (``output`` holds stdout then stderr).")
     stderr: str = Field(default="", description="The predicted stderr.")
+    confidence: float | None = Field(default=None, description="The model's own confidence, when it gives one.")
 
 
 class SWTConfig(BaseModel):
@@ -71,7 +72,7 @@ def to_result(output: SWTOutput, *, duration: float = 0.0, attempts: int = 1) ->
     if output.stderr:
         text += ("" if not text or text.endswith("\n") else "\n") + output.stderr
     return SimExecResult(output=text, exit_code=output.exit_code, duration=duration, sim_attempts=attempts,
-                         stdout=output.stdout, stderr=output.stderr)
+                         stdout=output.stdout, stderr=output.stderr, confidence=output.confidence)
 
 
 def failure_result(error: str | None, *, duration: float = 0.0, attempts: int = 1) -> SimExecResult:
