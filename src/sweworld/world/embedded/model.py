@@ -1,0 +1,157 @@
+"""The embedded SWT: structured, CPU-only predictions of code execution, each with a confidence.
+
+``EmbeddedSWT.predict(context) -> Prediction`` (an ``SWTOutput``, a confidence in [0, 1] and the
+path that produced it):
+
+(a) ``replay``: a recorded step of the same instance with the same command, diff and executed
+    files (``facts.state_key``): its real output, confidence 1.0;
+(b) ``tests``: a pytest / unittest / Django test command of a task it knows (``structured``);
+(c) ``neighbour``: the nearest recorded step by TF-IDF cosine over the command and the names of
+    the files it executes (``neighbors``), same instance and same workspace state breaking ties:
+    its output, confidence = the cosine (below 1); ``none`` (confidence 0) when nothing is near.
+
+The task of a context is found by instance id, else by its problem statement (``swe-world``
+prompts name no instance), else read from a privileged context; ``add_tasks`` makes dataset rows
+known without traces (a repository never traced still gets structured test output).
+
+``fit(traces, tasks=, trees=)`` learns from traces (``learn``); ``save(path)`` / ``load(path)``
+write and read JSON (gzip when the name ends in ``.gz``), no pickle.
+"""
+
+from __future__ import annotations
+
+import gzip
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from sweworld.types import Task
+from sweworld.world.context import SWTContext
+from sweworld.world.embedded.facts import (
+    EmbeddedData,
+    InstanceFacts,
+    RepoFacts,
+    diff_digest,
+    problem_key,
+    state_key,
+)
+from sweworld.world.embedded.learn import learn, task_from_context
+from sweworld.world.embedded.neighbors import TfidfIndex, tokens
+from sweworld.world.embedded.predictor import GoldTouchPredictor, TestOutcomePredictor
+from sweworld.world.embedded.structured import Prediction, predict_tests
+from sweworld.world.embedded.testcmd import parse_test_command
+from sweworld.world.parse import SWTOutput
+from sweworld.world.traces import EvalTrace, StepTrace
+
+MAX_NEIGHBOUR_CONFIDENCE = 0.99
+"""Only exact replay is certain."""
+
+
+def _document(command: str, files: Iterable[str]) -> list[str]:
+    return tokens(command) + [f"file:{path.rsplit('/', 1)[-1]}" for path in files]
+
+
+class EmbeddedSWT:
+    """See the module docstring."""
+
+    def __init__(self, data: EmbeddedData | None = None, *, predictor: TestOutcomePredictor | None = None,
+                 replay: bool = True, structured: bool = True):
+        self.data = data or EmbeddedData()
+        self.predictor = predictor or GoldTouchPredictor()
+        self.replay = replay
+        self.structured = structured
+        self._index: TfidfIndex | None = None
+        self.timings: list[float] = []
+        """Seconds of each ``predict`` call."""
+
+    @classmethod
+    def fit(cls, traces: Iterable[StepTrace | EvalTrace], *, tasks: Iterable[Task] = (),
+            trees: Callable[[Task], Path | None] | None = None, **options) -> EmbeddedSWT:
+        return cls(learn(traces, tasks, trees=trees), **options)
+
+    def add_tasks(self, tasks: Iterable[Task]) -> None:
+        """Make dataset rows known (a task already known from traces keeps its facts)."""
+        for task in tasks:
+            self.data.add_task(task, replace=False)
+
+    def save(self, path: str | Path) -> Path:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        text = self.data.model_dump_json()
+        if path.name.endswith(".gz"):
+            path.write_bytes(gzip.compress(text.encode("utf-8")))
+        else:
+            path.write_text(text, encoding="utf-8")
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path, **options) -> EmbeddedSWT:
+        raw = Path(path).read_bytes()
+        text = gzip.decompress(raw).decode("utf-8") if raw[:2] == b"\x1f\x8b" else raw.decode("utf-8")
+        return cls(EmbeddedData.model_validate_json(text), **options)
+
+    def facts_for(self, context: SWTContext) -> InstanceFacts | None:
+        """The facts of the context's task (see the module docstring), or None when it is unknown."""
+        facts = self.data.instances.get(context.task.instance_id)
+        if facts is None and context.task.problem_statement:
+            found = self.data.problems.get(problem_key(context.task.problem_statement))
+            facts = self.data.instances.get(found or "")
+        if facts is None and context.privileged and (context.fail_to_pass or context.pass_to_pass):
+            facts = InstanceFacts(task=task_from_context(context).model_dump(mode="json"))
+        return facts
+
+    def predict(self, context: SWTContext) -> Prediction:
+        started = time.perf_counter()
+        try:
+            return self._predict(context)
+        finally:
+            self.timings.append(time.perf_counter() - started)
+
+    def _predict(self, context: SWTContext) -> Prediction:
+        if self.replay:
+            index = self.data.replay.get(state_key(context))
+            if index is not None:
+                step = self.data.steps[index]
+                return Prediction(SWTOutput(stdout=step.output, stderr="", exit_code=step.exit_code), 1.0, "replay",
+                                  {"step": index})
+        facts = self.facts_for(context)
+        run = parse_test_command(context.command, context.workdir) if self.structured else None
+        if run is not None and facts is not None:
+            return predict_tests(run, context, facts, self.repo_facts(facts.task["repo"], context.workdir),
+                                 self.predictor)
+        return self.neighbour(context, facts)
+
+    def repo_facts(self, repo: str, workdir: str = "/testbed") -> RepoFacts:
+        """The facts of ``repo``; a repository never traced borrows the platform line and the
+        interpreter of another (the sandbox is the same)."""
+        facts = self.data.repos.get(repo) or RepoFacts()
+        others = [r for r in self.data.repos.values() if r.header]
+        header = facts.header or ([others[0].header[0], f"rootdir: {workdir}"] if others else [])
+        python = facts.python or next((r.python for r in self.data.repos.values() if r.python), "")
+        return facts.model_copy(update={"header": header, "python": python})
+
+    @property
+    def index(self) -> TfidfIndex:
+        if self._index is None or self._index.n != len(self.data.steps):
+            self._index = TfidfIndex([_document(s.command, s.files) for s in self.data.steps])
+        return self._index
+
+    def neighbour(self, context: SWTContext, facts: InstanceFacts | None = None) -> Prediction:
+        """Part (c): the nearest recorded step (see the module docstring)."""
+        query = _document(context.command, [f.path for f in context.files])
+        hits = self.index.query(query, k=20)
+        if not hits:
+            return Prediction(SWTOutput(stdout="", stderr="", exit_code=0), 0.0, "none")
+        instance = facts.task["instance_id"] if facts else context.task.instance_id
+        state = diff_digest(context.diff)
+
+        def rank(hit: tuple[int, float]) -> float:
+            step = self.data.steps[hit[0]]
+            return hit[1] + 0.05 * (step.instance_id == instance) + 0.03 * (step.diff == state) + \
+                0.01 * (step.repo == context.task.repo)
+
+        index, cosine = max(hits, key=rank)
+        step = self.data.steps[index]
+        return Prediction(SWTOutput(stdout=step.output, stderr="", exit_code=step.exit_code),
+                          round(min(cosine, MAX_NEIGHBOUR_CONFIDENCE), 4), "neighbour",
+                          {"step": index, "command": step.command, "instance_id": step.instance_id})

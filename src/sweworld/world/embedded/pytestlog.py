@@ -1,0 +1,102 @@
+"""Reading recorded pytest output: per-test statuses, failure text, summary lines, the header.
+
+The embedded SWT learns from real test runs (steps and evaluations): which tests passed or failed
+in which workspace state, the failure section of each failed test (reused verbatim when it fails
+again), its short-summary line, and the session header of each repository (platform, rootdir,
+configfile), so that what it renders reads as the real runner would print it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+STATUSES = ("PASSED", "FAILED", "ERROR", "SKIPPED", "XFAIL", "XPASS")
+_SUMMARY = re.compile(r"^(PASSED|FAILED|ERROR|XFAIL|XPASS) (\S+(?:\[[^\]]*\])?)(?: - .*)?$")
+_VERBOSE = re.compile(r"^(\S+::\S+(?:\[[^\]]*\])?) (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b")
+_HEADLINE = re.compile(r"^_{2,} (.+?) _{2,}$")
+_TITLE = re.compile(r"^=+ (.+?) =+$")
+_START = "test session starts"
+WIDTH = 80
+
+
+def sep(char: str, title: str | None = None, width: int = WIDTH) -> str:
+    """A separator line as pytest's TerminalWriter writes it (``=== title ===``)."""
+    if title is None:
+        return char * width
+    fill = char * max((width - len(title) - 2) // 2, 1)
+    line = f"{fill} {title} {fill}"
+    return line + char if len(line) + 1 <= width else line
+
+
+def headline(test_id: str) -> str:
+    """The title of a test's failure section: ``Class.test`` of ``path::Class::test``."""
+    return ".".join(test_id.split("::")[1:]) or test_id
+
+
+@dataclass
+class PytestLog:
+    """What one recorded pytest output says."""
+
+    statuses: dict[str, str] = field(default_factory=dict)
+    failures: dict[str, list[str]] = field(default_factory=dict)
+    summaries: dict[str, str] = field(default_factory=dict)
+    header: list[str] = field(default_factory=list)
+    python: str = ""
+    """The interpreter ``-v`` names after the platform line."""
+    partial: dict[str, list[str]] = field(default_factory=dict)
+    """The tail of the last failure section when the output was cut above it (``| tail -N``)."""
+
+
+def parse_pytest(text: str) -> PytestLog:
+    """Statuses (summary and ``-v`` lines), failure sections by test id, summary lines, header."""
+    log = PytestLog()
+    lines = text.splitlines()
+    for line in lines:
+        match = _SUMMARY.match(line)
+        if match:
+            log.statuses[match.group(2)] = match.group(1)
+            if match.group(1) in ("FAILED", "ERROR"):
+                log.summaries[match.group(2)] = line
+            continue
+        match = _VERBOSE.match(line)
+        if match:
+            log.statuses.setdefault(match.group(1), match.group(2))
+    titles = {headline(t): t for t in log.statuses}
+    current: str | None = None
+    for line in lines:
+        title = _HEADLINE.match(line)
+        if title:
+            current = titles.get(title.group(1))
+            if current is not None:
+                log.failures[current] = []
+            continue
+        if _TITLE.match(line) and not line.startswith("E "):
+            current = None
+        elif current is not None:
+            log.failures[current].append(line)
+    log.header = _header(lines)
+    log.python = next((line.rsplit(" -- ", 1)[1] for line in lines
+                       if line.startswith("platform ") and " -- /" in line), "")
+    titles_seen = [m.group(1) for m in map(_TITLE.match, lines) if m]
+    if log.summaries and "FAILURES" not in titles_seen and "short test summary info" in titles_seen:
+        end = next(k for k, line in enumerate(lines) if (m := _TITLE.match(line)) and m.group(1) != "FAILURES")
+        last = [t for t, s in log.statuses.items() if s == "FAILED"]
+        if last and end:
+            log.partial[last[-1]] = lines[:end]
+    return log
+
+
+def _header(lines: list[str]) -> list[str]:
+    for k, line in enumerate(lines):
+        title = _TITLE.match(line)
+        if title and title.group(1) == _START:
+            out = []
+            for after in lines[k + 1:]:
+                if after.startswith(("collected ", "collecting ")) or not after.strip():
+                    break
+                if after.startswith("cachedir: "):
+                    continue
+                out.append(after.rsplit(" -- /", 1)[0] if after.startswith("platform ") else after)
+            return out
+    return []

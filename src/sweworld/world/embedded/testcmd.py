@@ -1,0 +1,230 @@
+"""Test commands the embedded SWT renders itself: pytest, unittest and Django's runner.
+
+``parse_test_command(command, workdir)`` reads a command such as ``cd /testbed && python -m pytest
+-q tests/x.py::T::t -k 'a and not b' 2>&1 | tail -15`` into a ``TestRun``: the runner, its options
+(verbosity, report characters, traceback style, -x, -k), the targets as paths relative to the
+repository root, whether stderr joins stdout, and the filters its output is piped through
+(``shellfilters``). ``None`` when the command is anything else (more than one program before the
+pipe, a runner the model does not know). ``exact`` is False when something was not understood
+(an unknown option or filter): the rendering is then less certain.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from sweworld.world.commands import _PYTEST, _PYTEST_VALUE_OPTIONS, _PYTHON, _strip_wrappers
+
+_MERGE = re.compile(r"(?<=\s)(?:2>&1|&>\s*/dev/null|[12]?>\s*/dev/null)(?=[\s|;&]|$)")
+_REDIRECT = re.compile(r"^\d?[<>]")
+_OPERATORS = {"&&", ";", "|", "||", "&", "|&"}
+_PREFIX_OK = {"cd", "export", "source", ".", "set"}
+_KNOWN_FLAGS = {"-s", "--no-header", "--disable-warnings", "--no-summary", "-l", "--showlocals", "--color=no",
+                "--strict-markers", "-ra", "-rA", "-rf", "-rfE", "--capture=no", "-B", "-u"}
+_DJANGO = re.compile(r"^(?:\./)?(?:tests/)?runtests\.py$")
+
+
+@dataclass
+class TestRun:
+    """One test-runner invocation as the embedded SWT renders it."""
+
+    runner: str  # pytest | unittest | django
+    targets: list[str] = field(default_factory=list)
+    keyword: str | None = None
+    verbosity: int = 0
+    reportchars: str = "fE"
+    tb: str = "auto"
+    exitfirst: bool = False
+    merged: bool = False
+    filters: list[list[str]] = field(default_factory=list)
+    exact: bool = True
+
+
+TestRun.__test__ = False  # type: ignore[attr-defined]  # not a pytest class when imported
+
+
+def _segments(command: str) -> list[tuple[str, list[str]]]:
+    """(operator before, words) of each simple command; raises ValueError on unbalanced quotes."""
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|")
+    lexer.whitespace = " \t\r\n"
+    lexer.whitespace_split = True
+    out: list[tuple[str, list[str]]] = [("", [])]
+    for token in lexer:
+        if token in _OPERATORS:
+            out.append((token, []))
+        else:
+            out[-1][1].append(token)
+    return [(op, words) for op, words in out if words]
+
+
+def relative(target: str, cwd: str, workdir: str) -> str:
+    """A path or node id (``path::Class::test``) relative to the repository root."""
+    path, sep, rest = target.partition("::")
+    full = posixpath.normpath(posixpath.join(cwd, path))
+    root = workdir.rstrip("/")
+    path = "" if full == root else full[len(root) + 1:] if full.startswith(root + "/") else full
+    return path + sep + rest
+
+
+def parse_test_command(command: str, workdir: str = "/testbed") -> TestRun | None:
+    """The ``TestRun`` of ``command``, or None when it is not a test command (module docstring)."""
+    merged = "2>&1" in command
+    try:
+        segments = _segments(_MERGE.sub(" ", command))
+    except ValueError:
+        return None
+    cwd, run = workdir, None
+    for op, words in segments:
+        if run is not None:
+            if op not in ("|", "|&"):
+                return None
+            run.filters.append(words)
+            continue
+        words = _strip_wrappers(words)
+        if not words:
+            continue
+        if words[0] == "cd":
+            cwd = posixpath.normpath(posixpath.join(cwd, words[1] if len(words) > 1 else workdir))
+        elif words[0] not in _PREFIX_OK:
+            run = None if any(_REDIRECT.match(w) for w in words) else _runner(words)
+            if run is None:
+                return None
+            run.targets = [relative(t, cwd, workdir) if run.runner == "pytest" or "/" in t or t.endswith(".py")
+                           else t for t in run.targets]
+    if run is not None:
+        run.merged = merged
+    return run
+
+
+def _runner(words: list[str]) -> TestRun | None:
+    head, args = words[0], words[1:]
+    if _PYTHON.match(head):
+        while args and args[0].startswith("-") and args[0] not in ("-m", "-c"):
+            args = args[1:]
+        if args[:2] in (["-m", "pytest"], ["-m", "py.test"]):
+            return _pytest(args[2:])
+        if args[:2] == ["-m", "unittest"]:
+            return _unittest(args[2:], "unittest")
+        if args and (_DJANGO.match(args[0]) or args[:2] == ["manage.py", "test"]):
+            return _unittest(args[2:] if args[0] == "manage.py" else args[1:], "django")
+        return None
+    if _PYTEST.match(head):
+        return _pytest(args)
+    if _DJANGO.match(head):
+        return _unittest(args, "django")
+    return None
+
+
+def _pytest(args: list[str]) -> TestRun:
+    run = TestRun("pytest")
+    i = 0
+    while i < len(args):
+        arg, value = args[i], args[i + 1] if i + 1 < len(args) else ""
+        i += 1
+        if arg in ("-q", "--quiet") or re.fullmatch(r"-q+", arg):
+            run.verbosity -= 1 if arg.startswith("--") else len(arg) - 1
+        elif arg in ("-v", "--verbose") or re.fullmatch(r"-v+", arg):
+            run.verbosity += 1 if arg.startswith("--") else len(arg) - 1
+        elif arg in ("-x", "--exitfirst"):
+            run.exitfirst = True
+        elif arg.startswith("-r") and len(arg) > 2:
+            run.reportchars = _reportchars(arg[2:])
+        elif arg.startswith("--tb="):
+            run.tb = arg[5:]
+        elif arg.startswith("-k") and len(arg) > 2:
+            run.keyword = arg[2:]
+        elif arg in _PYTEST_VALUE_OPTIONS:
+            i += 1
+            if arg == "-k":
+                run.keyword = value
+            elif arg == "--tb":
+                run.tb = value
+            elif arg == "-r":
+                run.reportchars = _reportchars(value)
+            elif arg not in ("-p", "-W", "-o", "--override-ini", "--basetemp", "--rootdir", "-c"):
+                run.exact = False
+        elif arg.startswith("-"):
+            run.exact = run.exact and (arg in _KNOWN_FLAGS or arg.startswith(("-p", "-W", "--color")))
+        else:
+            run.targets.append(arg)
+    return run
+
+
+def _reportchars(chars: str) -> str:
+    """pytest's ``getreportopt`` (warnings left out: the model predicts none)."""
+    out = ""
+    for char in chars:
+        char = char.lower() if char in "FS" else char
+        if char == "a":
+            out = "sxXEf"
+        elif char == "A":
+            out = "PpsxXEf"
+        elif char == "N":
+            out = ""
+        elif char not in out:
+            out += char
+    return out
+
+
+def _unittest(args: list[str], runner: str) -> TestRun:
+    run = TestRun(runner)
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        i += 1
+        if arg in ("-v", "--verbose"):
+            run.verbosity = 2
+        elif arg in ("-q", "--quiet"):
+            run.verbosity = 0
+        elif arg.startswith("--verbosity"):
+            level = arg.partition("=")[2] or (args[i] if i < len(args) else "1")
+            i += 0 if "=" in arg else 1
+            run.verbosity = int(level) if level.isdigit() else 1
+        elif arg in ("-f", "--failfast"):
+            run.exitfirst = True
+        elif arg.startswith("--settings") or arg.startswith("--parallel") or arg == "discover":
+            i += 0 if "=" in arg or arg == "discover" else 1
+        elif arg.startswith("-"):
+            run.exact = False
+        else:
+            run.targets.append(arg)
+    if runner == "unittest":
+        run.verbosity = max(run.verbosity, 1) if run.verbosity else 1
+    return run
+
+
+def keyword_matches(expression: str, test_id: str) -> bool:
+    """pytest's ``-k``: ``and``/``or``/``not``/parentheses over case-insensitive substrings of the
+    names of the test, its class and its file; an expression it cannot read matches everything."""
+    names = [n.lower() for n in re.split(r"::|/", test_id) if n]
+    tokens = re.findall(r"\(|\)|[^\s()]+", expression)
+
+    def atom(at: int) -> tuple[bool, int]:
+        token = tokens[at] if at < len(tokens) else ""
+        if token == "not":
+            value, at = atom(at + 1)
+            return not value, at
+        if token == "(":
+            value, at = any_of(at + 1)
+            return value, at + 1
+        return any(token.lower() in n for n in names), at + 1
+
+    def chain(op: str, lower: Callable[[int], tuple[bool, int]]) -> Callable[[int], tuple[bool, int]]:
+        def parse(at: int) -> tuple[bool, int]:
+            value, at = lower(at)
+            while at < len(tokens) and tokens[at] == op:
+                other, at = lower(at + 1)
+                value = (value and other) if op == "and" else (value or other)
+            return value, at
+        return parse
+
+    any_of = chain("or", chain("and", atom))
+
+    try:
+        return any_of(0)[0] if tokens else True
+    except (IndexError, RecursionError):
+        return True

@@ -1,0 +1,104 @@
+"""What a test file's text says without running it: its tests, and the source a failure shows.
+
+``static_tests(path, text)``: the pytest ids of the tests defined in a module, in definition order
+(``test*`` functions; ``test*`` methods of ``Test*`` classes and of ``TestCase`` subclasses);
+parametrized tests are named without their parameters. ``failure_body(path, text, test_id)``: a
+failure section as pytest writes it when nothing better was recorded: the test's source up to its
+last assertion, marked with ``>``, then ``E  AssertionError`` and the location line.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import textwrap
+from functools import lru_cache
+
+_CLASS = re.compile(r"^class (\w+)(\(.*\))?:")
+_DEF = re.compile(r"^( *)(?:async )?def (test\w*)\(")
+
+
+def is_test_file(path: str) -> bool:
+    name = path.rsplit("/", 1)[-1]
+    return name.endswith(".py") and (name.startswith("test") or name.endswith("_test.py"))
+
+
+def _is_test_class(node: ast.ClassDef) -> bool:
+    if node.name.startswith("Test"):
+        return True
+    return any("TestCase" in ast.unparse(base) for base in node.bases)
+
+
+@lru_cache(maxsize=256)
+def _definitions(text: str) -> dict[str, tuple[int, int]]:
+    """``name`` or ``Class::name`` -> (first line, last line) of the test function."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return _scanned(text)
+    found: dict[str, tuple[int, int]] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
+            found[node.name] = (node.lineno, node.end_lineno or node.lineno)
+        elif isinstance(node, ast.ClassDef) and _is_test_class(node):
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name.startswith("test"):
+                    found[f"{node.name}::{item.name}"] = (item.lineno, item.end_lineno or item.lineno)
+    return found
+
+
+def _scanned(text: str) -> dict[str, tuple[int, int]]:
+    """``_definitions`` by indentation, for a text that does not parse (a file cut in the middle)."""
+    lines = text.splitlines()
+    found: dict[str, tuple[int, int]] = {}
+    cls = None
+    for k, line in enumerate(lines):
+        if (match := _CLASS.match(line)) is not None:
+            cls = match.group(1) if match.group(1).startswith("Test") or "TestCase" in (match.group(2) or "") else None
+            continue
+        match = _DEF.match(line)
+        if match is None or (match.group(1) and cls is None) or (not match.group(1) and line[:1].isspace()):
+            if line and not line[:1].isspace() and not line.startswith(("@", "#", ")")):
+                cls = None
+            continue
+        indent = len(match.group(1))
+        end = next((j for j in range(k + 1, len(lines)) if lines[j].strip() and
+                    len(lines[j]) - len(lines[j].lstrip()) <= indent), len(lines))
+        while end > k + 1 and not lines[end - 1].strip():
+            end -= 1
+        found[f"{cls}::{match.group(2)}" if indent else match.group(2)] = (k + 1, end)
+    return found
+
+
+def static_tests(path: str, text: str) -> list[str]:
+    """The test ids of a module's text (see the module docstring)."""
+    return [f"{path}::{name}" for name in _definitions(text)]
+
+
+def base_id(test_id: str) -> str:
+    """``test_id`` without its parameters (``path::test_x[1-2]`` -> ``path::test_x``)."""
+    return test_id.split("[", 1)[0]
+
+
+def definition_order(path: str, text: str) -> dict[str, int]:
+    """Base test id -> its index in the file (for ordering recorded ids as pytest runs them)."""
+    return {f"{path}::{name}": k for k, name in enumerate(_definitions(text))}
+
+
+def failure_body(path: str, text: str | None, test_id: str) -> list[str]:
+    """A failure section's lines for ``test_id`` (see the module docstring)."""
+    span = _definitions(text).get(base_id(test_id).split("::", 1)[-1]) if text else None
+    if span is None:
+        return ["", "E       AssertionError", "", f"{path}: AssertionError"]
+    first, last = span
+    source = text.splitlines()[first - 1:last]
+    asserts = [k for k, line in enumerate(source) if line.lstrip().startswith(("assert", "self.assert"))]
+    failing = first + max(asserts, default=len(source) - 1)
+    source = textwrap.dedent("\n".join(source[:failing - first + 1])).splitlines()
+    lines = [""]
+    if "::" in test_id.split("::", 1)[-1]:
+        cls, name = test_id.split("::")[-2], base_id(test_id).split("::")[-1]
+        module = path.removesuffix(".py").replace("/", ".")
+        lines += [f"self = <{module}.{cls} testMethod={name}>", ""]
+    lines += [("    " if k < len(source) - 1 else ">   ") + line for k, line in enumerate(source)]
+    return [*lines, "E       AssertionError", "", f"{path}:{failing}: AssertionError"]
