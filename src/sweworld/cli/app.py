@@ -14,6 +14,7 @@ from sweworld.cli import (
     env,
     eval_cmd,
     exec_cmd,
+    export_cmd,
     rollout_cmd,
     synth_cmd,
     validate_cmd,
@@ -33,6 +34,7 @@ app.command("rollout")(rollout_cmd.rollout)
 app.command("synth")(synth_cmd.synth)
 app.command("demo")(demo.demo)
 app.add_typer(world_cmd.app, name="world")
+app.add_typer(export_cmd.app, name="export")
 
 
 def _version(value: bool) -> None:

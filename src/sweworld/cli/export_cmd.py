@@ -1,0 +1,116 @@
+"""``sweworld export``: training data from rollouts (``sft``) and from traces (``world``). docs/data.md."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from sweworld.cli import common, params
+
+PLAIN = {"soft_wrap": True, "markup": False, "highlight": False}
+app = typer.Typer(no_args_is_help=True, help="Export training data: SFT rows, SWT/SWR world-model rows.")
+MORE = {"allow_extra_args": True}
+"""``--runs A B`` and ``--traces A B``: the words after the first are more of them."""
+Seed = Annotated[int, typer.Option(help="Seed of the deterministic choices (ties of the cap, steps kept).")]
+
+
+def _paths(first: list[Path], ctx: typer.Context, option: str) -> list[Path]:
+    paths = [*first, *map(Path, ctx.args)]
+    missing = [str(p) for p in paths if not p.exists()]
+    if missing:
+        raise typer.BadParameter(f"no such file or directory: {', '.join(missing)}", param_hint=option)
+    return paths
+
+
+def _counts_table(title: str, rows: list[tuple[str, object, str]]) -> Table:
+    table = Table("filter", "count", "meaning", title=title)
+    for row in rows:
+        table.add_row(row[0], str(row[1]), row[2])
+    return table
+
+
+@app.command("sft", context_settings=MORE)
+def sft(ctx: typer.Context,
+        runs: Annotated[list[Path], typer.Option("--runs", "-r", help=(
+            "Rollout directory (`sweworld rollout --out`) or its trajectories.jsonl; several may follow."))],
+        out: Annotated[Path, typer.Option("--out", "-o", callback=params.output_file, dir_okay=False,
+                                          help="The JSONL file to write (its summary: <name>.summary.json).")],
+        fmt: Annotated[str, typer.Option("--format", help="'openai' (messages + tools) or 'sharegpt'.")] = "openai",
+        keep_all: Annotated[bool, typer.Option("--all", help=(
+            "Keep unresolved trajectories too (every one with an outcome; failed samples never)."))] = False,
+        cap: Annotated[int | None, typer.Option("--cap-per-instance", min=1, help=(
+            "At most K trajectories per instance: resolved first, then the shortest, seeded ties."))] = None,
+        seed: Seed = 0,
+        max_tokens: Annotated[int | None, typer.Option("--max-tokens", min=1, help="Drop rows longer than N tokens.")]
+        = None,
+        tokenizer: Annotated[str | None, typer.Option(help=(
+            "tokenizer.json (or a model directory holding one) counting the tokens; default: characters/4, "
+            "an estimate the summary names as such."))] = None,
+        arguments: Annotated[str, typer.Option("--tool-arguments", help=(
+            "openai format: tool-call arguments as a JSON 'string' (OpenAI) or an 'object' (many HF chat "
+            "templates)."))] = "string") -> None:
+    """SFT rows from rollouts, filtered as SWE-Gym and SWE-World filter them."""
+    from sweworld.data.sft import FILTERS, SFTOptions, summary_path, write_sft
+    from sweworld.data.tokens import load_counter
+
+    runs = _paths(runs, ctx, "--runs")
+    with common.reported():
+        options = SFTOptions(keep_unresolved=keep_all, cap_per_instance=cap, seed=seed, max_tokens=max_tokens,
+                             format=_choice(fmt, ("openai", "sharegpt"), "--format"),
+                             arguments=_choice(arguments, ("string", "object"), "--tool-arguments"))
+        summary = write_sft(runs, out, options, load_counter(tokenizer))
+    removed = [(name, summary.removed[name], FILTERS[name]) for name in FILTERS]
+    common.out.print(_counts_table(f"sft: {summary.trajectories} trajectories read", removed))
+    common.out.print(f"sft: {summary.rows} rows ({summary.resolved_rows} resolved) of {summary.instances} "
+                     f"instances -> {out}; tokens ({summary.tokens['counter']}): total {summary.tokens['total']}, "
+                     f"longest {summary.tokens['longest']}; summary: {summary_path(out)}", **PLAIN)
+
+
+def _choice(value: str, choices: tuple[str, ...], option: str) -> str:
+    if value not in choices:
+        raise typer.BadParameter(f"{value!r}: use one of {', '.join(choices)}", param_hint=option)
+    return value
+
+
+@app.command("world", context_settings=MORE)
+def world(ctx: typer.Context,
+          traces: Annotated[list[Path], typer.Option("--traces", "-t", help=(
+              "Trace file (traces.jsonl) or a directory holding one; several may follow."))],
+          out: Annotated[Path, typer.Option("--out", "-o", callback=params.output_dir, help=(
+              "Directory of swt.jsonl, swr.jsonl and summary.json."))],
+          style: Annotated[str, typer.Option("--style", help="Prompt style: 'sweworld' or 'swe-world'.")] = "sweworld",
+          max_steps: Annotated[int, typer.Option("--max-steps-per-trajectory", min=1, help=(
+              "SWT rows per episode at most (SWE-World: 6)."))] = 6,
+          seed: Seed = 0,
+          teacher_url: Annotated[str | None, typer.Option(help="Teacher endpoint (OpenAI-compatible base URL, "
+                                                          "up to /v1): reverse-reasoning CoT.")] = None,
+          teacher_model: Annotated[str, typer.Option(help="Teacher model name.")] = "teacher",
+          judge_url: Annotated[str | None, typer.Option(help="Judge endpoint (default: the teacher's).")] = None,
+          judge_model: Annotated[str | None, typer.Option(help="Judge model (default: the teacher's).")] = None,
+          cot_swt: Annotated[bool, typer.Option("--cot-swt", help="With a teacher, SWT rows get CoT too.")] = False,
+          workers: common.Workers = 4) -> None:
+    """SWT and SWR rows from traces, with the prompts the world models see at inference."""
+    from sweworld.data.cot import ReverseReasoner, TeacherConfig
+    from sweworld.data.world import WorldOptions, write_world
+    from sweworld.world.templates import styles
+
+    traces = _paths(traces, ctx, "--traces")
+    _choice(style, tuple(styles()), "--style")
+    reasoner = None
+    if teacher_url:
+        reasoner = ReverseReasoner.from_config(TeacherConfig(teacher_url=teacher_url, teacher_model=teacher_model,
+                                                             judge_url=judge_url, judge_model=judge_model))
+    try:
+        with common.reported():
+            counts = write_world(traces, out, WorldOptions(style=style, max_steps_per_trajectory=max_steps,
+                                                           seed=seed, cot_swt=cot_swt, workers=workers), reasoner)
+    finally:
+        if reasoner:
+            reasoner.close()
+    common.out.print(json.dumps({k: v for k, v in counts.items() if k != "traces_files"}), **PLAIN)
+    common.out.print(f"world: {counts['swt']['rows']} SWT rows -> {out / 'swt.jsonl'}, {counts['swr']['rows']} "
+                     f"SWR rows -> {out / 'swr.jsonl'}; summary: {out / 'summary.json'}", **PLAIN)
