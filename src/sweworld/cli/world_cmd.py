@@ -1,5 +1,5 @@
 """``sweworld world``: collect traces of real episodes, replay them as a served world model, measure
-the world's fidelity against them."""
+the world's fidelity against them, train the embedded SWR on them."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from sweworld.cli.rollout_cmd import InputFile, ModelName, ModelUrl, Out, Policy
 
 PLAIN = {"soft_wrap": True, "markup": False, "highlight": False}
 """Lines that tests and scripts read: never wrapped, no markup."""
-app = typer.Typer(no_args_is_help=True, help="The simulated world: traces, replay server, fidelity.")
+app = typer.Typer(no_args_is_help=True, help="The simulated world: traces, replay server, fidelity, embedded models.")
 TraceFiles = Annotated[list[Path], typer.Option("--traces", "-t", exists=True, readable=True, help=(
     "Trace file (traces.jsonl) or a directory holding one (`world collect --out`); repeat for several."))]
 
@@ -125,3 +125,38 @@ def fidelity(traces: TraceFiles, world_url: WorldURL = None, world_model: WorldM
         html.parent.mkdir(parents=True, exist_ok=True)
         html.write_text(render_html(report), encoding="utf-8")
         common.out.print(f"html: {html}")
+
+
+@app.command("train")
+def train(traces: TraceFiles,
+          out: Annotated[Path, typer.Option("--out", "-o", callback=params.output_file, dir_okay=False,
+                                            help="Model JSON to write.")] = Path("swr.json"),
+          test_fraction: Annotated[float, typer.Option(min=0.0, max=1.0, help=(
+              "Share of repositories (by a hash of the name) held out to measure the model."))] = 0.5,
+          repos_dir: ReposDir = None,
+          json_out: Annotated[Path | None, typer.Option("--json", callback=params.output_file, dir_okay=False,
+                                                        help="Write the figures as JSON.")] = None) -> None:
+    """Train the embedded SWR (a CPU classifier) on the real evaluations in traces; measure it on held-out repositories."""
+    from sweworld.world.embedded_swr.predict import repo_sources
+    from sweworld.world.embedded_swr.train import rows, speed
+    from sweworld.world.embedded_swr.train import train as fit_traces
+    from sweworld.world.traces import load_traces
+
+    with common.reported():
+        model, report = fit_traces(load_traces(*traces), repo_sources(repos_dir), test_fraction=test_fraction)
+        report["speed"] = speed(report, traces)
+        model.model_copy(update={"meta": {**model.meta, "speed": report["speed"]}}).save(out)
+    table = Table("model", "n", "accuracy", "precision", "recall", "F1", "ms/call",
+                  title=f"embedded SWR: {report['evaluations']} real evaluations, held out: "
+                        f"{', '.join(report['test_repos']) or 'none'} (SWE-World: other data)")
+    for row in rows(report):
+        table.add_row(*("—" if cell is None else str(cell) for cell in row))
+    common.out.print(table)
+    fast = report["speed"]
+    if fast.get("speedup"):
+        common.out.print(f"speed: {fast['speedup']:.0f}x faster than the real evaluation it replaces "
+                         f"({fast['mean_seconds']:.2f} s mean over {fast['real_evaluations']})", **PLAIN)
+    common.out.print(f"model: {out}", **PLAIN)
+    if json_out is not None:
+        json_out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+        common.out.print(f"json: {json_out}", **PLAIN)

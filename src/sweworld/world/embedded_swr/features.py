@@ -1,0 +1,191 @@
+"""Features of an agent's patch that need no environment: the patch against the gold patch, on the
+base files read through a ``FileSource`` (``patched``).
+
+- size: files, hunks, lines added/removed, new files, whether test files changed, empty patch;
+- validity: the patch parses and applies to the base files; every patched Python file parses;
+- text: Jaccard of the touched files, of the changed lines (sign + stripped text) and of their
+  tokens; lines by which the patched files differ from the gold-patched ones;
+- code (AST, positions and comments ignored): patched modules equal to the gold-patched ones; for
+  each function the gold patch changes (a synthesized instance's gold patch IS the revert of the
+  injected bug): equal to the gold-patched function, token similarity of the two, left as in the
+  base (bug kept); functions touched vs functions the gold patch touches (Jaccard, extra ones);
+- tests: extra functions the FAIL_TO_PASS/PASS_TO_PASS tests run (per-test ``coverage`` on the task
+  row where it exists, else their names appear in the FAIL_TO_PASS test files), touched functions
+  named in those files.
+
+Python files are compared on the top-level statements either patch touches (the rest blanked,
+``syntax.statements_around``), so a call parses what changed, not whole modules.
+``FEATURES`` fixes the order; ``features(task, patch, read)`` -> {name: float}.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+
+from sweworld.types import Task
+from sweworld.world.embedded.affected import change_signature
+from sweworld.world.embedded.structured import coverage_of
+from sweworld.world.embedded.testsource import is_test_file
+from sweworld.world.embedded_swr.patched import FileSource, Patched, apply_patch_text, split_lines
+from sweworld.world.embedded_swr.syntax import (
+    MODULE,
+    Module,
+    module,
+    same,
+    similarity,
+    statements_around,
+    tokens,
+)
+
+FEATURES = (
+    "empty", "parsed", "applies", "syntax_ok", "files", "hunks", "added", "removed", "new_files",
+    "tests_modified", "files_jaccard", "lines_jaccard", "tokens_jaccard", "lines_off_gold",
+    "modules_equal", "gold_funcs_equal", "gold_funcs_all_equal", "gold_funcs_similarity", "gold_funcs_unchanged",
+    "funcs_jaccard", "extra_funcs", "extra_funcs_tested", "funcs_named_in_tests",
+)
+_HUNK = re.compile(r"^@@ ", re.M)
+_GOLD_CACHE: dict[tuple[str, str, int], Patched] = {}
+Funcs = dict[str, set[str]]
+"""Path -> qualified names of functions (``MODULE``: outside any function)."""
+
+
+@dataclass
+class View:
+    """One Python file in three versions (base, gold-patched, agent-patched), on the same lines."""
+
+    base: Module
+    gold: Module
+    agent: Module
+
+    def changed(self, which: Module) -> set[str]:
+        return {n for n in self.base.nodes.keys() | which.nodes.keys() if not same(self.base, which, n)}
+
+
+def _jaccard(a: Iterable, b: Iterable) -> float:
+    a, b = Counter(a), Counter(b)
+    union = sum((a | b).values())
+    return sum((a & b).values()) / union if union else 1.0
+
+
+def _log(n: float) -> float:
+    return math.log1p(max(n, 0))
+
+
+def _gold(task: Task, read: FileSource) -> Patched:
+    key = (task.instance_id, task.base_commit, hash(task.patch))
+    if key not in _GOLD_CACHE:
+        if len(_GOLD_CACHE) > 256:
+            _GOLD_CACHE.clear()
+        _GOLD_CACHE[key] = apply_patch_text(task.patch, read)
+    return _GOLD_CACHE[key]
+
+
+def _view(path: str, gold: Patched, agent: Patched, read: FileSource) -> View:
+    base = gold.base[path] if path in gold.base else agent.base.get(path, read(path))
+    keep = statements_around(base, gold.touched(path) | agent.touched(path)) if base else None
+    blank = base if keep is None else "".join(ln + "\n" if i in keep else "\n"
+                                              for i, ln in enumerate(split_lines(base), 1))
+    side = lambda p: module((p.masked(path, keep) or "") if path in p.after else blank or "")  # noqa: E731
+    return View(module(blank or ""), side(gold), side(agent))
+
+
+def _off(a: str | None, b: str | None) -> int:
+    """Lines (stripped, blank ones left out) that a diff of the two texts removes or adds."""
+    if a == b:
+        return 0
+    x, y = ([line.strip() for line in (t or "").splitlines() if line.strip()] for t in (a, b))
+    return sum(i2 - i1 + j2 - j1 for tag, i1, i2, j1, j2 in
+               difflib.SequenceMatcher(a=x, b=y, autojunk=False).get_opcodes() if tag != "equal")
+
+
+@lru_cache(maxsize=128)
+def _words(text: str) -> frozenset[str]:
+    return frozenset(re.findall(r"\w+", text))
+
+
+def _named(task: Task, funcs: Funcs, read: FileSource) -> float:
+    """Share of ``funcs`` whose name appears in the FAIL_TO_PASS test files (after the test patch)."""
+    pairs = [(path, name) for path, names in funcs.items() for name in names if name != MODULE]
+    if not pairs:
+        return 0.0
+    tests = apply_patch_text(task.test_patch, read) if task.test_patch.strip() else Patched()
+    files = sorted({t.split("::", 1)[0] for t in task.FAIL_TO_PASS})
+    words = _words("\n".join(tests.after.get(f) or read(f) or "" for f in files))
+    return sum(name.rsplit(".", 1)[-1] in words for _, name in pairs) / len(pairs)
+
+
+def _covered(task: Task, funcs: Funcs, read: FileSource) -> float | None:
+    """Share of ``funcs`` a listed test runs, by the task's per-test coverage (None: none)."""
+    coverage = coverage_of(task.model_extra or {})
+    pairs = [(path, name) for path, names in funcs.items() for name in names if name != MODULE]
+    if coverage is None or not pairs:
+        return None
+    listed = {*task.FAIL_TO_PASS, *task.PASS_TO_PASS}
+    return sum(bool(listed & set(coverage.tests_for(path, read(path) or "", [name]))) for path, name in pairs) / len(pairs)
+
+
+def _code(views: dict[str, View], gold: Patched) -> tuple[dict[str, float], Funcs, Funcs]:
+    """The code features of the module docstring, the functions the agent's patch touches beyond
+    the gold patch's, and all it touches."""
+    equal = similar = unchanged = count = 0.0
+    gold_funcs = {p: v.changed(v.gold) for p, v in views.items() if p in gold.after}
+    agent_funcs = {p: v.changed(v.agent) if v.agent.ok else {MODULE} for p, v in views.items()}
+    for path, names in gold_funcs.items():
+        v = views[path]
+        for name in names:
+            count += 1
+            if v.agent.ok:
+                equal += same(v.agent, v.gold, name)
+                unchanged += same(v.agent, v.base, name)
+                similar += similarity(v.agent.source(name), v.gold.source(name))
+    q = lambda funcs: {f"{p}:{n}" for p, names in funcs.items() for n in names}  # noqa: E731
+    modules_equal = all(v.agent.ok and all(same(v.agent, v.gold, n) for n in v.agent.nodes.keys() | v.gold.nodes.keys())
+                        for v in views.values())
+    per = (lambda x: x / count) if count else (lambda x: 0.0)
+    return ({"syntax_ok": float(all(v.agent.ok for v in views.values())), "modules_equal": float(modules_equal),
+             "gold_funcs_equal": per(equal), "gold_funcs_all_equal": float(bool(count) and equal == count),
+             "gold_funcs_similarity": per(similar),
+             "gold_funcs_unchanged": per(unchanged), "funcs_jaccard": _jaccard(q(agent_funcs), q(gold_funcs))},
+            {p: names - gold_funcs.get(p, set()) for p, names in agent_funcs.items()}, agent_funcs)
+
+
+def features(task: Task, patch: str | None, read: FileSource) -> dict[str, float]:
+    """The features of ``patch`` on ``task`` (see the module docstring)."""
+    patch = patch or ""
+    if not patch.strip():
+        return {**dict.fromkeys(FEATURES, 0.0), "empty": 1.0}
+    gold, agent = _gold(task, read), apply_patch_text(patch, read)
+    signs = [[line[0] + line[1:].strip() for lines in change_signature(p).values() for line in lines]
+             for p in (patch, task.patch)]
+    paths = set(agent.paths) | set(gold.paths)
+    views = {p: _view(p, gold, agent, read) for p in paths
+             if p.endswith(".py") and p not in agent.added and agent.after.get(p) is not None}
+    text_paths = paths - set(views)
+    off = sum(_off(v.agent.text, v.gold.text) for v in views.values()) + sum(
+        _off(agent.after.get(p, gold.base.get(p)), gold.after.get(p, agent.base.get(p))) for p in text_paths)
+    code, extra, touched = _code(views, gold)
+    covered = _covered(task, extra, read)
+    test_files = {t.split("::", 1)[0] for t in [*task.FAIL_TO_PASS, *task.PASS_TO_PASS]}
+    new_py_ok = all(module(agent.after[p] or "").ok for p in agent.added if p.endswith(".py"))
+    return {
+        "empty": 0.0, "parsed": float(agent.parsed), "applies": float(agent.applied),
+        **code, "syntax_ok": float(code["syntax_ok"] and new_py_ok),
+        "files": _log(len(agent.paths)), "hunks": _log(len(_HUNK.findall(patch))),
+        "added": _log(sum(line[0] == "+" for line in signs[0])),
+        "removed": _log(sum(line[0] == "-" for line in signs[0])), "new_files": _log(len(agent.added)),
+        "tests_modified": float(any(is_test_file(p) or p in test_files or p.endswith("conftest.py")
+                                    for p in agent.paths)),
+        "files_jaccard": _jaccard(set(agent.paths), set(gold.paths)),
+        "lines_jaccard": _jaccard(*signs),
+        "tokens_jaccard": _jaccard(*([line[0] + t for line in s for t in tokens(line[1:])] for s in signs)),
+        "lines_off_gold": _log(off),
+        "extra_funcs": _log(sum(len(n) for n in extra.values())),
+        "extra_funcs_tested": _named(task, extra, read) if covered is None else covered,
+        "funcs_named_in_tests": _named(task, touched, read),
+    }
