@@ -77,6 +77,17 @@ def test_structured_pytest_output_is_what_pytest_prints_for_the_same_state(local
     assert _mask(to_result(got.output).output) == _mask(real.output)
 
 
+@pytest.mark.parametrize("mode", ["-q --tb=short", "-q --tb=line"])
+def test_other_traceback_styles_are_close_to_what_pytest_prints(local, mode):
+    executor, task, _, model = local
+    model.replay = False
+    got, real = model.predict(swt_context(task, f"{PYTEST} {mode} tests", executor)), executor.run(f"{PYTEST} {mode} tests")
+    assert got.output.exit_code == real.exit_code == 1
+    summary = [line for line in real.output.splitlines() if line.startswith("FAILED ")]
+    assert [line for line in got.output.stdout.splitlines() if line.startswith("FAILED ")] == summary
+    assert similarity(got.output.stdout, real.output) > 0.85
+
+
 def test_unittest_output_is_what_unittest_prints(local):
     executor, task, _, model = local
     model.replay = False
@@ -139,6 +150,7 @@ def test_the_registered_model_reads_both_prompt_styles(local, tmp_path):
         assert dict(model.counts) == {"replay": len(steps)}
         predicted = swt.predict(task, f"{PYTEST} -q tests 2>&1 | tail -1", executor)
         assert (_mask(predicted.output), predicted.exit_code) == ("2 failed, 3 passed in N s\n", 0)
+        assert predicted.confidence == model.last.confidence and 0.9 < predicted.confidence < 1
 
 
 @pytest.mark.parametrize(("command", "fields"), [

@@ -3,9 +3,10 @@
 SWT hands a world model rendered messages, not its context; ``context_from_messages`` reads the
 context back from either shipped prompt style (``sweworld``: task line, diff, executed files,
 command; ``swe-world``: problem statement, command, files, diff, gold patch; the instance is then
-found by its problem statement). The reply is SWT's JSON plus ``confidence`` and ``source`` (extra
-keys ``parse_swt`` ignores); the latest ``Prediction`` is kept in ``last`` and every one is counted
-by source in ``counts``.
+found by its problem statement). The reply is SWT's JSON with ``confidence`` (which ``parse_swt``
+reads and hybrid routing uses) and ``source``; the latest ``Prediction`` is kept in ``last`` and
+every one is counted by source in ``counts``. ``predict_context(context)`` skips the prompt
+altogether, for a caller that holds the context (the SWT hook proposed in docs/world.md).
 
 Config (``create_model("embedded", {...})``): ``model`` (a saved ``EmbeddedSWT``), and/or
 ``traces`` (trace files or run directories to fit on), ``dataset`` (a dataset name or path whose
@@ -29,6 +30,7 @@ from sweworld.world.context import FileText, SWTContext, TaskInfo
 from sweworld.world.embedded.model import EmbeddedSWT
 from sweworld.world.embedded.predictor import load_predictor
 from sweworld.world.embedded.structured import Prediction
+from sweworld.world.parse import SWTOutput
 from sweworld.world.replay import _FENCE, _text
 
 _TASK = re.compile(r"^Repository: (.+) \(instance (\S+), base commit ([^,)]+)(?:, version ([^)]*))?\)$", re.M)
@@ -113,8 +115,14 @@ class EmbeddedWorldModel:
         self.counts: Counter[str] = Counter()
         self._lock = threading.Lock()
 
+    def predict_context(self, context: SWTContext) -> SWTOutput:
+        """The prediction for a structured context (no prompt to read back; ``confidence`` set)."""
+        return self._predict(context).output
+
     def predict_messages(self, messages: Sequence[Mapping[str, Any]]) -> Prediction:
-        context = context_from_messages(messages)
+        return self._predict(context_from_messages(messages))
+
+    def _predict(self, context: SWTContext) -> Prediction:
         facts = self.swt.facts_for(context)
         if facts is not None and context.task.instance_id == "?":
             task = facts.task
@@ -128,8 +136,7 @@ class EmbeddedWorldModel:
 
     def complete(self, messages: list[dict], n: int = 1, *, attempt: int = 0) -> list[str]:
         got = self.predict_messages(messages)
-        reply = json.dumps({**got.output.model_dump(), "confidence": got.confidence, "source": got.source},
-                           ensure_ascii=False)
+        reply = json.dumps({**got.output.model_dump(), "source": got.source}, ensure_ascii=False)
         return [reply] * n
 
 

@@ -95,21 +95,28 @@ def affected_tests(test_ids: Iterable[str], diff: str, *, graph: Mapping[str, li
         for path, lines in source.items():
             for n in lines:
                 covered.update(coverage.tests_for_lines(path, n, n))
+    by_file: dict[str, bool] = {}
+
+    def file_affected(file: str) -> bool:
+        """Rules 2-4 and the own-file rule, decided once per test file."""
+        if file not in by_file:
+            if file in changed or any(posixpath.basename(p) == "conftest.py" and
+                                      file.startswith(posixpath.dirname(p)) for p in changed):
+                by_file[file] = True
+            elif graph and file in graph:
+                by_file[file] = bool(reaches(graph, file) & set(source))
+            elif texts and file in texts:
+                by_file[file] = bool(source) and _by_text(texts[file], source)
+            else:
+                by_file[file] = bool(source)
+        return by_file[file]
+
     out: set[str] = set()
     for test_id in test_ids:
         file = _test_file(test_id)
-        if file in changed or any(posixpath.basename(p) == "conftest.py" and
-                                  file.startswith(posixpath.dirname(p)) for p in changed):
-            out.add(test_id)
-        elif coverage is not None and test_id in coverage.tests:
+        if coverage is not None and test_id in coverage.tests and file not in changed:
             if test_id in covered:
                 out.add(test_id)
-        elif graph and file in graph:
-            if reaches(graph, file) & set(source):
-                out.add(test_id)
-        elif texts and file in texts:
-            if source and _by_text(texts[file], source):
-                out.add(test_id)
-        elif source:
+        elif file_affected(file):
             out.add(test_id)
     return out

@@ -56,9 +56,10 @@ def score(swt: EmbeddedSWT, steps: Iterable[StepTrace], *, confident: float = 0.
 
 def _fit(traces: Traces, tasks: Sequence[Task], keep: Callable[[str], bool],
          trees: Callable[[Task], Path | None] | None) -> EmbeddedSWT:
-    swt = EmbeddedSWT.fit([t for t in traces if keep(t.repo)], tasks=tasks, trees=trees)
-    swt.add_tasks(Task.model_validate(t.task) for t in traces if isinstance(t, EvalTrace))
-    return swt
+    """Fitted on the kept repositories' traces; every task row known (the held-out ones' too, and
+    their import graphs: the repository, not its traces)."""
+    rows = [*tasks, *(Task.model_validate(t.task) for t in traces if isinstance(t, EvalTrace))]
+    return EmbeddedSWT.fit([t for t in traces if keep(t.repo)], tasks=rows, trees=trees)
 
 
 def leave_one_repo_out(traces: Traces, tasks: Sequence[Task] = (), *,

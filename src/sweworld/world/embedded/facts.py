@@ -72,6 +72,8 @@ class InstanceFacts(BaseModel):
 class RepoFacts(BaseModel):
     header: list[str] = Field(default_factory=list, description="pytest session header lines.")
     python: str = Field(default="", description="The interpreter pytest -v names in its header.")
+    warnings: list[str] = Field(default_factory=list, description="Collection-time warnings summary.")
+    warning_count: int = 0
     preamble: list[str] = Field(default_factory=list, description="Django runner lines before the progress.")
     graph: dict[str, list[str]] = Field(default_factory=dict, description="Static import graph (path -> imports).")
 
@@ -82,6 +84,7 @@ class StepRecord(BaseModel):
     command: str
     files: list[str] = Field(default_factory=list)
     diff: str = Field(default="", description="diff_digest of the workspace state.")
+    state: str = Field(default="", description="predictor.state_class of the workspace against the gold patch.")
     output: str = ""
     exit_code: int = 0
 

@@ -29,6 +29,7 @@ from sweworld.world.embedded.facts import (
     state_key,
 )
 from sweworld.world.embedded.importgraph import graph_of_tree
+from sweworld.world.embedded.predictor import state_class
 from sweworld.world.embedded.pytestlog import parse_pytest
 from sweworld.world.embedded.testcmd import TestRun, parse_test_command
 from sweworld.world.embedded.unittestfmt import parse_unittest
@@ -62,13 +63,15 @@ def learn_run(data: EmbeddedData, facts: InstanceFacts, run: TestRun | None, tex
     """What one recorded test run teaches (``state`` None: statuses not kept)."""
     repo = data.repos.setdefault(facts.task["repo"], RepoFacts())
     if "test session starts" in text or (run is not None and run.runner == "pytest"):
-        log = parse_pytest(text)
+        log = parse_pytest(text, run.tb if run else "auto")
         found, failures = dict(log.statuses), log.failures
         facts.summaries.update(log.summaries)
         for test, lines in log.partial.items():
             facts.failures.setdefault(test, lines)
         repo.header = log.header or repo.header
         repo.python = log.python or repo.python
+        if log.warnings:
+            repo.warnings, repo.warning_count = log.warnings, log.warning_count
         named = [t for t in (run.targets if run else []) if "::" in t]
         counts = _final_counts(text)
         bad = [t for t in named if found.get(t) in ("FAILED", "ERROR")]
@@ -95,6 +98,7 @@ def learn_step(data: EmbeddedData, trace: StepTrace) -> None:
         data.replay[state_key(context)] = len(data.steps)
         data.steps.append(StepRecord(instance_id=trace.instance_id, repo=trace.repo, command=trace.command,
                                      files=[f.path for f in context.files], diff=diff_digest(context.diff),
+                                     state=state_class(context.diff, facts.task.get("patch") or ""),
                                      output=trace.output, exit_code=trace.exit_code))
     run = parse_test_command(trace.command, context.workdir)
     if run is not None and not trace.timed_out:

@@ -6,9 +6,12 @@ path that produced it):
 (a) ``replay``: a recorded step of the same instance with the same command, diff and executed
     files (``facts.state_key``): its real output, confidence 1.0;
 (b) ``tests``: a pytest / unittest / Django test command of a task it knows (``structured``);
-(c) ``neighbour``: the nearest recorded step by TF-IDF cosine over the command and the names of
-    the files it executes (``neighbors``), same instance and same workspace state breaking ties:
-    its output, confidence = the cosine (below 1); ``none`` (confidence 0) when nothing is near.
+(c) ``neighbour``: the nearest recorded step by similarity = TF-IDF cosine over the command and
+    the names of the files it executes (``neighbors``) times the agreement of the workspace: 1 for
+    the same instance in the same state, 0.9 same instance and state class (``state_class``: base,
+    gold, near, away), 0.8 same instance, 0.7 another instance in the same state class, 0.5
+    otherwise; its output, confidence = that similarity (below 1); ``none`` (confidence 0) when
+    nothing shares a word.
 
 The task of a context is found by instance id, else by its problem statement (``swe-world``
 prompts name no instance), else read from a privileged context; ``add_tasks`` makes dataset rows
@@ -31,13 +34,14 @@ from sweworld.world.embedded.facts import (
     EmbeddedData,
     InstanceFacts,
     RepoFacts,
+    StepRecord,
     diff_digest,
     problem_key,
     state_key,
 )
 from sweworld.world.embedded.learn import learn, task_from_context
 from sweworld.world.embedded.neighbors import TfidfIndex, tokens
-from sweworld.world.embedded.predictor import GoldTouchPredictor, TestOutcomePredictor
+from sweworld.world.embedded.predictor import GoldTouchPredictor, TestOutcomePredictor, state_class
 from sweworld.world.embedded.structured import Prediction, predict_tests
 from sweworld.world.embedded.testcmd import parse_test_command
 from sweworld.world.parse import SWTOutput
@@ -103,7 +107,9 @@ class EmbeddedSWT:
     def predict(self, context: SWTContext) -> Prediction:
         started = time.perf_counter()
         try:
-            return self._predict(context)
+            got = self._predict(context)
+            got.output.confidence = got.confidence  # SWTOutput carries it on to SimExecResult
+            return got
         finally:
             self.timings.append(time.perf_counter() - started)
 
@@ -144,14 +150,19 @@ class EmbeddedSWT:
             return Prediction(SWTOutput(stdout="", stderr="", exit_code=0), 0.0, "none")
         instance = facts.task["instance_id"] if facts else context.task.instance_id
         state = diff_digest(context.diff)
+        kind = state_class(context.diff, facts.task.get("patch") or "") if facts else ""
+
+        def agreement(step: StepRecord) -> float:
+            if step.instance_id == instance:
+                return 1.0 if step.diff == state else 0.9 if step.state == kind else 0.8
+            return 0.7 if kind and step.state == kind else 0.5
 
         def rank(hit: tuple[int, float]) -> float:
             step = self.data.steps[hit[0]]
-            return hit[1] + 0.05 * (step.instance_id == instance) + 0.03 * (step.diff == state) + \
-                0.01 * (step.repo == context.task.repo)
+            return hit[1] * agreement(step) + 0.01 * (step.repo == context.task.repo)
 
         index, cosine = max(hits, key=rank)
         step = self.data.steps[index]
         return Prediction(SWTOutput(stdout=step.output, stderr="", exit_code=step.exit_code),
-                          round(min(cosine, MAX_NEIGHBOUR_CONFIDENCE), 4), "neighbour",
-                          {"step": index, "command": step.command, "instance_id": step.instance_id})
+                          round(min(cosine * agreement(step), MAX_NEIGHBOUR_CONFIDENCE), 4), "neighbour",
+                          {"step": index, "command": step.command, "instance_id": step.instance_id, "state": kind})

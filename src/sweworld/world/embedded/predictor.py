@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 from sweworld.types import Task
-from sweworld.world.embedded.affected import changed_lines
+from sweworld.world.embedded.affected import change_signature, changed_lines
+from sweworld.world.embedded.testsource import is_test_file
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? ", re.MULTILINE)
 
@@ -52,6 +53,18 @@ def touches(diff: str, patch: str) -> bool:
         if not lines or any(a <= n <= b for n in lines for a, b in spans):
             return True
     return False
+
+
+def state_class(diff: str, patch: str) -> str:
+    """How a workspace relates to the fix: ``base`` (no existing non-test file changed), ``gold``
+    (the gold patch's change exactly), ``near`` (a change inside its hunks), ``away`` (elsewhere)."""
+    existing = {p for p, lines in changed_lines(diff).items() if lines and not is_test_file(p)}
+    mine = {p: lines for p, lines in change_signature(diff).items() if p in existing}
+    if not mine:
+        return "base"
+    if patch and mine == change_signature(patch):
+        return "gold"
+    return "near" if patch and touches(diff, patch) else "away"
 
 
 class GoldTouchPredictor:

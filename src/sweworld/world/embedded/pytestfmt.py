@@ -16,12 +16,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from sweworld.world.embedded.pytestlog import WIDTH, headline, sep
+from sweworld.world.embedded.pytestlog import WIDTH, failure_key, headline, sep
 from sweworld.world.embedded.testcmd import TestRun
 
 LETTERS = {"PASSED": ".", "FAILED": "F", "ERROR": "E", "SKIPPED": "s", "XFAIL": "x", "XPASS": "X"}
 COUNTED = (("FAILED", "failed"), ("PASSED", "passed"), ("SKIPPED", "skipped"), ("DESELECTED", "deselected"),
-           ("XFAIL", "xfailed"), ("XPASS", "xpassed"), ("ERROR", "error"))
+           ("XFAIL", "xfailed"), ("XPASS", "xpassed"), ("WARNINGS", "warning"), ("ERROR", "error"))
 DEFAULT_HEADER = ["platform linux -- Python 3.11.7, pytest-8.3.3, pluggy-1.5.0", "rootdir: /testbed"]
 
 
@@ -33,9 +33,11 @@ class RenderFacts:
     header: list[str] = field(default_factory=list)
     failures: dict[str, list[str]] = field(default_factory=dict)
     summaries: dict[str, str] = field(default_factory=dict)
-    fallback: Callable[[str], list[str]] = lambda test_id: ["", "E       AssertionError"]
+    fallback: Callable[[str, str], list[str]] = lambda test_id, tb: ["", "E       AssertionError"]
     duration: float = 0.0
     python: str = ""
+    warnings: list[str] = field(default_factory=list)
+    warning_count: int = 0
 
 
 def _trimmed(line: str, message: str, width: int = WIDTH) -> str:
@@ -94,14 +96,14 @@ def _summary(run: TestRun, outcomes: Sequence[tuple[str, str]], facts: RenderFac
     return out
 
 
-def _stats(outcomes: Sequence[tuple[str, str]], deselected: int, duration: float) -> str:
+def _stats(outcomes: Sequence[tuple[str, str]], deselected: int, duration: float, warnings: int = 0) -> str:
     counts = {status: sum(s == status for _, s in outcomes) for status, _ in COUNTED}
-    counts["DESELECTED"] = deselected
+    counts["DESELECTED"], counts["WARNINGS"] = deselected, warnings
     parts = []
     for status, word in COUNTED:
         n = counts[status]
         if n:
-            parts.append(f"{n} {word}{'s' if word == 'error' and n != 1 else ''}")
+            parts.append(f"{n} {word}{'s' if word in ('error', 'warning') and n != 1 else ''}")
     return f"{', '.join(parts) or 'no tests ran'} in {duration:.2f}s"
 
 
@@ -133,7 +135,10 @@ def render_pytest(run: TestRun, outcomes: Sequence[tuple[str, str]], facts: Rend
     if failed and run.tb != "no":
         lines.append(sep("=", "FAILURES"))
         for test_id in failed:
-            lines += [sep("_", headline(test_id)), *(facts.failures.get(test_id) or facts.fallback(test_id))]
+            body = facts.failures.get(failure_key(test_id, run.tb)) or facts.fallback(test_id, run.tb)
+            lines += body if run.tb == "line" else [sep("_", headline(test_id)), *body]
+    if facts.warnings and outcomes:
+        lines += [sep("=", "warnings summary"), *facts.warnings]
     if "P" in run.reportchars and any(s == "PASSED" for _, s in outcomes):
         lines.append(sep("=", "PASSES"))
     summary = _summary(run, outcomes, facts)
@@ -141,7 +146,7 @@ def render_pytest(run: TestRun, outcomes: Sequence[tuple[str, str]], facts: Rend
         lines += [sep("=", "short test summary info"), *summary]
     if run.exitfirst and failed:
         lines.append(sep("!", "stopping after 1 failures"))
-    stats = _stats(outcomes, deselected, facts.duration)
+    stats = _stats(outcomes, deselected, facts.duration, facts.warning_count if facts.warnings and outcomes else 0)
     lines.append(stats if run.verbosity < 0 else sep("=", stats))
     stdout = ("\n" if missing and run.verbosity < 0 else "") + "\n".join(lines) + "\n"
     if missing:

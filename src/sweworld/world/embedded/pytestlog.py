@@ -29,6 +29,11 @@ def sep(char: str, title: str | None = None, width: int = WIDTH) -> str:
     return line + char if len(line) + 1 <= width else line
 
 
+def failure_key(test_id: str, tb: str = "auto") -> str:
+    """The key of a recorded failure section: the test, and the traceback style when not the default."""
+    return test_id if tb in ("auto", "long") else f"{test_id} --tb={tb}"
+
+
 def headline(test_id: str) -> str:
     """The title of a test's failure section: ``Class.test`` of ``path::Class::test``."""
     return ".".join(test_id.split("::")[1:]) or test_id
@@ -43,13 +48,17 @@ class PytestLog:
     summaries: dict[str, str] = field(default_factory=dict)
     header: list[str] = field(default_factory=list)
     python: str = ""
+    warnings: list[str] = field(default_factory=list)
+    """The warnings summary when it names no test (collection-time warnings every run repeats)."""
+    warning_count: int = 0
     """The interpreter ``-v`` names after the platform line."""
     partial: dict[str, list[str]] = field(default_factory=dict)
     """The tail of the last failure section when the output was cut above it (``| tail -N``)."""
 
 
-def parse_pytest(text: str) -> PytestLog:
-    """Statuses (summary and ``-v`` lines), failure sections by test id, summary lines, header."""
+def parse_pytest(text: str, tb: str = "auto") -> PytestLog:
+    """Statuses (summary and ``-v`` lines), failure sections (keyed by ``failure_key`` for the
+    run's traceback style), summary lines, header, interpreter, test-independent warnings."""
     log = PytestLog()
     lines = text.splitlines()
     for line in lines:
@@ -69,6 +78,7 @@ def parse_pytest(text: str) -> PytestLog:
         if title:
             current = titles.get(title.group(1))
             if current is not None:
+                current = failure_key(current, tb)
                 log.failures[current] = []
             continue
         if _TITLE.match(line) and not line.startswith("E "):
@@ -83,8 +93,21 @@ def parse_pytest(text: str) -> PytestLog:
         end = next(k for k, line in enumerate(lines) if (m := _TITLE.match(line)) and m.group(1) != "FAILURES")
         last = [t for t, s in log.statuses.items() if s == "FAILED"]
         if last and end:
-            log.partial[last[-1]] = lines[:end]
+            log.partial[failure_key(last[-1], tb)] = lines[:end]
+    _warnings(log, lines)
     return log
+
+
+def _warnings(log: PytestLog, lines: list[str]) -> None:
+    start = next((k for k, line in enumerate(lines) if (m := _TITLE.match(line)) and m.group(1) == "warnings summary"),
+                 None)
+    if start is None:
+        return
+    end = next((k for k in range(start + 1, len(lines)) if _TITLE.match(lines[k])), len(lines))
+    section = lines[start + 1:end]
+    counts = [int(n) for n in re.findall(r"(\d+) warnings?\b", "\n".join(lines[end:]))]
+    if counts and not any("::" in line for line in section):
+        log.warnings, log.warning_count = section, counts[-1]
 
 
 def _header(lines: list[str]) -> list[str]:

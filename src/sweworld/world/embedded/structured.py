@@ -24,6 +24,7 @@ from sweworld.world.embedded.affected import affected_tests, change_signature
 from sweworld.world.embedded.facts import InstanceFacts, RepoFacts, diff_digest
 from sweworld.world.embedded.predictor import TestOutcomePredictor
 from sweworld.world.embedded.pytestfmt import RenderFacts, render_pytest
+from sweworld.world.embedded.pytestlog import failure_key
 from sweworld.world.embedded.selection import select
 from sweworld.world.embedded.shellfilters import apply_filters
 from sweworld.world.embedded.testcmd import TestRun, relative
@@ -82,6 +83,12 @@ def statuses(tests: list[str], static: set[str], context: SWTContext, facts: Ins
     return out
 
 
+def _message(facts: InstanceFacts, test_id: str) -> str:
+    """The exception a recorded summary line names for ``test_id`` (not when pytest trimmed it)."""
+    message = facts.summaries.get(test_id, "").partition(" - ")[2]
+    return message if message and not message.endswith("...") else "AssertionError"
+
+
 def predict_tests(run: TestRun, context: SWTContext, facts: InstanceFacts, repo: RepoFacts,
                   predictor: TestOutcomePredictor) -> Prediction:
     """The output of the test command ``run`` in ``context`` (see the module docstring)."""
@@ -94,11 +101,13 @@ def predict_tests(run: TestRun, context: SWTContext, facts: InstanceFacts, repo:
     failed = [t for t, s in outcomes if s in ("FAILED", "ERROR")]
     if run.runner == "pytest":
         render = RenderFacts(header=repo.header, failures=facts.failures, summaries=facts.summaries,
-                             fallback=lambda t: failure_body(t.split("::")[0], texts.get(t.split("::")[0]), t),
-                             duration=duration, python=repo.python)
+                             fallback=lambda t, tb: failure_body(t.split("::")[0], texts.get(t.split("::")[0]), t,
+                                                                 tb, context.workdir, _message(facts, t)),
+                             duration=duration, python=repo.python, warnings=repo.warnings,
+                             warning_count=repo.warning_count)
         stdout, stderr, code = render_pytest(run, outcomes, render, deselected=chosen.deselected,
                                              missing=chosen.missing)
-        unrecorded = [t for t in failed if t not in facts.failures]
+        unrecorded = [t for t in failed if failure_key(t, run.tb) not in facts.failures]
     else:
         named = [(unittest_name(t) or t, s) for t, s in outcomes]
         stdout, stderr, code = render_unittest(run, named, facts.failures, preamble=repo.preamble, duration=duration)

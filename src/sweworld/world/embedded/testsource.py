@@ -85,15 +85,23 @@ def definition_order(path: str, text: str) -> dict[str, int]:
     return {f"{path}::{name}": k for k, name in enumerate(_definitions(text))}
 
 
-def failure_body(path: str, text: str | None, test_id: str) -> list[str]:
-    """A failure section's lines for ``test_id`` (see the module docstring)."""
+def failure_body(path: str, text: str | None, test_id: str, tb: str = "auto", root: str = "/testbed",
+                 message: str = "AssertionError") -> list[str]:
+    """A failure section's lines for ``test_id`` in traceback style ``tb`` (long, short or line),
+    ``message`` on its ``E`` line (the exception as the summary line names it, when known)."""
     span = _definitions(text).get(base_id(test_id).split("::", 1)[-1]) if text else None
     if span is None:
-        return ["", "E       AssertionError", "", f"{path}: AssertionError"]
+        return {"line": [f"E   {message}", f"{root}/{path}: {message}"],
+                "short": [f"{path}: in {base_id(test_id).split('::')[-1]}", f"E   {message}"]}.get(
+            tb, ["", f"E       {message}", "", f"{path}: AssertionError"])
     first, last = span
     source = text.splitlines()[first - 1:last]
     asserts = [k for k, line in enumerate(source) if line.lstrip().startswith(("assert", "self.assert"))]
     failing = first + max(asserts, default=len(source) - 1)
+    if tb in ("line", "short"):
+        name = base_id(test_id).split("::")[-1]
+        return [f"E   {message}", f"{root}/{path}:{failing}: {message}"] if tb == "line" else \
+            [f"{path}:{failing}: in {name}", f"    {source[failing - first].strip()}", f"E   {message}"]
     source = textwrap.dedent("\n".join(source[:failing - first + 1])).splitlines()
     lines = [""]
     if "::" in test_id.split("::", 1)[-1]:
@@ -101,4 +109,4 @@ def failure_body(path: str, text: str | None, test_id: str) -> list[str]:
         module = path.removesuffix(".py").replace("/", ".")
         lines += [f"self = <{module}.{cls} testMethod={name}>", ""]
     lines += [("    " if k < len(source) - 1 else ">   ") + line for k, line in enumerate(source)]
-    return [*lines, "E       AssertionError", "", f"{path}:{failing}: AssertionError"]
+    return [*lines, f"E       {message}", "", f"{path}:{failing}: AssertionError"]
