@@ -1,4 +1,4 @@
-"""Policies: a model behind an OpenAI-compatible endpoint, and three that need no model.
+"""Policies: a model behind an OpenAI-compatible endpoint, and those that need no model.
 
 - ``oracle`` reaches the gold patch through the editor tool (one ``str_replace`` per hunk, ``create``
   for new files, ``rm`` for deleted ones), then submits: it shows the pipeline resolves what it should.
@@ -6,6 +6,12 @@
   execution an agent would do: what a simulated world must predict).
 - ``noop`` submits at once: the empty-patch baseline.
 - ``replay`` replays the actions of a stored trajectory.
+- ``perturb`` (``agents/perturb.py``): the gold patch with probability p, else a plausible wrong or
+  partial edit (another mutation of the fixed function, a mutation beside the bug, some hunks only,
+  a hunk's change at a similar place), drawn per (seed, instance, sample): traces with both outcomes.
+- ``explorer`` (``agents/explorer.py``): the commands agents run (layout, find, views, grep, the
+  failing tests, a reproduction script, the test files, git diff); ``explorer-oracle`` and
+  ``explorer-perturb`` then edit as the oracle or as perturb.
 """
 
 from __future__ import annotations

@@ -21,7 +21,16 @@ from sweworld.cli.backend_opts import (
 )
 from sweworld.cli.common import Dataset, InstanceIds, ReposDir, SkipInvalid, Split, Workers
 
-PolicyName = Annotated[str, typer.Option("--policy", help="oracle | oracle-tests | noop | replay | openai")]
+PolicyName = Annotated[str, typer.Option("--policy", help=(
+    "oracle | oracle-tests | noop | replay | openai | perturb (the gold patch with probability --perturb-p, "
+    "else a plausible wrong or partial edit) | explorer (runs what agents run: views, grep, find, the "
+    "failing tests, a reproduction script; no edit) | explorer-oracle | explorer-perturb"))]
+PerturbP = Annotated[float, typer.Option("--perturb-p", min=0.0, max=1.0, help=(
+    "perturb, explorer-perturb: probability of the gold patch per sample."))]
+Seed = Annotated[int, typer.Option("--seed", help=(
+    "perturb, explorer*: seed of the per-sample draws (the same seed, instance and sample give the same "
+    "actions, also on a resumed run)."))]
+PLAN_POLICIES = ("perturb", "explorer", "explorer-oracle", "explorer-perturb")
 ModelUrl = Annotated[str | None, typer.Option("--model-url", help="OpenAI-compatible base URL, e.g. "
                                               "http://host:8000/v1 (policy openai).")]
 ModelName = Annotated[str | None, typer.Option("--model", help="Model name sent to the endpoint.")]
@@ -30,9 +39,27 @@ Out = Annotated[Path, typer.Option("--out", "-o", callback=params.output_dir,
 InputFile = {"exists": True, "dir_okay": False, "readable": True}
 
 
+def _plan_factory(policy: str, perturb_p: float, seed: int, samples: tuple[list, int, set] | None):
+    """perturb / explorer*: one policy per (instance, sample), bound to it (``samples``: the tasks,
+    the samples per instance and the pairs already stored, as ``run_rollouts`` will run them)."""
+    from functools import partial
+
+    from sweworld.agents.explorer import ExplorerPolicy
+    from sweworld.agents.perturb import PerturbPolicy
+    from sweworld.agents.regions import per_sample
+    from sweworld.synth import mutations_for_file
+    if policy == "perturb":
+        make = partial(PerturbPolicy, p=perturb_p, seed=seed, mutate=mutations_for_file)
+    else:
+        make = partial(ExplorerPolicy, fix=policy.partition("-")[2] or "none", p=perturb_p, seed=seed,
+                       mutate=mutations_for_file)
+    return per_sample(make, *samples) if samples else make
+
+
 def _policy_factory(policy: str, model_url: str | None, model: str | None, api_key_env: str,
                     replay: Path | None, temperature: float, text_actions: bool, max_tokens: int | None = None,
-                    max_retries: int = 5):
+                    max_retries: int = 5, perturb_p: float = 0.5, seed: int = 0,
+                    samples: tuple[list, int, set] | None = None):
     from sweworld.agents.policies import (
         ModelPolicy,
         NoopPolicy,
@@ -41,6 +68,8 @@ def _policy_factory(policy: str, model_url: str | None, model: str | None, api_k
         TestingOraclePolicy,
     )
     from sweworld.errors import DatasetError
+    if policy in PLAN_POLICIES:
+        return _plan_factory(policy, perturb_p, seed, samples)
     if policy == "oracle":
         return OraclePolicy
     if policy == "oracle-tests":
@@ -61,7 +90,8 @@ def _policy_factory(policy: str, model_url: str | None, model: str | None, api_k
         config = ModelConfig(url=model_url, model=model, api_key_env=api_key_env, temperature=temperature,
                              max_tokens=max_tokens, native_tools=not text_actions, max_retries=max_retries)
         return lambda: ModelPolicy(OpenAIChatModel(config), model)
-    raise DatasetError(f"unknown policy {policy!r}", hint="use oracle, oracle-tests, noop, replay or openai")
+    raise DatasetError(f"unknown policy {policy!r}", hint="use oracle, oracle-tests, noop, replay, openai, "
+                       + ", ".join(PLAN_POLICIES))
 
 
 def rollout(dataset: Dataset = common.DEFAULT_DATASET, policy: PolicyName = "oracle", model_url: ModelUrl = None,
@@ -82,7 +112,7 @@ def rollout(dataset: Dataset = common.DEFAULT_DATASET, policy: PolicyName = "ora
             no_eval: Annotated[bool, typer.Option("--no-eval", help="Skip the harness evaluation.")] = False,
             skip_invalid: SkipInvalid = False, backend: BackendName = "real", world_url: WorldURL = None,
             world_model: WorldModel = "world", prompt_style: PromptStyle = "sweworld", audit_rate: AuditRate = 0.1,
-            traces: Traces = None) -> None:
+            traces: Traces = None, perturb_p: PerturbP = 0.5, seed: Seed = 0) -> None:
     """Roll out a policy: trajectories appended one by one (resumable), predictions, metrics."""
     from sweworld.agents.config import load_agent_config
     from sweworld.rollout.runner import run_rollouts
@@ -91,9 +121,13 @@ def rollout(dataset: Dataset = common.DEFAULT_DATASET, policy: PolicyName = "ora
     with common.reported():
         tasks = list(common.load(dataset, split=split, instance_ids=instance_ids, skip_invalid=skip_invalid))
         factory = _policy_factory(policy, model_url, model, api_key_env, replay, temperature, text_actions,
-                                  max_tokens, model_retries)
+                                  max_tokens, model_retries, perturb_p, seed)
         config = load_agent_config(agent_config, step_limit=step_limit, text_actions=text_actions or None)
         lock_for_command(out, f"rollout into {out}")
+        if policy in PLAN_POLICIES:  # bound per (instance, sample): the pairs run_rollouts will run
+            from sweworld.rollout.store import TrajectoryStore
+            done = TrajectoryStore(out / "trajectories.jsonl").done()
+            factory = _plan_factory(policy, perturb_p, seed, (tasks, n_samples, done))
         chosen = backend_from_options(backend, repos_dir=repos_dir, world_url=world_url, world_model=world_model,
                                       prompt_style=prompt_style, audit_rate=audit_rate, traces=traces)
     with Progress(TextColumn(f"[bold]{policy}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
