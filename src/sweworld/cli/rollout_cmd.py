@@ -14,6 +14,7 @@ from sweworld.cli.backend_opts import (
     AuditRate,
     BackendName,
     PromptStyle,
+    RouteBelow,
     Traces,
     WorldModel,
     WorldURL,
@@ -112,7 +113,7 @@ def rollout(dataset: Dataset = common.DEFAULT_DATASET, policy: PolicyName = "ora
             no_eval: Annotated[bool, typer.Option("--no-eval", help="Skip the harness evaluation.")] = False,
             skip_invalid: SkipInvalid = False, backend: BackendName = "real", world_url: WorldURL = None,
             world_model: WorldModel = "world", prompt_style: PromptStyle = "sweworld", audit_rate: AuditRate = 0.1,
-            traces: Traces = None, perturb_p: PerturbP = 0.5, seed: Seed = 0) -> None:
+            traces: Traces = None, perturb_p: PerturbP = 0.5, seed: Seed = 0, route_below: RouteBelow = None) -> None:
     """Roll out a policy: trajectories appended one by one (resumable), predictions, metrics."""
     from sweworld.agents.config import load_agent_config
     from sweworld.rollout.runner import run_rollouts
@@ -129,7 +130,8 @@ def rollout(dataset: Dataset = common.DEFAULT_DATASET, policy: PolicyName = "ora
             done = TrajectoryStore(out / "trajectories.jsonl").done()
             factory = _plan_factory(policy, perturb_p, seed, (tasks, n_samples, done))
         chosen = backend_from_options(backend, repos_dir=repos_dir, world_url=world_url, world_model=world_model,
-                                      prompt_style=prompt_style, audit_rate=audit_rate, traces=traces)
+                                      prompt_style=prompt_style, audit_rate=audit_rate, traces=traces,
+                                      route_below=route_below)
     with Progress(TextColumn(f"[bold]{policy}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=common.console) as progress:
         bar = progress.add_task("rollout", total=len(tasks) * n_samples)
