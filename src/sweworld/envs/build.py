@@ -33,7 +33,7 @@ log = logging.getLogger(__name__)
 
 VENV = "/sweworld/venv"
 BUILD_TIMEOUT = 3600.0
-LAYER_FORMAT = "layer-v3"  # bump when the instance-stage epilogue changes: old layers are rebuilt
+LAYER_FORMAT = "layer-v4"  # bump when the instance-stage epilogue changes: old layers are rebuilt
 PASSTHROUGH = ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
                "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_TRUSTED_HOST",
                "PIP_CERT", "PIP_DEFAULT_TIMEOUT", "UV_INDEX_URL", "UV_EXTRA_INDEX_URL", "UV_DEFAULT_INDEX", "UV_INDEX",
@@ -314,10 +314,14 @@ cd /testbed
 if [ -d .git ]; then
   mkdir -p .git/info
   git ls-files --others --exclude-standard --directory | sed 's#^#/#' >> .git/info/exclude || true
-  # tracked metadata the install rewrote (an sdist's own *.egg-info) is hidden from git status
-  git diff --name-only | grep -E '(^|/)[^/]*\.egg-info/' | xargs -r git update-index --assume-unchanged || true
-  changed=$(git diff --name-only || true)
-  if [ -n "$changed" ]; then echo "sweworld: the install modified tracked files: $changed"; fi
+  # tracked files the install rewrote (an sdist's own *.egg-info, a setuptools_scm version file) are
+  # part of the installed state, not the agent's work: hidden from git status and listed for
+  # Sandbox.diff, which leaves them out of every episode's diff
+  git diff --name-only > .git/info/sweworld-install-changes || true
+  xargs -r -d '\n' git update-index --assume-unchanged < .git/info/sweworld-install-changes || true
+  if [ -s .git/info/sweworld-install-changes ]; then
+    echo "sweworld: the install modified tracked files (left out of diffs): $(tr '\n' ' ' < .git/info/sweworld-install-changes)"
+  fi
 fi
 """
 

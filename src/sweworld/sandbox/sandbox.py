@@ -247,11 +247,15 @@ class Sandbox:
         self._file_op({"op": "write", "path": self._path(path), "data": data})
 
     def diff(self) -> str:
+        """The workspace against the base commit; build caches and what the install itself changed
+        (``.git/info/sweworld-install-changes``, written by the instance build) are left out."""
         base = self.base_commit or "HEAD"
         excludes = " ".join(shlex.quote(f":(exclude,glob){p}") for p in DIFF_EXCLUDES)
+        installed = ".git/info/sweworld-install-changes"
         script = (f"cd {shlex.quote(self.workdir)} && export GIT_INDEX_FILE=/tmp/.sweworld/diff-index && "
                   f"rm -f \"$GIT_INDEX_FILE\" && git read-tree {shlex.quote(base)} && "
                   f"git add -A -- . {excludes} >/dev/null && "
+                  f"{{ [ ! -s {installed} ] || git reset -q {shlex.quote(base)} --pathspec-from-file={installed}; }} && "
                   f"git diff --cached --no-color --no-ext-diff --no-renames {shlex.quote(base)}")
         result = self.exec(script, timeout=300, cap=DIFF_CAP)
         if result.exit_code != 0 or result.truncated:
