@@ -60,7 +60,7 @@ class EvalScore(BaseModel):
 
 
 def score_step(swt: SWT, trace: StepTrace) -> StepScore:
-    predicted = swt.predict_messages(swt.messages(trace.context))
+    predicted = swt.predict_context(trace.context)
     return StepScore(repo=trace.repo, exit_ok=predicted.exit_code == trace.exit_code,
                      similarity=similarity(predicted.output, trace.output), sim_failure=predicted.sim_failure)
 

@@ -103,7 +103,16 @@ class SWT:
                 history: Sequence[HistoryStep | tuple[str, ExecResult | str]] = ()) -> SimExecResult:
         """The predicted result of ``command`` in the episode ``executor``."""
         started = time.monotonic()
-        return self.predict_messages(self.messages(self.context(task, command, executor, history)), started)
+        return self.predict_context(self.context(task, command, executor, history), started)
+
+    def predict_context(self, context: SWTContext, started: float | None = None) -> SimExecResult:
+        """A structured model (one with ``predict_context(context) -> SWTOutput``, e.g. the embedded
+        SWT) reads the context itself; any other gets the rendered prompt."""
+        started = time.monotonic() if started is None else started
+        structured = getattr(self.model, "predict_context", None)
+        if structured is None:
+            return self.predict_messages(self.messages(context), started)
+        return to_result(structured(context), duration=time.monotonic() - started)
 
     def predict_messages(self, messages: list[dict[str, str]], started: float | None = None) -> SimExecResult:
         """Ask the model for ``messages`` (already rendered), with the retries of the module docstring."""
