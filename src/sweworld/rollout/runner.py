@@ -32,7 +32,12 @@ from sweworld.types import Task
 
 def rollout_one(task: Task, sample: int, policy: Policy, config: AgentConfig, backend: Backend, out: Path,
                 *, evaluate: bool = True, timeout: float = 1800.0) -> Trajectory:
-    """One episode of ``policy`` on ``task`` (a fresh episode of ``backend``), then its evaluation."""
+    """One episode of ``policy`` on ``task`` (a fresh episode of ``backend``), then its evaluation.
+    A policy that draws per sample (``bind(instance_id, sample)``: perturb, explorer) is bound to
+    this pair first, so every sample gets its own reproducible draw whatever the order."""
+    bind = getattr(policy, "bind", None)
+    if callable(bind):
+        policy = bind(task.instance_id, sample)
     try:
         with backend.open(task, timeout=timeout) as sb:
             traj = run_episode(task, sb, policy, config, sample=sample)
