@@ -26,6 +26,7 @@ import re
 from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass
 
+from sweworld import pyast
 from sweworld.agents.policies import ScriptedPolicy, _reply
 from sweworld.errors import ModelError
 from sweworld.models.base import ModelReply
@@ -230,7 +231,7 @@ def enclosing_function(lines: list[str], index: int, indent: int) -> Function | 
     prefix, body = match[1], dedent(lines[at:], match[1])
     for cut in range(len(body), index - at, -1):
         try:
-            tree = ast.parse(_text(body[:cut]) + "\n")
+            tree = pyast.parse(_text(body[:cut]) + "\n")
         except (SyntaxError, ValueError):
             continue
         node = tree.body[0] if tree.body else None
@@ -247,6 +248,6 @@ def enclosing_function(lines: list[str], index: int, indent: int) -> Function | 
 def function_tree(lines: list[str], func: Function) -> ast.Module | None:
     """The parsed (dedented) text of ``func`` in ``lines``, None if it does not parse."""
     try:
-        return ast.parse(_text(dedent(lines[func.first:func.last + 1], func.prefix)) + "\n")
+        return pyast.parse(_text(dedent(lines[func.first:func.last + 1], func.prefix)) + "\n")
     except (SyntaxError, ValueError):
         return None

@@ -47,7 +47,7 @@ class AuditLog:
 
     def __init__(self, path: Path | None):
         self.path = path
-        self.counts = {"steps": [0, 0], "evaluations": [0, 0]}  # [audited, agreed]
+        self.counts = {"steps": [0, 0, 0], "evaluations": [0, 0, 0]}  # [audited, agreed, same exit code/verdict]
         self.routing = {"steps": [0, 0], "evaluations": [0, 0]}  # [simulated items, ran for real]
         self._lock = threading.Lock()
 
@@ -57,10 +57,12 @@ class AuditLog:
             self.routing[kind][0] += 1
             self.routing[kind][1] += real
 
-    def add(self, kind: str, agreed: bool, record: dict) -> None:
+    def add(self, kind: str, agreed: bool, record: dict, *, outcome_agreed: bool | None = None) -> None:
+        """One audit; ``outcome_agreed``: the exit code (steps) or verdict agrees, whatever the output."""
         with self._lock:
             self.counts[kind][0] += 1
             self.counts[kind][1] += agreed
+            self.counts[kind][2] += agreed if outcome_agreed is None else outcome_agreed
             if self.path is not None:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 with open(self.path, "a", encoding="utf-8") as handle:
@@ -69,14 +71,15 @@ class AuditLog:
     def summary(self) -> dict:
         with self._lock:
             out = {}
-            for kind, (n, k) in self.counts.items():
+            for kind, (n, k, same) in self.counts.items():
                 total, real = self.routing[kind]
                 out[kind] = {"audited": n, "agreed": k, "agreement": round(k / n, 4) if n else None,
-                             "wilson95": list(wilson(k, n)), "simulated": total, "ran_real": real,
-                             "share_real": round(real / total, 4) if total else None}
+                             "wilson95": list(wilson(k, n)), "outcome_agreement": round(same / n, 4) if n else None,
+                             "simulated": total, "ran_real": real, "share_real": round(real / total, 4) if total else None}
                 if total and n == total - real:  # every non-routed item audited: what the agent experienced
                     out[kind]["agreement_with_routing"] = round((k + real) / total, 4)
                     out[kind]["wilson95_with_routing"] = list(wilson(k + real, total))
+                    out[kind]["outcome_agreement_with_routing"] = round((same + real) / total, 4)
             return out
 
 
@@ -147,8 +150,9 @@ class HybridBackend:
                                              "error": "the step could not be run for real"})
             return
         score = similarity(predicted.output, actual.output)
-        agreed = predicted.exit_code == actual.exit_code and score >= AGREE_SIMILARITY
-        self.audits.add("steps", agreed, {
+        same_exit = predicted.exit_code == actual.exit_code
+        agreed = same_exit and score >= AGREE_SIMILARITY
+        self.audits.add("steps", agreed, outcome_agreed=same_exit, record={
             "instance_id": task.instance_id, "command": command, "similarity": round(score, 4),
             "predicted": {"exit_code": predicted.exit_code, "output": predicted.output[-4000:]},
             "real": {"exit_code": actual.exit_code, "output": actual.output[-4000:]}})

@@ -20,7 +20,13 @@ BackendName = Annotated[str, typer.Option(
     help="real (built environments), sim (SWT/SWR predict execution and tests) or hybrid (sim, audited).")]
 WorldURL = Annotated[list[str] | None, typer.Option(
     "--world-url", help="OpenAI-compatible base URL of the world models (SWT and SWR); repeat for round-robin.")]
-WorldModel = Annotated[str, typer.Option("--world-model", help="Model name served at --world-url.")]
+WorldKind = Annotated[str, typer.Option(
+    "--world", callback=params.one_of("openai", "embedded"),
+    help="World models: openai (served at --world-url) or embedded (CPU models, no GPU, no endpoint).")]
+WorldModel = Annotated[str, typer.Option(
+    "--world-model", help="openai: the model name served at --world-url; embedded: a saved SWT model file.")]
+WorldTraces = Annotated[list[str] | None, typer.Option(
+    "--world-traces", help="embedded: trace files the embedded SWT is fitted on (repeat).")]
 PromptStyle = Annotated[str, typer.Option(
     "--prompt-style", help="World prompt templates: 'sweworld' or 'swe-world' (SWE-World's released checkpoints).")]
 AuditRate = Annotated[float, typer.Option(
@@ -35,7 +41,8 @@ Traces = Annotated[Path | None, typer.Option(
 def backend_from_options(name: str, *, repos_dir: Path | None = None, network: bool = False,
                          world_url: list[str] | None = None, world_model: str = "world",
                          prompt_style: str = "sweworld", audit_rate: float = 0.1, traces: Path | None = None,
-                         sandbox_config: Any = None, builder: Any = None, route_below: float | None = None):
+                         sandbox_config: Any = None, builder: Any = None, route_below: float | None = None,
+                         world: str = "openai", world_traces: list[str] | None = None, dataset: str | None = None):
     """The backend the options name (``InfraError``/``ConfigError`` reach the caller's ``reported``)."""
     from sweworld.backends import make_backend
     from sweworld.envs import EnvBuilder
@@ -45,8 +52,9 @@ def backend_from_options(name: str, *, repos_dir: Path | None = None, network: b
     if name == "real":
         return make_backend("real", builder=builder, sandbox_config=sandbox_config, network=network, traces=traces)
     from sweworld.world.config import WorldConfig
-    world = WorldConfig.from_options(urls=world_url, model=world_model, style=prompt_style)
+    config = WorldConfig.from_options(urls=world_url, model=world_model, style=prompt_style, kind=world,
+                                      traces=world_traces, dataset=dataset)
     if name == "sim":
-        return make_backend("sim", world=world, builder=builder)
-    return make_backend("hybrid", builder=builder, world=world, audit_rate=audit_rate, traces=traces,
+        return make_backend("sim", world=config, builder=builder)
+    return make_backend("hybrid", builder=builder, world=config, audit_rate=audit_rate, traces=traces,
                         route_below=route_below)

@@ -11,6 +11,8 @@ The demo is a list of steps (``STEPS``); each prints what it did and returns rep
    Steps 3 and 4 record traces (``<out>/world/traces.jsonl``).
 5. World: sim and hybrid rollouts against a replay of the traces of half the repositories, and the
    fidelity table of SWT and SWR on every trace (``cli/demo_world.py``).
+6. Embedded world: mixed-outcome real traces (explorer-perturb), then sim and hybrid rollouts on the
+   CPU world models (hybrid with confidence routing) and their fidelity table (``cli/demo_embedded.py``).
 
 Then an HTML report (``<out>/report/index.html``). New steps (best-of-n) append themselves to ``STEPS``.
 """
@@ -31,6 +33,7 @@ import typer
 from sweworld.cli import common, params
 from sweworld.cli.backend_opts import BackendName, WorldURL
 from sweworld.cli.common import ReposDir, Workers
+from sweworld.cli.demo_embedded import embedded
 from sweworld.cli.demo_steps import environments, harness, plural, rollouts, substrate
 from sweworld.cli.demo_world import traces_path, world
 
@@ -174,6 +177,7 @@ STEPS: list[Step] = [
     Step("evaluation", harness),
     Step("rollouts", rollouts),
     Step("world", world),
+    Step("embedded world", embedded),
 ]
 
 

@@ -44,7 +44,7 @@ def world(run: DemoRun) -> list[Section]:
     from sweworld.report import rollout_section
     from sweworld.rollout.runner import run_rollouts
     from sweworld.world.config import WorldConfig
-    from sweworld.world.fidelity import COLUMNS, fidelity_section, measure, rows, split_of
+    from sweworld.world.fidelity import fidelity_section, measure, split_of
     from sweworld.world.replay import ReplayIndex, ReplayServer
     from sweworld.world.traces import load_traces
 
@@ -72,20 +72,36 @@ def world(run: DemoRun) -> list[Section]:
                                            backend=backend)
         result = measure(traces, config.make_swt(), config.make_swr(), test_fraction=TEST_FRACTION,
                          workers=run.workers)
-    table = Table("run", "resolve rate", "empty-patch rate", "mean steps", "audits (agreed/audited)",
-                  title="simulated rollouts (replay of the train repositories' traces)")
-    for name, summary in summaries.items():
-        audits = summary.get("audits") or {}
-        table.add_row(name, str(summary.get("resolve_rate")), str(summary.get("empty_patch_rate")),
-                      str(summary.get("mean_steps")), "; ".join(
-                          f"{kind} {a['agreed']}/{a['audited']} (95% {a['wilson95'][0]:.2f}-{a['wilson95'][1]:.2f})"
-                          for kind, a in audits.items()) or "-")
-    common.out.print(table)
-    fidelity = Table(*COLUMNS, title=f"world fidelity (test share {TEST_FRACTION} of the repositories)")
-    for row in rows(result):
-        fidelity.add_row(*("-" if cell is None else str(cell) for cell in row))
-    common.out.print(fidelity)
+    print_runs(summaries, "simulated rollouts (replay of the train repositories' traces)")
+    print_fidelity(result, f"world fidelity, replayed models (test share {TEST_FRACTION} of the repositories)")
     run.results["world"] = {"rollouts": summaries, "fidelity": result}
     return [rollout_section(summaries, title="Simulated rollouts (sim and hybrid backends, replayed world models)",
                             text=__doc__.split("\n\n")[1]),
             fidelity_section(result)]
+
+
+def print_runs(summaries: dict[str, dict], title: str) -> None:
+    table = Table("run", "resolve rate", "empty-patch rate", "mean steps", "audits and routing", title=title)
+    for name, summary in summaries.items():
+        table.add_row(name, str(summary.get("resolve_rate")), str(summary.get("empty_patch_rate")),
+                      str(summary.get("mean_steps")), "; ".join(
+                          audit_text(kind, a) for kind, a in (summary.get("audits") or {}).items()) or "-")
+    common.out.print(table)
+
+
+def audit_text(kind: str, a: dict) -> str:
+    text = f"{kind}: {a['agreed']}/{a['audited']} agree (95% {a['wilson95'][0]:.2f}-{a['wilson95'][1]:.2f})"
+    if a.get("simulated"):
+        text += f", {a['ran_real']}/{a['simulated']} ran for real"
+    if a.get("agreement_with_routing") is not None:
+        text += (f", agreement with routing {a['agreement_with_routing']:.3f} (same exit code/verdict "
+                 f"{a['outcome_agreement_with_routing']:.3f})")
+    return text
+
+
+def print_fidelity(result: dict, title: str) -> None:
+    from sweworld.world.fidelity import COLUMNS, rows
+    table = Table(*COLUMNS, title=title)
+    for row in rows(result):
+        table.add_row(*("-" if cell is None else str(cell) for cell in row))
+    common.out.print(table)

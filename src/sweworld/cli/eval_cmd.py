@@ -15,7 +15,9 @@ from sweworld.cli.backend_opts import (
     PromptStyle,
     RouteBelow,
     Traces,
+    WorldKind,
     WorldModel,
+    WorldTraces,
     WorldURL,
     backend_from_options,
 )
@@ -45,7 +47,8 @@ def eval_(dataset: Dataset = common.DEFAULT_DATASET, predictions: Predictions = 
           skip_invalid: SkipInvalid = False, network: Network = False, compare_to: CompareTo = None,
           backend: BackendName = "real", world_url: WorldURL = None, world_model: WorldModel = "world",
           prompt_style: PromptStyle = "sweworld", audit_rate: AuditRate = 0.1, traces: Traces = None,
-          route_below: RouteBelow = None) -> None:
+          route_below: RouteBelow = None,
+          world: WorldKind = "openai", world_traces: WorldTraces = None) -> None:
     """Evaluate predictions: apply each patch in a fresh isolated episode, run the tests, grade
     (``--backend sim``: SWR predicts the test run, graded by the same code)."""
     from sweworld.harness.compare import compare, load_verdicts, verdicts_from_tasks
@@ -66,7 +69,8 @@ def eval_(dataset: Dataset = common.DEFAULT_DATASET, predictions: Predictions = 
         lock_for_command(run_dir(logs_dir, run_id, model), f"eval run {run_id!r} of {model}")
         chosen = backend_from_options(backend, repos_dir=repos_dir, network=network, world_url=world_url,
                                       world_model=world_model, prompt_style=prompt_style, audit_rate=audit_rate,
-                                      traces=traces, route_below=route_below)
+                                      traces=traces, route_below=route_below, world=world, world_traces=world_traces,
+                                      dataset=dataset)
     columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TextColumn("resolved {task.fields[resolved]}  errors {task.fields[errors]}"))
     counts = {"resolved": 0, "errors": 0}

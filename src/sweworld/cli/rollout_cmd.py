@@ -16,7 +16,9 @@ from sweworld.cli.backend_opts import (
     PromptStyle,
     RouteBelow,
     Traces,
+    WorldKind,
     WorldModel,
+    WorldTraces,
     WorldURL,
     backend_from_options,
 )
@@ -113,7 +115,8 @@ def rollout(dataset: Dataset = common.DEFAULT_DATASET, policy: PolicyName = "ora
             no_eval: Annotated[bool, typer.Option("--no-eval", help="Skip the harness evaluation.")] = False,
             skip_invalid: SkipInvalid = False, backend: BackendName = "real", world_url: WorldURL = None,
             world_model: WorldModel = "world", prompt_style: PromptStyle = "sweworld", audit_rate: AuditRate = 0.1,
-            traces: Traces = None, perturb_p: PerturbP = 0.5, seed: Seed = 0, route_below: RouteBelow = None) -> None:
+            traces: Traces = None, perturb_p: PerturbP = 0.5, seed: Seed = 0, route_below: RouteBelow = None,
+            world: WorldKind = "openai", world_traces: WorldTraces = None) -> None:
     """Roll out a policy: trajectories appended one by one (resumable), predictions, metrics."""
     from sweworld.agents.config import load_agent_config
     from sweworld.rollout.runner import run_rollouts
@@ -131,7 +134,8 @@ def rollout(dataset: Dataset = common.DEFAULT_DATASET, policy: PolicyName = "ora
             factory = _plan_factory(policy, perturb_p, seed, (tasks, n_samples, done))
         chosen = backend_from_options(backend, repos_dir=repos_dir, world_url=world_url, world_model=world_model,
                                       prompt_style=prompt_style, audit_rate=audit_rate, traces=traces,
-                                      route_below=route_below)
+                                      route_below=route_below, world=world, world_traces=world_traces,
+                                      dataset=dataset)
     with Progress(TextColumn(f"[bold]{policy}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=common.console) as progress:
         bar = progress.add_task("rollout", total=len(tasks) * n_samples)

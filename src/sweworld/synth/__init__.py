@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-import ast
 import difflib
 import hashlib
 import random
@@ -18,6 +17,7 @@ from functools import lru_cache, partial
 
 from pydantic import BaseModel, ConfigDict
 
+from sweworld import pyast
 from sweworld.synth.candidates import SourceFile, apply_edits, is_test_path
 from sweworld.synth.mutations import FINDERS
 
@@ -82,7 +82,7 @@ def _source(text: str) -> SourceFile | None:
 
 def _parses(text: str) -> bool:
     try:
-        ast.parse(text)
+        pyast.parse(text)
     except (SyntaxError, ValueError):
         return False
     return True

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import PurePosixPath
 
+from sweworld import pyast
+
 Edit = tuple[int, int, str]
 """``(start, end, replacement)``: replace ``text[start:end]`` (character offsets) by ``replacement``."""
 
@@ -73,7 +75,7 @@ class SourceFile:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.tree = ast.parse(text)
+        self.tree = pyast.parse(text)
         starts, lines = [0], []
         for match in _NEWLINE.finditer(text):
             lines.append(text[starts[-1] : match.start()])

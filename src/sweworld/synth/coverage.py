@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 
+from sweworld import pyast
 from sweworld.errors import SandboxError
 from sweworld.executor import Executor
 
@@ -82,7 +83,7 @@ def function_spans(text: str) -> dict[str, list[tuple[int, int]]]:
     """Qualified name (``Class.method``, ``outer.inner``) -> (first body line, last line) of each
     definition of that name in a module's text, in source order."""
     try:
-        tree = ast.parse(text)
+        tree = pyast.parse(text)
     except (SyntaxError, ValueError):
         return {}
     spans: dict[str, list[tuple[int, int]]] = {}

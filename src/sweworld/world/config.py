@@ -1,6 +1,11 @@
-"""One configuration for the simulated world: which served models answer SWT and SWR, in which
-prompt style, with which sampling. The CLI builds it from ``--world-url``, ``--world-model`` and
-``--prompt-style``; a YAML/JSON file can hold the same fields."""
+"""One configuration for the simulated world: which models answer SWT and SWR, in which prompt
+style, with which sampling. The CLI builds it from ``--world openai|embedded``, ``--world-url``,
+``--world-model``, ``--world-traces`` and ``--prompt-style``; a YAML/JSON file can hold the same fields.
+
+- ``openai``: served models behind OpenAI-compatible endpoints (vLLM, SGLang, a replay server);
+- ``embedded``: the CPU world models: the embedded SWT (fitted on ``--world-traces``, or loaded from
+  ``--world-model PATH``) and the embedded SWR (the shipped classifier, or ``swr_model.path``),
+  whose per-test predictions also feed the SWT's structured test runs."""
 
 from __future__ import annotations
 
@@ -12,6 +17,9 @@ from sweworld.errors import ConfigError
 from sweworld.world.models import OpenAIWorldConfig, WorldModel, create_model
 from sweworld.world.swr import SWR, SWRConfig
 from sweworld.world.swt import SWT, SWTConfig
+
+EMBEDDED_PREDICTOR = "sweworld.world.embedded_swr:predictor"
+"""The embedded SWR's per-test predictions, for the embedded SWT's structured test runs."""
 
 
 class WorldConfig(BaseModel):
@@ -26,9 +34,18 @@ class WorldConfig(BaseModel):
 
     @classmethod
     def from_options(cls, *, urls: list[str] | None, model: str = "world", style: str = "sweworld",
-                     swr_samples: int = 1) -> WorldConfig:
-        """From the CLI options: one endpoint list serving both models (SWT at temperature 0, SWR at
-        0.7 as SWE-World samples them)."""
+                     swr_samples: int = 1, kind: str = "openai", traces: list[str] | None = None,
+                     dataset: str | None = None) -> WorldConfig:
+        """From the CLI options: for ``openai`` one endpoint list serving both models (SWT at
+        temperature 0, SWR at 0.7 as SWE-World samples them); for ``embedded`` the CPU models."""
+        if kind == "embedded":
+            swt: dict[str, Any] = {"predictor": EMBEDDED_PREDICTOR, "traces": list(traces or []), "import_graph": True}
+            if model and model != "world":
+                swt["model"] = model
+            if dataset:  # the tasks' FAIL_TO_PASS / PASS_TO_PASS: the baseline of structured test runs
+                swt["dataset"] = dataset
+            return cls(backend="embedded", swt_model=swt, swr_model={}, swt=SWTConfig(style=style),
+                       swr=SWRConfig(style=style))
         if not urls:
             raise ConfigError("the sim and hybrid backends need the world models' endpoint",
                               hint="pass --world-url http://HOST:PORT/v1 (an OpenAI-compatible server, e.g. vLLM, "
@@ -42,4 +59,7 @@ class WorldConfig(BaseModel):
         return SWT(model or create_model(self.backend, self.swt_model), self.swt)
 
     def make_swr(self, model: WorldModel | None = None) -> SWR:
+        if self.backend == "embedded" and model is None:
+            from sweworld.world.embedded_swr import EmbeddedSWR, EmbeddedSWRConfig
+            return EmbeddedSWR(config=EmbeddedSWRConfig(**self.swr_model))  # type: ignore[return-value]
         return SWR(model or create_model(self.backend, self.swr_model), self.swr)

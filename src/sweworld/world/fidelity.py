@@ -69,7 +69,7 @@ def score_eval(swr: SWR, trace: EvalTrace) -> EvalScore:
     if not trace.patch.strip() or trace.patch_applies is False:
         return EvalScore(repo=trace.repo, predicted=False, real=trace.resolved, called=False)
     task = Task.model_validate(trace.task)
-    report = swr.evaluate_messages(task, trace.patch, swr.messages(trace.context), swr.config.k)
+    report = swr.evaluate_context(task, trace.patch, trace.context)
     return EvalScore(repo=trace.repo, predicted=report.resolved, real=trace.resolved, invalid=report.error is not None)
 
 

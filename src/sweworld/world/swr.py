@@ -124,6 +124,10 @@ class SWR:
         context = swr_context(task, patch, executor, limits=limits, test_files=view.files)
         return self.evaluate_messages(task, patch, self.messages(context), k)
 
+    def evaluate_context(self, task: Task, patch: str, context: SWRContext) -> SimInstanceReport:
+        """The predicted report for a context already built (fidelity scoring of recorded traces)."""
+        return self.evaluate_messages(task, patch, self.messages(context), self.config.k)
+
     def evaluate_messages(self, task: Task, patch: str, messages: list[dict[str, str]], k: int) -> SimInstanceReport:
         """Steps 3-5 of the module docstring for ``messages`` (already rendered)."""
         got = sample(self.model, messages, k, parse_swr, max_attempts=self.config.max_attempts)

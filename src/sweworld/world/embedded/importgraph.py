@@ -15,6 +15,8 @@ import posixpath
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from sweworld import pyast
+
 SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "build", "dist", ".tox", "__pycache__", ".eggs"}
 MAX_FILES = 5000
 MAX_BYTES = 1_000_000
@@ -38,7 +40,7 @@ def module_names(paths: Iterable[str]) -> dict[str, str]:
 
 def _imported(path: str, text: str, modules: Mapping[str, str], own: str) -> list[str]:
     try:
-        tree = ast.parse(text)
+        tree = pyast.parse(text)
     except (SyntaxError, ValueError):
         return []
     package = own if path.endswith("__init__.py") else own.rpartition(".")[0]

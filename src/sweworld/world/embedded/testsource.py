@@ -14,6 +14,8 @@ import re
 import textwrap
 from functools import lru_cache
 
+from sweworld import pyast
+
 _CLASS = re.compile(r"^class (\w+)(\(.*\))?:")
 _DEF = re.compile(r"^( *)(?:async )?def (test\w*)\(")
 
@@ -33,7 +35,7 @@ def _is_test_class(node: ast.ClassDef) -> bool:
 def _definitions(text: str) -> dict[str, tuple[int, int]]:
     """``name`` or ``Class::name`` -> (first line, last line) of the test function."""
     try:
-        tree = ast.parse(text)
+        tree = pyast.parse(text)
     except (SyntaxError, ValueError):
         return _scanned(text)
     found: dict[str, tuple[int, int]] = {}

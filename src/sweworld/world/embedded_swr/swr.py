@@ -80,6 +80,11 @@ class EmbeddedSWR:
             return unresolved
         return self.report(task, patch, executor_source(executor))
 
+    def evaluate_context(self, task: Task, patch: str, context: object = None) -> SimInstanceReport:
+        """The predicted report of ``patch`` with the base files from the repository cache (the
+        context is not needed: the classifier reads the patch and the base tree)."""
+        return self.report(task, patch, self.sources(task))
+
     def report(self, task: Task, patch: str, read: FileSource) -> SimInstanceReport:
         """Steps 3-4 of the module docstring (the patch known to apply)."""
         probability, values = decide(self.model, task, patch, read)

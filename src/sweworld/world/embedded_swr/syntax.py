@@ -16,6 +16,8 @@ import difflib
 import re
 from functools import cached_property, lru_cache
 
+from sweworld import pyast
+
 MODULE = "<module>"
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 
@@ -27,7 +29,7 @@ class Module:
         self.text = text
         self._dumps: dict[str, str | None] = {}
         try:
-            self.tree: ast.Module | None = ast.parse(text)
+            self.tree: ast.Module | None = pyast.parse(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             self.tree = None
 

@@ -1,0 +1,80 @@
+"""The demo's embedded-world step: the CPU world models, no GPU and no endpoint.
+
+1. A real rollout of the ``explorer-perturb`` policy (it explores, runs the failing tests and a
+   reproduction script, then reaches the gold patch or a plausible wrong edit) records traces with
+   both outcomes, labelled by the real harness.
+2. The embedded SWT is fitted on the traces of the *train* repositories (split by a hash of the
+   name) and the tasks' test lists; the embedded SWR is the classifier that ships in the package.
+3. Sim rollouts of ``oracle-tests``, ``noop`` and ``explorer-perturb`` run on them, and a hybrid one
+   with every simulated step and evaluation audited and the unsure ones (confidence under
+   ``ROUTE_BELOW``) run for real: the share that ran for real and the agreement the agent saw.
+4. The fidelity table scores both models on every trace (train and held-out repositories).
+"""
+
+from __future__ import annotations
+
+import shutil
+from functools import partial
+from typing import TYPE_CHECKING
+
+from sweworld.cli import common
+from sweworld.cli.demo_world import TEST_FRACTION, print_fidelity, print_runs, traces_path
+
+if TYPE_CHECKING:
+    from sweworld.cli.demo import DemoRun
+    from sweworld.report import Section
+
+ROUTE_BELOW = 0.6
+SAMPLES = 2
+
+
+def embedded(run: DemoRun) -> list[Section]:
+    """Mixed-outcome traces, then sim and hybrid rollouts and fidelity on the embedded models."""
+    from sweworld.agents.config import load_agent_config
+    from sweworld.agents.explorer import ExplorerPolicy
+    from sweworld.agents.policies import NoopPolicy, TestingOraclePolicy
+    from sweworld.backends.hybrid import HybridBackend
+    from sweworld.backends.real import RealBackend
+    from sweworld.backends.sim import SimBackend
+    from sweworld.report import rollout_section
+    from sweworld.rollout.runner import run_rollouts
+    from sweworld.synth import mutations_for_file
+    from sweworld.world.config import WorldConfig
+    from sweworld.world.fidelity import fidelity_section, measure, split_of
+    from sweworld.world.traces import TraceStore, load_traces
+
+    if run.backend_name != "real":
+        common.out.print("[dim]skipped: the embedded world is fitted on the traces of a real run[/dim]")
+        return []
+    explorer = partial(ExplorerPolicy, fix="perturb", p=0.5, seed=0, mutate=mutations_for_file)
+    config = load_agent_config()
+    world_dir = run.out / "world"
+    target = world_dir / "real-explorer-perturb"
+    shutil.rmtree(target, ignore_errors=True)
+    real = run_rollouts(run.tasks, explorer, config, target, n_samples=SAMPLES, workers=run.workers,
+                        backend=RealBackend(run.builder, traces=traces_path(run.out)))
+    traces = load_traces(traces_path(run.out))
+    train = world_dir / "train-traces.jsonl"
+    train.unlink(missing_ok=True)
+    store = TraceStore(train)
+    for trace in traces:
+        if split_of(trace.repo, TEST_FRACTION) == "train":
+            store.append(trace)
+    world = WorldConfig.from_options(urls=None, kind="embedded", traces=[str(train)], dataset=run.dataset)
+    sim = SimBackend(world=world, builder=run.builder)
+    hybrid = HybridBackend(run.builder, world, audit_rate=1.0, route_below=ROUTE_BELOW, sim=sim)
+    summaries = {"real explorer-perturb": real}
+    for name, policy, backend in (("sim oracle-tests", TestingOraclePolicy, sim), ("sim noop", NoopPolicy, sim),
+                                  ("sim explorer-perturb", explorer, sim),
+                                  (f"hybrid explorer-perturb (route below {ROUTE_BELOW})", explorer, hybrid)):
+        target = world_dir / ("embedded-" + name.split(" (")[0].replace(" ", "-"))
+        shutil.rmtree(target, ignore_errors=True)
+        summaries[name] = run_rollouts(run.tasks, policy, config, target, n_samples=SAMPLES, workers=run.workers,
+                                       backend=backend)
+    result = measure(traces, sim.swt, sim.swr, test_fraction=TEST_FRACTION, workers=run.workers)
+    print_runs(summaries, "embedded world models (CPU): real vs simulated rollouts")
+    print_fidelity(result, f"world fidelity, embedded models (test share {TEST_FRACTION} of the repositories)")
+    run.results["embedded"] = {"rollouts": summaries, "fidelity": result}
+    return [rollout_section(summaries, title="Embedded world models: real, sim and hybrid rollouts",
+                            text=__doc__.split("\n\n")[1]),
+            fidelity_section(result, title="World fidelity, embedded models")]
