@@ -82,7 +82,8 @@ def test_demo_runs_end_to_end_and_writes_the_report(tmp_path):
     text = result.output
     ids = [row["instance_id"] for row in rows]
     for title in ("environments", "two episodes, one environment", "docker-free evaluation",
-                  "rollouts (agent loop + tools", "simulated rollouts", "world fidelity"):
+                  "rollouts (agent loop + tools", "simulated rollouts", "world fidelity",
+                  "embedded world models (CPU)", "world fidelity, embedded models"):
         assert title in text, title
     assert re.search(r"│ gold\s+│ 2\s+│ 2\s+│", text), text  # both gold patches resolve
     assert re.search(r"│ empty\s+│ 2\s+│ 0\s+│", text), text
@@ -108,6 +109,6 @@ def test_demo_runs_end_to_end_and_writes_the_report(tmp_path):
     assert report.meta["instances"] == "2"
     titles = [section.title for section in report.sections]
     assert titles[0] == "Instances" and "Isolation" in titles and "Trajectories" in titles
-    assert "World fidelity" in titles
+    assert "World fidelity" in titles and "World fidelity, embedded models" in titles
     assert (out / "world" / "traces.jsonl").is_file() and (out / "world" / "sim-oracle-tests").is_dir()
     assert sum(section.chart is not None for section in report.sections) >= 2
