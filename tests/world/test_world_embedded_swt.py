@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 
 import pytest
-from world_embedded import BUGGY, FIXED, PY, PYTEST, collect, local_episode, shipped_tasks
 
 from sweworld.world.context import swt_context
 from sweworld.world.embedded import EmbeddedSWT, GoldTouchPredictor
@@ -24,6 +23,7 @@ from sweworld.world.swr import SWR
 from sweworld.world.swt import SWT, SWTConfig, to_result
 from sweworld.world.templates import styles
 from sweworld.world.traces import StepTrace, TraceStore
+from world_embedded import BUGGY, FIXED, PY, PYTEST, collect, local_episode, shipped_tasks
 
 
 def _mask(text: str) -> str:
