@@ -225,3 +225,23 @@ def test_repositories_left_out_of_fitting_are_predicted_from_structure(shipped):
     print("\nembedded SWT, leave one repository out:", {r: (b["n"], b.get("exit_code_accuracy"),
           b.get("output_similarity"), b.get("ms_per_prediction")) for r, b in loro.items()},
           "\nheld out by split_of:", {k: split[k] for k in ("test_repos", "n", "exit_code_accuracy", "output_similarity")})
+
+
+@pytest.mark.bwrap
+@pytest.mark.network
+def test_confidences_are_calibrated_on_exit_codes_left_out_by_repository(shipped):
+    """Calibrated confidence = the leave-one-repository-out exit-code accuracy of the prediction's
+    path (and band): within [0, 1], exact replays keep 1.0, and routing on it reads correctness."""
+    from sweworld.world.embedded.calibrate import calibrated, calibration
+
+    table = calibration(shipped)
+    assert table and all(0.0 < value < 1.0 for value in table.values())
+    assert {key.split(":")[0] for key in table} <= {"tests", "neighbour", "none"}
+    assert calibrated(table, "replay", 1.0) == 1.0
+    source = next(iter(k for k in table if ":" not in k))
+    assert calibrated(table, source, 0.123) == table.get(f"{source}:0", table[source])
+    swt = EmbeddedSWT.fit(shipped)
+    swt.calibration = table
+    step = next(s for s in shipped if isinstance(s, StepTrace) and s.routed == "sim")
+    got = swt.predict(step.context)
+    assert got.output.confidence == got.confidence and (got.source == "replay" or got.confidence in table.values())

@@ -39,7 +39,8 @@ class WorldConfig(BaseModel):
         """From the CLI options: for ``openai`` one endpoint list serving both models (SWT at
         temperature 0, SWR at 0.7 as SWE-World samples them); for ``embedded`` the CPU models."""
         if kind == "embedded":
-            swt: dict[str, Any] = {"predictor": EMBEDDED_PREDICTOR, "traces": list(traces or []), "import_graph": True}
+            swt: dict[str, Any] = {"predictor": EMBEDDED_PREDICTOR, "traces": list(traces or []), "import_graph": True,
+                                   "calibrate": True}
             if model and model != "world":
                 swt["model"] = model
             if dataset:  # the tasks' FAIL_TO_PASS / PASS_TO_PASS: the baseline of structured test runs

@@ -149,8 +149,12 @@ def create(config: Mapping[str, Any]) -> EmbeddedWorldModel:
     swt = EmbeddedSWT.load(config["model"], **options) if config.get("model") else EmbeddedSWT(**options)
     traces = config.get("traces") or []
     if traces:
-        learn(load_traces(*([traces] if isinstance(traces, (str, Path)) else traces)), data=swt.data,
-              trees=repo_trees() if config.get("import_graph") else None)
+        loaded = load_traces(*([traces] if isinstance(traces, (str, Path)) else traces))
+        trees = repo_trees() if config.get("import_graph") else None
+        learn(loaded, data=swt.data, trees=trees)
+        if config.get("calibrate"):
+            from sweworld.world.embedded.calibrate import calibration
+            swt.calibration = calibration(loaded, trees=trees)
     if config.get("dataset"):
         from sweworld.datasets import is_shipped, path_of
         from sweworld.tasks.load import load_tasks

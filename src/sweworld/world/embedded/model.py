@@ -30,6 +30,7 @@ from pathlib import Path
 
 from sweworld.types import Task
 from sweworld.world.context import SWTContext
+from sweworld.world.embedded.calibrate import calibrated
 from sweworld.world.embedded.facts import (
     EmbeddedData,
     InstanceFacts,
@@ -65,6 +66,8 @@ class EmbeddedSWT:
         self.replay = replay
         self.structured = structured
         self._index: TfidfIndex | None = None
+        self.calibration: dict[str, float] = {}
+        """Calibrated exit-code confidences (``calibrate.calibration``); {}: the raw ones."""
         self.timings: list[float] = []
         """Seconds of each ``predict`` call."""
 
@@ -108,6 +111,8 @@ class EmbeddedSWT:
         started = time.perf_counter()
         try:
             got = self._predict(context)
+            if self.calibration:
+                got.confidence = calibrated(self.calibration, got.source, got.confidence)
             got.output.confidence = got.confidence  # SWTOutput carries it on to SimExecResult
             return got
         finally:

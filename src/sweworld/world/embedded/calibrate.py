@@ -1,0 +1,56 @@
+"""Confidence that means "the exit code is right": calibrated on the training traces.
+
+The embedded SWT's raw confidences measure how exactly the output can be rebuilt, not whether the
+exit code (what hybrid routing cares about) is right: test-command predictions, right almost
+always, carried about 0.63; nearest-neighbour ones, right two times in three, about 0.7. So
+confidences are replaced by what leave-one-repository-out predictions on the training traces
+achieved: for each prediction path (``tests``, ``neighbour``, ...) and band of raw confidence, the
+share of exit codes that were right (Laplace-smoothed; a band with fewer than ``MIN_BAND``
+predictions falls back to its path). Exact replays keep 1.0.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from sweworld.types import Task
+from sweworld.world.traces import EvalTrace, StepTrace
+
+BANDS = (0.5, 0.8)
+MIN_BAND = 5
+
+
+def band(confidence: float) -> int:
+    return sum(confidence >= edge for edge in BANDS)
+
+
+def calibration(traces: Sequence[StepTrace | EvalTrace], tasks: Sequence[Task] = (), *,
+                trees: Callable[[Task], Path | None] | None = None) -> dict[str, float]:
+    """``"source"`` and ``"source:band"`` -> smoothed exit-code accuracy; {} with fewer than two
+    repositories (nothing can be held out)."""
+    from sweworld.world.embedded.evaluate import _fit
+
+    steps = [t for t in traces if isinstance(t, StepTrace) and t.routed == "sim"]
+    repos = sorted({s.repo for s in steps})
+    if len(repos) < 2:
+        return {}
+    hits: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for repo in repos:
+        swt = _fit(traces, tasks, lambda r, repo=repo: r != repo, trees)
+        for step in (s for s in steps if s.repo == repo):
+            got = swt.predict(step.context)
+            right = int(got.output.exit_code == step.exit_code)
+            for key in (got.source, f"{got.source}:{band(got.confidence)}"):
+                hits[key][0] += right
+                hits[key][1] += 1
+    return {key: round((right + 1) / (n + 2), 4) for key, (right, n) in hits.items()
+            if ":" not in key or n >= MIN_BAND}
+
+
+def calibrated(table: dict[str, float], source: str, confidence: float) -> float:
+    """The calibrated confidence of a prediction (replays and unknown paths keep their own)."""
+    if source == "replay":
+        return confidence
+    return table.get(f"{source}:{band(confidence)}", table.get(source, confidence))
