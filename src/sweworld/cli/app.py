@@ -16,6 +16,7 @@ from sweworld.cli import (
     exec_cmd,
     export_cmd,
     rollout_cmd,
+    select_cmd,
     synth_cmd,
     validate_cmd,
     world_cmd,
@@ -32,6 +33,7 @@ app.command("eval")(eval_cmd.eval_)
 app.command("validate")(validate_cmd.validate)
 app.command("rollout")(rollout_cmd.rollout)
 app.command("synth")(synth_cmd.synth)
+app.command("select", context_settings=export_cmd.MORE)(select_cmd.select)
 app.command("demo")(demo.demo)
 app.add_typer(world_cmd.app, name="world")
 app.add_typer(export_cmd.app, name="export")

@@ -1,0 +1,76 @@
+"""``sweworld select``: best-of-n with a verifier over rollouts: SWE-bench predictions (the picked
+patch per instance) and the pass@k / best@k table. docs/data.md."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from sweworld.cli import common, params
+from sweworld.cli.export_cmd import PLAIN, _paths
+
+VerifierName = Annotated[str, typer.Option("--verifier", "-V", callback=params.one_of("swr", "random", "oracle"),
+                                           help="'swr' (the embedded reward model on the final diff), 'random' "
+                                           "(seeded baseline) or 'oracle' (the real reward: the upper bound).")]
+
+
+def _table(selection) -> Table:
+    from sweworld.verify import curve_rows
+
+    table = Table("k", "pass@k", f"best@k ({selection.verifier})", "gap",
+                  title=f"best-of-n: {selection.instances} instances, {selection.samples} samples")
+    for k, passed, best in curve_rows(selection):
+        table.add_row(str(k), f"{passed:.1%}", f"{best:.1%}", f"{passed - best:.1%}")
+    return table
+
+
+def select(ctx: typer.Context,
+           runs: Annotated[list[Path], typer.Option("--runs", "-r", help=(
+               "Rollout directory (`sweworld rollout --out`) or its trajectories.jsonl; several may follow "
+               "(their samples are pooled per instance)."))],
+           verifier: VerifierName = "swr",
+           dataset: common.Dataset = common.DEFAULT_DATASET, split: common.Split = None,
+           repos_dir: common.ReposDir = None,
+           seed: Annotated[int, typer.Option(help="Seed of the random verifier.")] = 0,
+           out: Annotated[Path | None, typer.Option("--out", "-o", callback=params.output_file, dir_okay=False,
+                                                    help="Predictions JSONL (SWE-bench format) to write.")] = None,
+           json_out: Annotated[Path | None, typer.Option("--json", callback=params.output_file, dir_okay=False,
+                                                         help="Write the curve and the picks as JSON.")] = None,
+           report: Annotated[Path | None, typer.Option("--report", callback=params.output_dir, help=(
+               "Write an HTML report (index.html, report.json) with the pass@k / best@k chart here."))] = None,
+           model: Annotated[str | None, typer.Option(help="model_name_or_path of the predictions.")] = None) -> None:
+    """Pick the best of n samples per instance with a verifier; pass@k and best@k for k = 1..n."""
+    from sweworld.data.sft import load_runs, write_jsonl
+    from sweworld.verify import VERIFIERS, create_verifier, predictions
+    from sweworld.verify import select as run_select
+
+    runs = _paths(runs, ctx, "--runs")
+    with common.reported():
+        found = load_runs(runs)
+        tasks = None
+        if getattr(VERIFIERS[verifier], "needs_tasks", False):
+            ids = sorted({t.instance_id for _, t in found if not t.failed})
+            tasks = {t.instance_id: t for t in common.load(dataset, split=split, instance_ids=ids)} if ids else {}
+        chosen = create_verifier(verifier, seed=seed, repos_dir=str(repos_dir) if repos_dir else None)
+        selection = run_select(found, chosen, tasks)
+        if out:
+            write_jsonl(out, predictions(selection, model))
+        if json_out:
+            data = selection.model_dump(mode="json", exclude={"picks"})
+            data["picks"] = {iid: {"run": s.run, "sample": s.trajectory.sample, "score": s.score,
+                                   "resolved": s.resolved} for iid, s in selection.picks.items()}
+            json_out.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+        if report:
+            from sweworld.report import Report, write_report
+            from sweworld.verify import bestofn_section
+            write_report(Report(title="sweworld best-of-n", meta={"runs": ", ".join(map(str, runs)),
+                                                                  "verifier": verifier},
+                                sections=[bestofn_section(selection)]), report)
+    common.out.print(_table(selection))
+    common.out.print(f"select ({verifier}): {selection.instances} instances, {selection.samples} samples "
+                     f"({selection.failed} failed left out); mean resolve {selection.mean_resolve:.1%}, picks "
+                     f"resolve {selection.selected_resolve:.1%}" + (f"; predictions -> {out}" if out else ""), **PLAIN)

@@ -1,0 +1,85 @@
+"""Verifiers: ``score(task, trajectory) -> float``, higher = more likely resolved.
+
+- ``swr``: the world's reward model on the final diff (``EmbeddedSWR``'s ``sim_probability`` by
+  default; any object with ``evaluate_context(task, patch)`` returning a report with
+  ``sim_probability`` does). Scores are cached per (instance, patch): samples often repeat a diff.
+- ``random``: a seeded baseline, a stable hash of (seed, instance, sample, patch).
+- ``oracle``: the real reward (1.0 resolved, else 0.0): the upper bound, for tests and comparisons.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from sweworld.errors import ConfigError
+from sweworld.trajectory import Trajectory
+from sweworld.types import Task
+
+
+class Verifier(Protocol):
+    name: str
+
+    def score(self, task: Task | None, trajectory: Trajectory) -> float: ...
+
+
+class OracleVerifier:
+    name = "oracle"
+
+    def score(self, task: Task | None, trajectory: Trajectory) -> float:
+        return 1.0 if trajectory.reward == 1.0 else 0.0
+
+
+class RandomVerifier:
+    name = "random"
+
+    def __init__(self, seed: int = 0):
+        self.seed = seed
+
+    def score(self, task: Task | None, trajectory: Trajectory) -> float:
+        key = f"{self.seed}\0{trajectory.instance_id}\0{trajectory.sample}\0{trajectory.patch}"
+        return int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big") / 2**64
+
+
+class SWRVerifier:
+    name = "swr"
+    needs_tasks = True
+
+    def __init__(self, swr: Any = None, *, repos_dir: str | None = None):
+        if swr is None:
+            from sweworld.world.embedded_swr import EmbeddedSWR, EmbeddedSWRConfig
+            swr = EmbeddedSWR(config=EmbeddedSWRConfig(repos_dir=repos_dir))
+        self.swr = swr
+        self._cache: dict[tuple[str, str], float] = {}
+
+    def score(self, task: Task | None, trajectory: Trajectory) -> float:
+        if task is None:
+            raise ConfigError(f"the swr verifier needs the task of {trajectory.instance_id}",
+                              hint="give the dataset the rollouts ran on (--dataset)")
+        if not trajectory.patch.strip():
+            return 0.0
+        key = (trajectory.instance_id, trajectory.patch)
+        if key not in self._cache:
+            report = self.swr.evaluate_context(task, trajectory.patch)
+            self._cache[key] = float(report.sim_probability or 0.0)
+        return self._cache[key]
+
+
+VERIFIERS: dict[str, Callable[..., Verifier]] = {
+    "swr": SWRVerifier,
+    "random": RandomVerifier,
+    "oracle": OracleVerifier,
+}
+
+
+def create_verifier(name: str, **options: Any) -> Verifier:
+    """The verifier registered as ``name``; ``options`` go to its constructor (``seed`` for
+    ``random``, ``swr``/``repos_dir`` for ``swr``; options a verifier does not take are ignored)."""
+    import inspect
+
+    if name not in VERIFIERS:
+        raise ConfigError(f"no verifier named {name!r}", hint=f"verifiers: {', '.join(VERIFIERS)}")
+    factory = VERIFIERS[name]
+    accepted = inspect.signature(factory).parameters
+    return factory(**{k: v for k, v in options.items() if k in accepted})
