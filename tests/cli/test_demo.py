@@ -83,7 +83,7 @@ def test_demo_runs_end_to_end_and_writes_the_report(tmp_path):
     ids = [row["instance_id"] for row in rows]
     for title in ("environments", "two episodes, one environment", "docker-free evaluation",
                   "rollouts (agent loop + tools", "simulated rollouts", "world fidelity",
-                  "embedded world models (CPU)", "world fidelity, embedded models"):
+                  "embedded world models (CPU)", "world fidelity, embedded models", "training data from this run"):
         assert title in text, title
     assert re.search(r"│ gold\s+│ 2\s+│ 2\s+│", text), text  # both gold patches resolve
     assert re.search(r"│ empty\s+│ 2\s+│ 0\s+│", text), text
@@ -111,4 +111,6 @@ def test_demo_runs_end_to_end_and_writes_the_report(tmp_path):
     assert titles[0] == "Instances" and "Isolation" in titles and "Trajectories" in titles
     assert "World fidelity" in titles and "World fidelity, embedded models" in titles
     assert (out / "world" / "traces.jsonl").is_file() and (out / "world" / "sim-oracle-tests").is_dir()
+    assert "Training data" in titles and (out / "data" / "sft.jsonl").stat().st_size > 0
+    assert (out / "data" / "world" / "swt.jsonl").is_file() and (out / "data" / "world" / "swr.jsonl").is_file()
     assert sum(section.chart is not None for section in report.sections) >= 2

@@ -13,6 +13,7 @@ The demo is a list of steps (``STEPS``); each prints what it did and returns rep
    fidelity table of SWT and SWR on every trace (``cli/demo_world.py``).
 6. Embedded world: mixed-outcome real traces (explorer-perturb), then sim and hybrid rollouts on the
    CPU world models (hybrid with confidence routing) and their fidelity table (``cli/demo_embedded.py``).
+7. Data: the SFT set from the real rollouts and the SWT/SWR sets from the traces (``cli/demo_data.py``).
 
 Then an HTML report (``<out>/report/index.html``). New steps (best-of-n) append themselves to ``STEPS``.
 """
@@ -33,6 +34,7 @@ import typer
 from sweworld.cli import common, params
 from sweworld.cli.backend_opts import BackendName, WorldURL
 from sweworld.cli.common import ReposDir, Workers
+from sweworld.cli.demo_data import data
 from sweworld.cli.demo_embedded import embedded
 from sweworld.cli.demo_steps import environments, harness, plural, rollouts, substrate
 from sweworld.cli.demo_world import traces_path, world
@@ -178,6 +180,7 @@ STEPS: list[Step] = [
     Step("rollouts", rollouts),
     Step("world", world),
     Step("embedded world", embedded),
+    Step("data", data),
 ]
 
 

@@ -1,0 +1,55 @@
+"""The demo's data step: the training sets a run of the demo yields (docs/data.md).
+
+- SFT rows (``sweworld export sft``) from the real rollouts: resolved trajectories that end in a
+  submit, at most 2 per instance, in OpenAI tool-call form;
+- world-model rows (``sweworld export world``) from the traces: SWT rows for the commands a sim
+  episode predicts, SWR rows for the evaluations SWR is asked about, rendered by the same templates
+  the served world models are prompted with.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.table import Table
+
+from sweworld.cli import common
+from sweworld.cli.demo_world import traces_path
+
+if TYPE_CHECKING:
+    from sweworld.cli.demo import DemoRun
+    from sweworld.report import Section
+
+CAP = 2
+
+
+def data(run: DemoRun) -> list[Section]:
+    """Export the SFT set and the SWT/SWR sets of this run."""
+    from sweworld.data.sft import SFTOptions, write_sft
+    from sweworld.data.world import write_world
+    from sweworld.report import Section
+    from sweworld.report import Table as ReportTable
+
+    runs = sorted(p.parent for p in run.out.glob("**/trajectories.jsonl") if "real" in p.parent.name
+                  or p.parent.parent.name == "rollouts")
+    out = run.out / "data"
+    sft = write_sft(runs, out / "sft.jsonl", SFTOptions(cap_per_instance=CAP))
+    world = write_world([traces_path(run.out)], out / "world") if traces_path(run.out).is_file() else {}
+    rows = [["SFT (resolved, submitted, <= 2 per instance)", sft.rows, sft.trajectories,
+             ", ".join(f"{k} {v}" for k, v in sft.removed.items() if v) or "-", str(out / "sft.jsonl")]]
+    swt, swr = world.get("swt") or {}, world.get("swr") or {}
+    rows.append(["SWT rows (sim-routed commands, <= 6 per episode)", swt.get("rows", 0),
+                 f"{swt.get('sim_routed', 0)} of {swt.get('steps', 0)} steps",
+                 f"duplicates {swt.get('duplicates', 0)}, over cap {swt.get('over_cap', 0)}",
+                 str(out / "world" / "swt.jsonl")])
+    rows.append(["SWR rows (evaluations SWR is asked about)", swr.get("rows", 0),
+                 f"{swr.get('evaluations', 0)} evaluations",
+                 f"not asked {swr.get('not_asked', 0)}, duplicates {swr.get('duplicates', 0)}",
+                 str(out / "world" / "swr.jsonl")])
+    table = Table("set", "rows", "from", "removed", "file", title="training data from this run")
+    for row in rows:
+        table.add_row(*(str(cell) for cell in row))
+    common.out.print(table)
+    run.results["data"] = {"sft": sft.model_dump(), "world": world}
+    return [Section(title="Training data", text=__doc__.split("\n\n")[1],
+                    table=ReportTable(columns=["set", "rows", "from", "removed", "file"], rows=rows))]
