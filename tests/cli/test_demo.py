@@ -112,5 +112,6 @@ def test_demo_runs_end_to_end_and_writes_the_report(tmp_path):
     assert "World fidelity" in titles and "World fidelity, embedded models" in titles
     assert (out / "world" / "traces.jsonl").is_file() and (out / "world" / "sim-oracle-tests").is_dir()
     assert "Training data" in titles and (out / "data" / "sft.jsonl").stat().st_size > 0
+    assert "Best-of-n (swr verifier)" in titles and (out / "data" / "best-of-n-swr.jsonl").is_file()
     assert (out / "data" / "world" / "swt.jsonl").is_file() and (out / "data" / "world" / "swr.jsonl").is_file()
     assert sum(section.chart is not None for section in report.sections) >= 2

@@ -4,7 +4,11 @@
   submit, at most 2 per instance, in OpenAI tool-call form;
 - world-model rows (``sweworld export world``) from the traces: SWT rows for the commands a sim
   episode predicts, SWR rows for the evaluations SWR is asked about, rendered by the same templates
-  the served world models are prompted with.
+  the served world models are prompted with;
+- a best-of-n selection (``sweworld select``) over the real ``explorer-perturb`` samples with the
+  ``swr`` verifier (the embedded SWR on the final diff) beside ``random``: pass@k and best@k. The
+  shipped SWR compares a patch with the gold one, so on these synthesized instances it is close to
+  an oracle: the curve shows the machinery, not a verifier's merit.
 """
 
 from __future__ import annotations
@@ -52,4 +56,32 @@ def data(run: DemoRun) -> list[Section]:
     common.out.print(table)
     run.results["data"] = {"sft": sft.model_dump(), "world": world}
     return [Section(title="Training data", text=__doc__.split("\n\n")[1],
-                    table=ReportTable(columns=["set", "rows", "from", "removed", "file"], rows=rows))]
+                    table=ReportTable(columns=["set", "rows", "from", "removed", "file"], rows=rows)),
+            *best_of_n(run)]
+
+
+def best_of_n(run: DemoRun) -> list[Section]:
+    """pass@k and best@k of the real explorer-perturb samples, with the swr and random verifiers."""
+    from sweworld.data.sft import load_runs, write_jsonl
+    from sweworld.verify import create_verifier
+    from sweworld.verify.bestofn import predictions, select
+    from sweworld.verify.section import bestofn_section
+
+    samples = run.out / "world" / "real-explorer-perturb"
+    if not (samples / "trajectories.jsonl").is_file():
+        return []
+    found = load_runs([samples])
+    tasks = {t.instance_id: t for t in run.tasks}
+    table = Table("verifier", "samples", "mean resolve", "selected resolve", "pass@k", "best@k",
+                  title="best-of-n over the real explorer-perturb samples")
+    sections = []
+    for name in ("swr", "random"):
+        selection = select(found, create_verifier(name, seed=0), tasks)
+        ks = " ".join(f"{k}:{v:.2f}" for k, v in selection.pass_at.items())
+        bs = " ".join(f"{k}:{v:.2f}" for k, v in selection.best_at.items())
+        table.add_row(name, str(selection.samples), f"{selection.mean_resolve:.3f}",
+                      f"{selection.selected_resolve:.3f}", ks, bs)
+        write_jsonl(run.out / "data" / f"best-of-n-{name}.jsonl", predictions(selection))
+        sections.append(bestofn_section(selection, title=f"Best-of-n ({name} verifier)"))
+    common.out.print(table)
+    return sections
