@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 
 from sweworld.executor import Executor
 from sweworld.tools.truncate import truncate_observation
-from sweworld.types import Task
+from sweworld.types import ExecResult, Task
 from sweworld.world.commands import executed_code
 
 INLINE_PATH = "<python -c>"
@@ -223,3 +223,12 @@ def swr_context(task: Task, patch: str, executor: Executor, *, limits: ContextLi
                       test_files=bounded_files(texts, limits), patch=cut(patch, limits.diff_chars),
                       gold_patch=cut(task.patch, limits.gold_chars), fail_to_pass=cap_tests(task.FAIL_TO_PASS, limits),
                       pass_to_pass=cap_tests(task.PASS_TO_PASS, limits), analysis=analysis)
+
+
+HISTORY = 20
+"""Steps an episode keeps for SWT's context (the context builder keeps the most recent within its bounds)."""
+
+
+def with_step(history: Sequence[HistoryStep], command: str, result: ExecResult) -> list[HistoryStep]:
+    """``history`` with one more step, the last ``HISTORY`` kept."""
+    return [*history, HistoryStep(command=command, output=result.output, exit_code=result.exit_code)][-HISTORY:]

@@ -20,13 +20,11 @@ from typing import Any
 
 from sweworld.executor import Executor
 from sweworld.types import ExecResult, Task
-from sweworld.world.context import HistoryStep
+from sweworld.world.context import HistoryStep, with_step
 from sweworld.world.router import RoutePlan, rewrite, route
 from sweworld.world.swt import SWT, SimExecResult
 
 STUB = "__sweworld_sim"
-HISTORY = 20
-"""Steps kept for SWT's context (the context builder keeps the most recent within its own bounds)."""
 
 
 def _b64(text: str) -> str:
@@ -65,8 +63,7 @@ class SimExecutor:
             result = self.sandbox.run(command, cwd=cwd, timeout=timeout)
         else:
             result = self._simulate(command, plan, predictions, cwd, timeout)
-        self.history = [*self.history, HistoryStep(command=command, output=result.output,
-                                                   exit_code=result.exit_code)][-HISTORY:]
+        self.history = with_step(self.history, command, result)
         if self.on_step is not None:
             self.on_step(command, plan, predictions, result)
         return result

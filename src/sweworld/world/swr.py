@@ -101,6 +101,14 @@ def grade_prediction(task: Task, output: SWROutput, *, trust_reward_when_unparse
     return graded, "report"
 
 
+def patch_context(task: Task, patch: str, executor: Executor, limits: ContextLimits) -> tuple[SWRContext, bool | None]:
+    """SWR's context of ``patch`` (the test files after the test patch, read in ``executor``, left
+    as it was) and whether the patch applies to the base commit: what ``SWR.evaluate`` asks about and
+    what traces record."""
+    view = inspect_patch(executor, task, patch, test_file_paths(task)[:limits.max_files], limit=limits.file_chars)
+    return swr_context(task, patch, executor, limits=limits, test_files=view.files), view.applied
+
+
 class SWR:
     """The reward model (see the module docstring)."""
 
@@ -117,11 +125,9 @@ class SWR:
         k = k or self.config.k
         if not patch or not patch.strip():
             return SimInstanceReport.build(task.instance_id, patch).model_copy(update={"sim_probability": 0.0})
-        limits = self.config.limits
-        view = inspect_patch(executor, task, patch, test_file_paths(task)[:limits.max_files], limit=limits.file_chars)
-        if view.applied is False:
+        context, applies = patch_context(task, patch, executor, self.config.limits)
+        if applies is False:
             return SimInstanceReport.build(task.instance_id, patch).model_copy(update={"sim_probability": 0.0})
-        context = swr_context(task, patch, executor, limits=limits, test_files=view.files)
         return self.evaluate_messages(task, patch, self.messages(context), k)
 
     def evaluate_context(self, task: Task, patch: str, context: SWRContext) -> SimInstanceReport:

@@ -26,10 +26,9 @@ from sweworld.errors import InfraError
 from sweworld.executor import Executor
 from sweworld.harness.report import TEST_OUTPUT_FILE, InstanceReport
 from sweworld.types import ExecResult, Task
-from sweworld.world.context import ContextLimits, HistoryStep, swr_context, swt_context, test_file_paths
+from sweworld.world.context import ContextLimits, HistoryStep, swt_context, with_step
 from sweworld.world.router import route
-from sweworld.world.simexec import HISTORY
-from sweworld.world.testfiles import inspect_patch
+from sweworld.world.swr import patch_context
 from sweworld.world.traces import EvalTrace, StepTrace, TraceStore, new_episode_id
 
 log = logging.getLogger(__name__)
@@ -57,8 +56,7 @@ class TracingExecutor:
             output=result.output, exit_code=result.exit_code, duration=result.duration, timed_out=result.timed_out,
             truncated=result.truncated, backend=self.backend))
         self.steps += 1
-        self.history = [*self.history, HistoryStep(command=command, output=result.output,
-                                                   exit_code=result.exit_code)][-HISTORY:]
+        self.history = with_step(self.history, command, result)
         return result
 
     def __getattr__(self, name: str) -> Any:
@@ -77,10 +75,8 @@ class TracingExecutor:
 def eval_trace(task: Task, patch: str | None, report: InstanceReport, test_output: str, workspace: Executor, *,
                limits: ContextLimits | None = None, backend: str = "real") -> EvalTrace:
     """The ``EvalTrace`` of ``report``; ``workspace`` holds the base tree (left as it was)."""
-    limits = limits or ContextLimits()
-    view = inspect_patch(workspace, task, patch, test_file_paths(task)[:limits.max_files], limit=limits.file_chars)
-    context = swr_context(task, patch or "", workspace, limits=limits, test_files=view.files)
-    return EvalTrace(task=task.model_dump(), patch=patch or "", patch_applies=view.applied, context=context,
+    context, applies = patch_context(task, patch or "", workspace, limits or ContextLimits())
+    return EvalTrace(task=task.model_dump(), patch=patch or "", patch_applies=applies, context=context,
                      resolved=report.resolved, report=report.model_dump(), test_output=test_output, backend=backend)
 
 
