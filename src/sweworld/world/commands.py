@@ -24,13 +24,13 @@ import shlex
 from pydantic import BaseModel, Field
 
 _SEPARATORS = {"&&", "||", ";", "|", "&", "\n", ";;", "|&"}
-_PYTHON = re.compile(r"^(?:.*/)?python(?:\d+(?:\.\d+)?)?$")
-_PYTEST = re.compile(r"^(?:.*/)?(?:py\.test|pytest(?:-\d+(?:\.\d+)?)?)$")
+PYTHON = re.compile(r"^(?:.*/)?python(?:\d+(?:\.\d+)?)?$")
+PYTEST = re.compile(r"^(?:.*/)?(?:py\.test|pytest(?:-\d+(?:\.\d+)?)?)$")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _WRAPPERS = {"env", "time", "nice", "nohup", "xvfb-run", "exec", "command", "stdbuf"}
 _WRAPPERS_WITH_VALUE = {"timeout"}
 # pytest options that take their value as the next word (``-k expr``); ``--opt=value`` needs nothing
-_PYTEST_VALUE_OPTIONS = {
+PYTEST_VALUE_OPTIONS = {
     "-k", "-m", "-p", "-c", "-o", "-W", "-n", "--deselect", "--ignore", "--ignore-glob", "--rootdir",
     "--junitxml", "--junit-xml", "--maxfail", "--tb", "--durations", "--cov", "--cov-report",
     "--log-level", "--basetemp", "--timeout", "--confcutdir", "--import-mode", "--capture",
@@ -65,7 +65,7 @@ def split_simple_commands(command: str) -> list[list[str]]:
     return [words for words in out if words]
 
 
-def _strip_wrappers(words: list[str]) -> list[str]:
+def strip_wrappers(words: list[str]) -> list[str]:
     i = 0
     while i < len(words):
         word = words[i]
@@ -93,7 +93,7 @@ def _pytest_paths(args: list[str]) -> list[str]:
         if skip:
             skip = False
         elif arg.startswith("-"):
-            skip = arg in _PYTEST_VALUE_OPTIONS
+            skip = arg in PYTEST_VALUE_OPTIONS
         else:
             path = arg.split("::", 1)[0]
             if path and not path.startswith("<"):
@@ -132,7 +132,7 @@ def executed_code(command: str) -> ExecutedCode:
     files: list[str] = []
     inline: list[str] = []
     for words in split_simple_commands(command):
-        words = _strip_wrappers(words)
+        words = strip_wrappers(words)
         if not words:
             continue
         head, args = words[0], words[1:]
@@ -141,13 +141,13 @@ def executed_code(command: str) -> ExecutedCode:
             cwd = target if target.startswith("/") else posixpath.normpath(posixpath.join(cwd, target))
             continue
         found: list[str] = []
-        if _PYTHON.match(head):
+        if PYTHON.match(head):
             found, code, modules = _python_targets(args)
             inline.extend(code)
             for module in modules:
                 base = module.replace(".", "/")
                 found += [f"{base}.py", f"{base}/__main__.py"]
-        elif _PYTEST.match(head):
+        elif PYTEST.match(head):
             found = _pytest_paths(args)
         for path in found:
             files.append(path if path.startswith("/") or not cwd else posixpath.join(cwd, path))

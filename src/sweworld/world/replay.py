@@ -41,18 +41,18 @@ from sweworld.world.traces import EvalTrace, StepTrace, load_traces
 NONCE_MASK = "<nonce>"
 """What the harness writes in test_output.txt in place of the run's nonce (harness.evaluate)."""
 NO_OUTPUT = "sweworld replay: no recorded output for this command"
-_FENCE = re.compile(r"^(`{3,})(\w*)\n(.*?)^\1$", re.MULTILINE | re.DOTALL)
+FENCE = re.compile(r"^(`{3,})(\w*)\n(.*?)^\1$", re.MULTILINE | re.DOTALL)
 _PROBE_PATCH, _PROBE_GOLD = "sweworld-probe-agent-patch", "sweworld-probe-gold-patch"
 OUTCOMES = ("hit", "fallback", "miss")
 
 
 def message_key(messages: Sequence[dict]) -> str:
     """Hash of the roles and texts of ``messages`` (system and user)."""
-    pairs = [(m.get("role"), _text(m.get("content"))) for m in messages if m.get("role") in ("system", "user")]
+    pairs = [(m.get("role"), message_text(m.get("content"))) for m in messages if m.get("role") in ("system", "user")]
     return hashlib.sha256(json.dumps(pairs, ensure_ascii=False).encode("utf-8")).hexdigest()
 
 
-def _text(content: object) -> str:
+def message_text(content: object) -> str:
     if isinstance(content, list):  # OpenAI content parts
         return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
     return "" if content is None else str(content)
@@ -60,7 +60,7 @@ def _text(content: object) -> str:
 
 def fences(text: str, lang: str) -> list[str]:
     """The bodies of the ``lang`` code fences of ``text`` (as ``templates.fence`` writes them)."""
-    return [m.group(3) for m in _FENCE.finditer(text) if m.group(2) == lang]
+    return [m.group(3) for m in FENCE.finditer(text) if m.group(2) == lang]
 
 
 def recorded_test_report(trace: EvalTrace) -> str:
@@ -147,8 +147,8 @@ class ReplayIndex:
 
     def answer(self, messages: Sequence[dict]) -> tuple[str, str, str]:
         """(reply text, kind "swt"|"swr", outcome "hit"|"fallback"|"miss") for ``messages``."""
-        system = next((_text(m.get("content")) for m in messages if m.get("role") == "system"), "")
-        user = next((_text(m.get("content")) for m in reversed(messages) if m.get("role") == "user"), "")
+        system = next((message_text(m.get("content")) for m in messages if m.get("role") == "system"), "")
+        user = next((message_text(m.get("content")) for m in reversed(messages) if m.get("role") == "user"), "")
         kind = self.kinds.get(system) or ("swr" if "test_report" in system else "swt")
         trace = self.exact.get(message_key(messages))
         if kind == "swt":
@@ -235,7 +235,7 @@ class ReplayServer:
         """The chat-completions response to ``body``."""
         reply, kind, outcome = self.index.answer(body.get("messages") or [])
         n = max(1, int(body.get("n") or 1))
-        prompt = sum(len(_text(m.get("content"))) for m in body.get("messages") or []) // 4
+        prompt = sum(len(message_text(m.get("content"))) for m in body.get("messages") or []) // 4
         return {"id": f"replay-{kind}-{outcome}", "object": "chat.completion", "created": 0,
                 "model": body.get("model") or self.model, "system_fingerprint": f"sweworld-replay-{outcome}",
                 "choices": [{"index": i, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}

@@ -31,7 +31,7 @@ from sweworld.world.embedded.model import EmbeddedSWT
 from sweworld.world.embedded.predictor import load_predictor
 from sweworld.world.embedded.structured import Prediction
 from sweworld.world.parse import SWTOutput
-from sweworld.world.replay import _FENCE, _text
+from sweworld.world.replay import FENCE, message_text
 
 _TASK = re.compile(r"^Repository: (.+) \(instance (\S+), base commit ([^,)]+)(?:, version ([^)]*))?\)$", re.M)
 _FILE = re.compile(r'<file path="(.*?)"( truncated="middle cut")?>\n(.*?)\n</file>', re.S)
@@ -44,7 +44,7 @@ def _fence_after(text: str, heading: str) -> str | None:
     at = text.find(heading + "\n")
     if at < 0:
         return None
-    match = _FENCE.match(text, at + len(heading) + 1)
+    match = FENCE.match(text, at + len(heading) + 1)
     if not match:
         return None
     body = match.group(3)
@@ -97,7 +97,7 @@ def _swe_world(user: str) -> SWTContext:
 
 def context_from_messages(messages: Sequence[Mapping[str, Any]]) -> SWTContext:
     """SWT's context as far as the rendered ``messages`` show it (see the module docstring)."""
-    user = next((_text(m.get("content")) for m in reversed(messages) if m.get("role") == "user"), "")
+    user = next((message_text(m.get("content")) for m in reversed(messages) if m.get("role") == "user"), "")
     if user.startswith("### 1. Initial Analysis of the Problem"):
         return _swe_world(user)
     if user.startswith("## Task\n"):

@@ -30,7 +30,7 @@ def calibration(traces: Sequence[StepTrace | EvalTrace], tasks: Sequence[Task] =
                 trees: Callable[[Task], Path | None] | None = None) -> dict[str, float]:
     """``"source"`` and ``"source:band"`` -> smoothed exit-code accuracy; {} with fewer than two
     repositories (nothing can be held out)."""
-    from sweworld.world.embedded.evaluate import _fit
+    from sweworld.world.embedded.evaluate import fit_on
 
     steps = [t for t in traces if isinstance(t, StepTrace) and t.routed == "sim"]
     repos = sorted({s.repo for s in steps})
@@ -38,7 +38,7 @@ def calibration(traces: Sequence[StepTrace | EvalTrace], tasks: Sequence[Task] =
         return {}
     hits: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for repo in repos:
-        swt = _fit(traces, tasks, lambda r, repo=repo: r != repo, trees)
+        swt = fit_on(traces, tasks, lambda r, repo=repo: r != repo, trees)
         for step in (s for s in steps if s.repo == repo):
             got = swt.predict(step.context)
             right = int(got.output.exit_code == step.exit_code)

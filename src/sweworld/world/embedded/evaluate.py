@@ -54,7 +54,7 @@ def score(swt: EmbeddedSWT, steps: Iterable[StepTrace], *, confident: float = 0.
             "real_seconds_mean": _mean([s.duration for s in steps])}
 
 
-def _fit(traces: Traces, tasks: Sequence[Task], keep: Callable[[str], bool],
+def fit_on(traces: Traces, tasks: Sequence[Task], keep: Callable[[str], bool],
          trees: Callable[[Task], Path | None] | None) -> EmbeddedSWT:
     """Fitted on the kept repositories' traces; every task row known (the held-out ones' too, and
     their import graphs: the repository, not its traces)."""
@@ -69,7 +69,7 @@ def leave_one_repo_out(traces: Traces, tasks: Sequence[Task] = (), *,
     out: dict[str, Any] = {}
     pooled: list[dict[str, Any]] = []
     for repo in repos:
-        swt = _fit(traces, tasks, lambda r, repo=repo: r != repo, trees)
+        swt = fit_on(traces, tasks, lambda r, repo=repo: r != repo, trees)
         out[repo] = score(swt, [t for t in traces if isinstance(t, StepTrace) and t.repo == repo])
         pooled.append(out[repo])
     n = sum(b["n"] for b in pooled)
@@ -82,6 +82,6 @@ def held_out(traces: Traces, tasks: Sequence[Task] = (), *, test_fraction: float
              trees: Callable[[Task], Path | None] | None = None) -> dict[str, Any]:
     """See the module docstring."""
     test = {t.repo for t in traces if split_of(t.repo, test_fraction) == "test"}
-    swt = _fit(traces, tasks, lambda r: r not in test, trees)
+    swt = fit_on(traces, tasks, lambda r: r not in test, trees)
     return {"test_repos": sorted(test),
             **score(swt, [t for t in traces if isinstance(t, StepTrace) and t.repo in test])}

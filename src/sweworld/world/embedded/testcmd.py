@@ -17,7 +17,7 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from sweworld.world.commands import _PYTEST, _PYTEST_VALUE_OPTIONS, _PYTHON, _strip_wrappers
+from sweworld.world.commands import PYTEST, PYTEST_VALUE_OPTIONS, PYTHON, strip_wrappers
 
 _MERGE = re.compile(r"(?<=\s)(?:2>&1|&>\s*/dev/null|[12]?>\s*/dev/null)(?=[\s|;&]|$)")
 _REDIRECT = re.compile(r"^\d?[<>]")
@@ -84,7 +84,7 @@ def parse_test_command(command: str, workdir: str = "/testbed") -> TestRun | Non
                 return None
             run.filters.append(words)
             continue
-        words = _strip_wrappers(words)
+        words = strip_wrappers(words)
         if not words:
             continue
         if words[0] == "cd":
@@ -102,7 +102,7 @@ def parse_test_command(command: str, workdir: str = "/testbed") -> TestRun | Non
 
 def _runner(words: list[str]) -> TestRun | None:
     head, args = words[0], words[1:]
-    if _PYTHON.match(head):
+    if PYTHON.match(head):
         while args and args[0].startswith("-") and args[0] not in ("-m", "-c"):
             args = args[1:]
         if args[:2] in (["-m", "pytest"], ["-m", "py.test"]):
@@ -112,7 +112,7 @@ def _runner(words: list[str]) -> TestRun | None:
         if args and (_DJANGO.match(args[0]) or args[:2] == ["manage.py", "test"]):
             return _unittest(args[2:] if args[0] == "manage.py" else args[1:], "django")
         return None
-    if _PYTEST.match(head):
+    if PYTEST.match(head):
         return _pytest(args)
     if _DJANGO.match(head):
         return _unittest(args, "django")
@@ -137,7 +137,7 @@ def _pytest(args: list[str]) -> TestRun:
             run.tb = arg[5:]
         elif arg.startswith("-k") and len(arg) > 2:
             run.keyword = arg[2:]
-        elif arg in _PYTEST_VALUE_OPTIONS:
+        elif arg in PYTEST_VALUE_OPTIONS:
             i += 1
             if arg == "-k":
                 run.keyword = value
