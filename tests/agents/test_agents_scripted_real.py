@@ -12,7 +12,6 @@ import pytest
 from sweworld.agents.config import load_agent_config
 from sweworld.agents.explorer import SCRIPT, ExplorerPolicy
 from sweworld.agents.perturb import KINDS, PerturbPolicy, perturb_kind
-from sweworld.agents.regions import per_sample
 from sweworld.backends.real import RealBackend
 from sweworld.datasets import path_of
 from sweworld.rollout.runner import run_rollouts
@@ -31,7 +30,7 @@ def tasks():
 
 
 def roll(tasks, make, out):
-    run_rollouts(tasks, per_sample(make, tasks, SAMPLES), load_agent_config(), out, n_samples=SAMPLES,
+    run_rollouts(tasks, make, load_agent_config(), out, n_samples=SAMPLES,
                  workers=4, backend=RealBackend())
     return {t.key: t for t in TrajectoryStore(out / "trajectories.jsonl").load()}
 

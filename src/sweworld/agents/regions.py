@@ -5,12 +5,10 @@ agent's own tools.
 - :class:`PlanPolicy`: ``plan(task)`` is a generator that yields ``(tool, arguments, thought)`` and is
   sent the observation of each action. Its randomness is ``rng(purpose)``, a function of
   ``(seed, instance_id, sample, purpose)`` only, so a sample makes the same choices on a rerun.
-- The sample index: the runner makes one policy per (instance, sample) and calls ``reset(task)``,
-  which says nothing of the sample. :func:`per_sample` wraps a policy class into a factory that binds
-  each policy it makes to its ``(instance_id, sample)``, in the order ``run_rollouts`` asks for them
-  (the pairs not yet stored, instance by instance, samples ascending), so a resumed run gives the
-  missing samples the choices a full run gives them; ``reset`` refuses a task the binding does not
-  name. An unbound policy counts the episodes of each instance it has seen (sample 0, 1, ...).
+- The sample index: the rollout runner binds each policy it makes to its ``(instance_id, sample)``
+  (``bind``) before the episode, so a resumed run gives the missing samples the choices a full run
+  gives them, whatever the order; ``reset`` refuses a task the binding does not name. An unbound
+  policy counts the episodes of each instance it has seen (sample 0, 1, ...).
 - :class:`Region`: consecutive lines of a file read with ``str_replace_editor view`` (a window
   around a hunk); :func:`view_region` reads one, :func:`edit_actions` turns new lines for it into
   ``str_replace`` calls (each anchored by enough context to be unique, widened when the tool says
@@ -23,7 +21,7 @@ import ast
 import difflib
 import random
 import re
-from collections.abc import Callable, Generator, Iterable
+from collections.abc import Generator
 from dataclasses import dataclass
 
 from sweworld import pyast
@@ -71,7 +69,7 @@ class PlanPolicy(ScriptedPolicy):
         if self.binding is not None:
             if self.binding[0] != task.instance_id:
                 raise ModelError(f"policy {self.name} bound to {self.binding} was given {task.instance_id}",
-                                 hint="make the policies with per_sample(...) in run_rollouts' order")
+                                 hint="bind each policy to the (instance, sample) it runs (run_rollouts does)")
             self.sample = self.binding[1]
         else:
             self.sample = self._episodes.get(task.instance_id, 0)
@@ -90,18 +88,6 @@ class PlanPolicy(ScriptedPolicy):
         except StopIteration:
             action = ("submit", {}, "done")
         return _reply(*action)
-
-
-def per_sample(make: Callable[[], PlanPolicy], tasks: Iterable[Task], n_samples: int,
-               done: set[tuple[str, int]] = frozenset()) -> Callable[[], PlanPolicy]:
-    """A factory for ``run_rollouts`` whose policies are bound to the pairs it will run, in its order
-    (``done``: the pairs already stored, ``TrajectoryStore.done()``)."""
-    pairs = iter([(t.instance_id, k) for t in tasks for k in range(n_samples) if (t.instance_id, k) not in done])
-
-    def factory() -> PlanPolicy:
-        pair = next(pairs, None)
-        return make() if pair is None else make().bind(*pair)
-    return factory
 
 
 @dataclass

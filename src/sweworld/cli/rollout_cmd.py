@@ -42,27 +42,24 @@ Out = Annotated[Path, typer.Option("--out", "-o", callback=params.output_dir,
 InputFile = {"exists": True, "dir_okay": False, "readable": True}
 
 
-def _plan_factory(policy: str, perturb_p: float, seed: int, samples: tuple[list, int, set] | None):
-    """perturb / explorer*: one policy per (instance, sample), bound to it (``samples``: the tasks,
-    the samples per instance and the pairs already stored, as ``run_rollouts`` will run them)."""
+def _plan_factory(policy: str, perturb_p: float, seed: int):
+    """perturb / explorer*: the runner binds each policy it makes to its (instance, sample)."""
     from functools import partial
 
     from sweworld.agents.explorer import ExplorerPolicy
     from sweworld.agents.perturb import PerturbPolicy
-    from sweworld.agents.regions import per_sample
     from sweworld.synth import mutations_for_file
     if policy == "perturb":
         make = partial(PerturbPolicy, p=perturb_p, seed=seed, mutate=mutations_for_file)
     else:
         make = partial(ExplorerPolicy, fix=policy.partition("-")[2] or "none", p=perturb_p, seed=seed,
                        mutate=mutations_for_file)
-    return per_sample(make, *samples) if samples else make
+    return make
 
 
 def _policy_factory(policy: str, model_url: str | None, model: str | None, api_key_env: str,
                     replay: Path | None, temperature: float, text_actions: bool, max_tokens: int | None = None,
-                    max_retries: int = 5, perturb_p: float = 0.5, seed: int = 0,
-                    samples: tuple[list, int, set] | None = None):
+                    max_retries: int = 5, perturb_p: float = 0.5, seed: int = 0):
     from sweworld.agents.policies import (
         ModelPolicy,
         NoopPolicy,
@@ -72,7 +69,7 @@ def _policy_factory(policy: str, model_url: str | None, model: str | None, api_k
     )
     from sweworld.errors import DatasetError
     if policy in PLAN_POLICIES:
-        return _plan_factory(policy, perturb_p, seed, samples)
+        return _plan_factory(policy, perturb_p, seed)
     if policy == "oracle":
         return OraclePolicy
     if policy == "oracle-tests":
@@ -128,10 +125,6 @@ def rollout(dataset: Dataset = common.DEFAULT_DATASET, policy: PolicyName = "ora
                                   max_tokens, model_retries, perturb_p, seed)
         config = load_agent_config(agent_config, step_limit=step_limit, text_actions=text_actions or None)
         lock_for_command(out, f"rollout into {out}")
-        if policy in PLAN_POLICIES:  # bound per (instance, sample): the pairs run_rollouts will run
-            from sweworld.rollout.store import TrajectoryStore
-            done = TrajectoryStore(out / "trajectories.jsonl").done()
-            factory = _plan_factory(policy, perturb_p, seed, (tasks, n_samples, done))
         chosen = backend_from_options(backend, repos_dir=repos_dir, world_url=world_url, world_model=world_model,
                                       prompt_style=prompt_style, audit_rate=audit_rate, traces=traces,
                                       route_below=route_below, world=world, world_traces=world_traces,
