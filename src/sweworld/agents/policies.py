@@ -28,7 +28,7 @@ from sweworld.trajectory import Trajectory
 from sweworld.types import Task
 
 
-def _reply(name: str, arguments: dict, thought: str = "") -> ModelReply:
+def reply(name: str, arguments: dict, thought: str = "") -> ModelReply:
     call = ToolCall(id=new_call_id(), name=name, arguments=arguments, raw_arguments="")
     return ModelReply(content=thought or None, tool_calls=[call], usage=Usage(), finish_reason="tool_calls", raw={})
 
@@ -50,7 +50,7 @@ class ScriptedPolicy:
 
     def act(self, messages: list[dict], tools: list[dict] | None) -> ModelReply:
         name, arguments, thought = next(self._actions, ("submit", {}, "done"))
-        return _reply(name, arguments, thought)
+        return reply(name, arguments, thought)
 
 
 class NoopPolicy(ScriptedPolicy):

@@ -25,7 +25,7 @@ from collections.abc import Generator
 from dataclasses import dataclass
 
 from sweworld import pyast
-from sweworld.agents.policies import ScriptedPolicy, _reply
+from sweworld.agents.policies import ScriptedPolicy, reply
 from sweworld.errors import ModelError
 from sweworld.models.base import ModelReply
 from sweworld.types import Task
@@ -87,7 +87,7 @@ class PlanPolicy(ScriptedPolicy):
                       else ("submit", {}, "done"))
         except StopIteration:
             action = ("submit", {}, "done")
-        return _reply(*action)
+        return reply(*action)
 
 
 @dataclass

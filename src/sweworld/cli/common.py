@@ -101,3 +101,16 @@ def reported() -> Iterator[None]:
 def setup_logging(verbose: bool) -> None:
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, stream=sys.stderr,
                         format="%(levelname)s %(name)s: %(message)s")
+
+
+PLAIN = {"soft_wrap": True, "markup": False, "highlight": False}
+"""Console output printed as is (paths and JSON: no wrapping, markup or highlighting)."""
+
+
+def existing_paths(first: list[Path], ctx: typer.Context, option: str) -> list[Path]:
+    """``--option A B C``: the first value and the extra words after it, each an existing path."""
+    paths = [*first, *map(Path, ctx.args)]
+    missing = [str(p) for p in paths if not p.exists()]
+    if missing:
+        raise typer.BadParameter(f"no such file or directory: {', '.join(missing)}", param_hint=option)
+    return paths

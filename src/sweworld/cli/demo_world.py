@@ -102,6 +102,7 @@ def audit_text(kind: str, a: dict) -> str:
 def print_fidelity(result: dict, title: str) -> None:
     from sweworld.world.fidelity import COLUMNS, rows
     table = Table(*COLUMNS, title=title)
+    table.columns[0].no_wrap = True
     for row in rows(result):
         table.add_row(*("-" if cell is None else str(cell) for cell in row))
     common.out.print(table)

@@ -11,19 +11,10 @@ from rich.table import Table
 
 from sweworld.cli import common, params
 
-PLAIN = {"soft_wrap": True, "markup": False, "highlight": False}
 app = typer.Typer(no_args_is_help=True, help="Export training data: SFT rows, SWT/SWR world-model rows.")
 MORE = {"allow_extra_args": True}
 """``--runs A B`` and ``--traces A B``: the words after the first are more of them."""
 Seed = Annotated[int, typer.Option(help="Seed of the deterministic choices (ties of the cap, steps kept).")]
-
-
-def _paths(first: list[Path], ctx: typer.Context, option: str) -> list[Path]:
-    paths = [*first, *map(Path, ctx.args)]
-    missing = [str(p) for p in paths if not p.exists()]
-    if missing:
-        raise typer.BadParameter(f"no such file or directory: {', '.join(missing)}", param_hint=option)
-    return paths
 
 
 def _counts_table(title: str, rows: list[tuple[str, object, str]]) -> Table:
@@ -57,7 +48,7 @@ def sft(ctx: typer.Context,
     from sweworld.data.sft import FILTERS, SFTOptions, summary_path, write_sft
     from sweworld.data.tokens import load_counter
 
-    runs = _paths(runs, ctx, "--runs")
+    runs = common.existing_paths(runs, ctx, "--runs")
     with common.reported():
         options = SFTOptions(keep_unresolved=keep_all, cap_per_instance=cap, seed=seed, max_tokens=max_tokens,
                              format=_choice(fmt, ("openai", "sharegpt"), "--format"),
@@ -67,7 +58,7 @@ def sft(ctx: typer.Context,
     common.out.print(_counts_table(f"sft: {summary.trajectories} trajectories read", removed))
     common.out.print(f"sft: {summary.rows} rows ({summary.resolved_rows} resolved) of {summary.instances} "
                      f"instances -> {out}; tokens ({summary.tokens['counter']}): total {summary.tokens['total']}, "
-                     f"longest {summary.tokens['longest']}; summary: {summary_path(out)}", **PLAIN)
+                     f"longest {summary.tokens['longest']}; summary: {summary_path(out)}", **common.PLAIN)
 
 
 def _choice(value: str, choices: tuple[str, ...], option: str) -> str:
@@ -98,7 +89,7 @@ def world(ctx: typer.Context,
     from sweworld.data.world import WorldOptions, write_world
     from sweworld.world.templates import styles
 
-    traces = _paths(traces, ctx, "--traces")
+    traces = common.existing_paths(traces, ctx, "--traces")
     _choice(style, tuple(styles()), "--style")
     reasoner = None
     if teacher_url:
@@ -111,6 +102,6 @@ def world(ctx: typer.Context,
     finally:
         if reasoner:
             reasoner.close()
-    common.out.print(json.dumps({k: v for k, v in counts.items() if k != "traces_files"}), **PLAIN)
+    common.out.print(json.dumps({k: v for k, v in counts.items() if k != "traces_files"}), **common.PLAIN)
     common.out.print(f"world: {counts['swt']['rows']} SWT rows -> {out / 'swt.jsonl'}, {counts['swr']['rows']} "
-                     f"SWR rows -> {out / 'swr.jsonl'}; summary: {out / 'summary.json'}", **PLAIN)
+                     f"SWR rows -> {out / 'swr.jsonl'}; summary: {out / 'summary.json'}", **common.PLAIN)

@@ -11,7 +11,6 @@ import typer
 from rich.table import Table
 
 from sweworld.cli import common, params
-from sweworld.cli.export_cmd import PLAIN, _paths
 
 VerifierName = Annotated[str, typer.Option("--verifier", "-V", callback=params.one_of("swr", "random", "oracle"),
                                            help="'swr' (the embedded reward model on the final diff), 'random' "
@@ -48,7 +47,7 @@ def select(ctx: typer.Context,
     from sweworld.verify import VERIFIERS, create_verifier, predictions
     from sweworld.verify import select as run_select
 
-    runs = _paths(runs, ctx, "--runs")
+    runs = common.existing_paths(runs, ctx, "--runs")
     with common.reported():
         found = load_runs(runs)
         tasks = None
@@ -73,4 +72,4 @@ def select(ctx: typer.Context,
     common.out.print(_table(selection))
     common.out.print(f"select ({verifier}): {selection.instances} instances, {selection.samples} samples "
                      f"({selection.failed} failed left out); mean resolve {selection.mean_resolve:.1%}, picks "
-                     f"resolve {selection.selected_resolve:.1%}" + (f"; predictions -> {out}" if out else ""), **PLAIN)
+                     f"resolve {selection.selected_resolve:.1%}" + (f"; predictions -> {out}" if out else ""), **common.PLAIN)

@@ -89,10 +89,11 @@ def fidelity(traces: TraceFiles, world_url: WorldURL = None, world_model: WorldM
              json_out: Annotated[Path | None, typer.Option("--json", callback=params.output_file, dir_okay=False,
                                                            help="Write the figures as JSON.")] = None) -> None:
     """Measure SWT and SWR against the real results recorded in traces, per repository and split."""
+    from sweworld.cli.demo_world import print_fidelity
     from sweworld.report import Report
     from sweworld.report.html import render_html
     from sweworld.world.config import WorldConfig
-    from sweworld.world.fidelity import COLUMNS, fidelity_section, measure, rows
+    from sweworld.world.fidelity import fidelity_section, measure
     from sweworld.world.traces import load_traces
 
     with common.reported():
@@ -109,11 +110,7 @@ def fidelity(traces: TraceFiles, world_url: WorldURL = None, world_model: WorldM
             result = measure(records, swt, swr, test_fraction=test_fraction, workers=workers,
                              on_item=lambda: progress.advance(bar))
     result.update(traces=[str(t) for t in traces], world_url=world_url, world_model=world_model)
-    table = Table(*COLUMNS, title=f"world fidelity ({prompt_style} prompts, {world_model})")
-    table.columns[0].no_wrap = True
-    for row in rows(result):
-        table.add_row(*("—" if cell is None else str(cell) for cell in row))
-    common.out.print(table)
+    print_fidelity(result, f"world fidelity ({prompt_style} prompts, {world_model})")
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
