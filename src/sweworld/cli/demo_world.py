@@ -58,9 +58,7 @@ def world(run: DemoRun) -> list[Section]:
                      f"{len(seen)} of the train repositories")
     summaries: dict[str, dict] = {}
     with ReplayServer(ReplayIndex(seen)) as url:
-        config = WorldConfig.from_options(urls=[url], model="replay")
-        for model in (config.swt_model, config.swr_model):
-            model["cache"] = False
+        config = WorldConfig.from_options(urls=[url], model="replay", cache=False)
         sim = SimBackend(world=config, builder=run.builder)
         hybrid = HybridBackend(run.builder, config, audit_rate=AUDIT_RATE, sim=sim,
                                traces=run.out / "world" / "hybrid.jsonl")

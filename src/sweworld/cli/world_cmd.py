@@ -99,8 +99,7 @@ def fidelity(traces: TraceFiles, world_url: WorldURL = None, world_model: WorldM
     with common.reported():
         records = load_traces(*traces)
         world = WorldConfig.from_options(urls=world_url, model=world_model, style=prompt_style,
-                                         swr_samples=swr_samples)
-        world.swt_model["cache"] = world.swr_model["cache"] = cache
+                                         swr_samples=swr_samples, cache=cache)
         swt, swr = world.make_swt(), world.make_swr()
     total = sum(r.kind == "eval" or r.routed == "sim" for r in records)
     with Progress(TextColumn("[bold]fidelity"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),

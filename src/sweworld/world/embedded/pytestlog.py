@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from sweworld.harness.grade import strip_ansi
+
 STATUSES = ("PASSED", "FAILED", "ERROR", "SKIPPED", "XFAIL", "XPASS")
 _SUMMARY = re.compile(r"^(PASSED|FAILED|ERROR|XFAIL|XPASS) (\S+(?:\[[^\]]*\])?)(?: - .*)?$")
 _VERBOSE = re.compile(r"^(\S+::\S+(?:\[[^\]]*\])?) (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b")
@@ -60,7 +62,7 @@ def parse_pytest(text: str, tb: str = "auto") -> PytestLog:
     """Statuses (summary and ``-v`` lines), failure sections (keyed by ``failure_key`` for the
     run's traceback style), summary lines, header, interpreter, test-independent warnings."""
     log = PytestLog()
-    lines = text.splitlines()
+    lines = strip_ansi(text).splitlines()  # a forced --color=yes wraps every status in escapes
     for line in lines:
         match = _SUMMARY.match(line)
         if match:
