@@ -12,6 +12,13 @@ from sweworld.types import ExecResult
 
 GIT_ENV = {"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_NAME": "t",
            "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+# The sandbox clears the environment; pytest prints whole failure messages in its short summary when
+# it sees these (CI machines set them), so they must not leak into these real runs either.
+CI_MARKERS = ("CI", "BUILD_NUMBER")
+
+
+def _env() -> dict[str, str]:
+    return {**{k: v for k, v in os.environ.items() if k not in CI_MARKERS}, **GIT_ENV}
 
 
 class DirExecutor:
@@ -32,7 +39,7 @@ class DirExecutor:
         try:
             done = subprocess.run(["bash", "-c", command], cwd=cwd or self.workdir, stdin=subprocess.DEVNULL,
                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout,
-                                  env={**os.environ, **GIT_ENV})
+                                  env=_env())
         except subprocess.TimeoutExpired as exc:
             return ExecResult(output=(exc.output or b"").decode(errors="replace"), exit_code=124, timed_out=True,
                               duration=time.monotonic() - started)
@@ -51,7 +58,7 @@ class DirExecutor:
         script = ('idx=$(mktemp) && GIT_INDEX_FILE="$idx" git read-tree "$0" && GIT_INDEX_FILE="$idx" git add -A . '
                   '&& GIT_INDEX_FILE="$idx" git diff --cached --no-color --no-renames "$0"; rc=$?; rm -f "$idx"; exit $rc')
         done = subprocess.run(["bash", "-c", script, self.base_commit], cwd=self.workdir, capture_output=True,
-                              text=True, env={**os.environ, **GIT_ENV}, check=True)
+                              text=True, env=_env(), check=True)
         return done.stdout
 
     def close(self) -> None:

@@ -4,6 +4,7 @@ the world's fidelity against them, train the embedded SWR on them."""
 from __future__ import annotations
 
 import json
+import signal
 from pathlib import Path
 from typing import Annotated
 
@@ -67,6 +68,10 @@ def serve(traces: TraceFiles,
     common.out.print(f"replaying {len(index.commands)} commands and {len(index.patches)} patches "
                      f"({len(index.exact)} contexts in {', '.join(index.styles)} prompts) at {server.url} "
                      f"(stats: {server.url.removesuffix('/v1')}/stats); Ctrl-C stops", **PLAIN)
+    # A server started in the background (`&`, nohup) inherits an ignored SIGINT: stop on SIGINT and
+    # SIGTERM alike, printing the stats, whatever the shell did.
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.default_int_handler)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
