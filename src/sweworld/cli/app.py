@@ -19,6 +19,7 @@ from sweworld.cli import (
     select_cmd,
     synth_cmd,
     validate_cmd,
+    verifier_cmd,
     world_cmd,
 )
 
@@ -37,6 +38,7 @@ app.command("select", context_settings=export_cmd.MORE)(select_cmd.select)
 app.command("demo")(demo.demo)
 app.add_typer(world_cmd.app, name="world")
 app.add_typer(export_cmd.app, name="export")
+app.add_typer(verifier_cmd.app, name="verifier")
 
 
 def _version(value: bool) -> None:

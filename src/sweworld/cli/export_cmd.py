@@ -1,4 +1,4 @@
-"""``sweworld export``: training data from rollouts (``sft``) and from traces (``world``). docs/data.md."""
+"""``sweworld export``: training data from rollouts (``sft``, ``verifier``) and from traces (``world``). docs/data.md."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from rich.table import Table
 
 from sweworld.cli import common, params
 
-app = typer.Typer(no_args_is_help=True, help="Export training data: SFT rows, SWT/SWR world-model rows.")
+app = typer.Typer(no_args_is_help=True, help="Export training data: SFT rows, verifier rows, SWT/SWR world-model rows.")
 MORE = {"allow_extra_args": True}
 """``--runs A B`` and ``--traces A B``: the words after the first are more of them."""
 Seed = Annotated[int, typer.Option(help="Seed of the deterministic choices (ties of the cap, steps kept).")]
@@ -105,3 +105,33 @@ def world(ctx: typer.Context,
     common.out.print(json.dumps({k: v for k, v in counts.items() if k != "traces_files"}), **common.PLAIN)
     common.out.print(f"world: {counts['swt']['rows']} SWT rows -> {out / 'swt.jsonl'}, {counts['swr']['rows']} "
                      f"SWR rows -> {out / 'swr.jsonl'}; summary: {out / 'summary.json'}", **common.PLAIN)
+
+
+@app.command("verifier", context_settings=MORE)
+def verifier(ctx: typer.Context,
+             runs: Annotated[list[Path], typer.Option("--runs", "-r", help=(
+                 "Rollout directory or its trajectories.jsonl; several may follow."))],
+             out: Annotated[Path, typer.Option("--out", "-o", callback=params.output_file, dir_okay=False,
+                                               help="The JSONL file to write (its summary: <name>.summary.json).")],
+             dataset: common.Dataset = common.DEFAULT_DATASET, split: common.Split = None,
+             input: Annotated[str, typer.Option("--input", help=(
+                 "What the judge reads: 'trajectory' (SWE-Gym) or 'diff' (the final diff only)."))] = "trajectory",
+             balance: Annotated[bool, typer.Option("--balance/--no-balance", help=(
+                 "Cut the larger class (YES/NO) to the size of the smaller one."))] = True,
+             fmt: Annotated[str, typer.Option("--format", help="'openai' (messages) or 'sharegpt'.")] = "openai",
+             max_chars: Annotated[int, typer.Option("--max-chars", min=100, help=(
+                 "Longest observation kept in a row (head and tail)."))] = 2000,
+             seed: Seed = 0) -> None:
+    """Verifier rows (SWE-Gym): the issue and the trajectory -> YES/NO from the real verdict, balanced."""
+    from sweworld.cli.select_cmd import tasks_of
+    from sweworld.data.sft import load_runs, summary_path
+    from sweworld.data.verifier import VerifierOptions, write_verifier
+
+    runs = common.existing_paths(runs, ctx, "--runs")
+    with common.reported():
+        options = VerifierOptions(input=_choice(input, ("trajectory", "diff"), "--input"), balance=balance, seed=seed,
+                                  max_chars=max_chars, format=_choice(fmt, ("openai", "sharegpt"), "--format"))
+        summary = write_verifier(runs, tasks_of(load_runs(runs), dataset, split), out, options)
+    common.out.print(f"verifier: {summary.trajectories} trajectories read ({summary.failed} failed, {summary.yes} "
+                     f"resolved, {summary.no} not); {summary.balanced_out} removed to balance; {summary.rows} rows "
+                     f"-> {out}; summary: {summary_path(out)}", **common.PLAIN)

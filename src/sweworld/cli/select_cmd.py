@@ -12,9 +12,29 @@ from rich.table import Table
 
 from sweworld.cli import common, params
 
-VerifierName = Annotated[str, typer.Option("--verifier", "-V", callback=params.one_of("swr", "random", "oracle"),
-                                           help="'swr' (the embedded reward model on the final diff), 'random' "
-                                           "(seeded baseline) or 'oracle' (the real reward: the upper bound).")]
+VERIFIER_NAMES = ("swr", "random", "oracle", "embedded", "llm", "tests", "hybrid")
+VerifierName = Annotated[str, typer.Option("--verifier", "-V", callback=params.one_of(*VERIFIER_NAMES), help=(
+    "'swr' (the embedded reward model on the final diff), 'embedded' (a verifier trained by `sweworld verifier "
+    "train`: --verifier-model), 'llm' (a judge model's P(YES): --verifier-url), 'tests' (the real regression "
+    "tests, PASS_TO_PASS), 'hybrid' (R2E-Gym: top half by --hybrid-base, then most regression tests passed), "
+    "'random' (seeded baseline) or 'oracle' (the real reward: the upper bound)."))]
+VerifierModel = Annotated[Path | None, typer.Option("--verifier-model", exists=True, dir_okay=False, help=(
+    "embedded: the model JSON `sweworld verifier train` wrote."))]
+VerifierURL = Annotated[str | None, typer.Option("--verifier-url", help=(
+    "llm: the judge's OpenAI-compatible base URL (up to /v1)."))]
+VerifierModelName = Annotated[str, typer.Option("--verifier-model-name", help="llm: the judge's model name.")]
+VerifierInput = Annotated[str, typer.Option("--verifier-input", callback=params.one_of("trajectory", "diff"), help=(
+    "llm: what the judge reads, the whole trajectory or only the final diff."))]
+Votes = Annotated[int, typer.Option("--votes", min=1, help="llm: samples of the vote when the endpoint gives no "
+                                    "logprobs.")]
+HybridBase = Annotated[str, typer.Option("--hybrid-base", callback=params.one_of("swr", "embedded", "llm", "random"),
+                                         help="hybrid: the verifier whose top half is kept.")]
+
+
+def tasks_of(found, dataset: str, split: str | None) -> dict:
+    """The tasks of the samples with an outcome, by instance id."""
+    ids = sorted({t.instance_id for _, t in found if not t.failed})
+    return {t.instance_id: t for t in common.load(dataset, split=split, instance_ids=ids)} if ids else {}
 
 
 def _table(selection) -> Table:
@@ -41,7 +61,10 @@ def select(ctx: typer.Context,
                                                          help="Write the curve and the picks as JSON.")] = None,
            report: Annotated[Path | None, typer.Option("--report", callback=params.output_dir, help=(
                "Write an HTML report (index.html, report.json) with the pass@k / best@k chart here."))] = None,
-           model: Annotated[str | None, typer.Option(help="model_name_or_path of the predictions.")] = None) -> None:
+           model: Annotated[str | None, typer.Option(help="model_name_or_path of the predictions.")] = None,
+           verifier_model: VerifierModel = None, verifier_url: VerifierURL = None,
+           verifier_model_name: VerifierModelName = "verifier", verifier_input: VerifierInput = "trajectory",
+           votes: Votes = 5, hybrid_base: HybridBase = "swr") -> None:
     """Pick the best of n samples per instance with a verifier; pass@k and best@k for k = 1..n."""
     from sweworld.data.sft import load_runs, write_jsonl
     from sweworld.verify import VERIFIERS, create_verifier, predictions
@@ -50,12 +73,14 @@ def select(ctx: typer.Context,
     runs = common.existing_paths(runs, ctx, "--runs")
     with common.reported():
         found = load_runs(runs)
-        tasks = None
-        if getattr(VERIFIERS[verifier], "needs_tasks", False):
-            ids = sorted({t.instance_id for _, t in found if not t.failed})
-            tasks = {t.instance_id: t for t in common.load(dataset, split=split, instance_ids=ids)} if ids else {}
-        chosen = create_verifier(verifier, seed=seed, repos_dir=str(repos_dir) if repos_dir else None)
-        selection = run_select(found, chosen, tasks)
+        tasks = tasks_of(found, dataset, split) if getattr(VERIFIERS[verifier], "needs_tasks", False) else None
+        chosen = create_verifier(verifier, seed=seed, repos_dir=str(repos_dir) if repos_dir else None,
+                                 model=verifier_model, url=verifier_url, model_name=verifier_model_name,
+                                 input=verifier_input, votes=votes, base=hybrid_base)
+        try:
+            selection = run_select(found, chosen, tasks)
+        finally:
+            getattr(chosen, "close", lambda: None)()
         if out:
             write_jsonl(out, predictions(selection, model))
         if json_out:

@@ -78,10 +78,14 @@ def best_at_k(scores: Sequence[float], rewards: Sequence[float], k: int) -> floa
 
 def score_all(found: Sequence[tuple[str, Trajectory]], verifier: Verifier,
               tasks: Mapping[str, Task] | None = None) -> list[Scored]:
-    """Scores of every sample with an outcome, in the order given."""
+    """Scores of every sample with an outcome, in the order given. A verifier that looks at the
+    samples together (``prepare``: self-consistency, the hybrid rule) sees them all first."""
     tasks = tasks or {}
-    return [Scored(run=run, trajectory=t, score=verifier.score(tasks.get(t.instance_id), t))
-            for run, t in found if not t.failed]
+    kept = [(run, t) for run, t in found if not t.failed]
+    prepare = getattr(verifier, "prepare", None)
+    if prepare:
+        prepare([t for _, t in kept], tasks)
+    return [Scored(run=run, trajectory=t, score=verifier.score(tasks.get(t.instance_id), t)) for run, t in kept]
 
 
 def select(found: Sequence[tuple[str, Trajectory]], verifier: Verifier,

@@ -4,7 +4,12 @@
   default; any object with ``evaluate_context(task, patch)`` returning a report with
   ``sim_probability`` does). Scores are cached per (instance, patch): samples often repeat a diff.
 - ``random``: a seeded baseline, a stable hash of (seed, instance, sample, patch).
-- ``oracle``: the real reward (1.0 resolved, else 0.0): the upper bound, for tests and comparisons.
+- ``oracle``: the real reward (1.0 resolved, else 0.0): the upper bound, for tests and comparisons;
+- ``embedded`` (``verify.embedded``): a CPU classifier of the trajectory and the diff, trained by
+  ``sweworld verifier train``; ``llm`` (``verify.llm``): a judge model's P(YES); ``tests`` and
+  ``hybrid`` (``verify.regression``): the real regression tests, R2E-Gym's rule.
+
+A verifier may also have ``prepare(samples, tasks)``: ``select`` calls it with every sample first.
 """
 
 from __future__ import annotations
@@ -66,20 +71,53 @@ class SWRVerifier:
         return self._cache[key]
 
 
+def _embedded(model: Any = None, repos_dir: str | None = None) -> Verifier:
+    from sweworld.verify.embedded import EmbeddedVerifier
+    return EmbeddedVerifier(model, repos_dir=repos_dir)
+
+
+def _llm(url: str | None = None, model_name: str = "verifier", input: str = "trajectory", votes: int = 5) -> Verifier:
+    from sweworld.verify.llm import LLMVerifier
+    return LLMVerifier(url, model_name, input=input, votes=votes)  # type: ignore[arg-type]
+
+
+def _tests(backend: Any = None, log_dir: str | None = None) -> Verifier:
+    from sweworld.verify.regression import TestsVerifier
+    return TestsVerifier(backend, log_dir=log_dir)
+
+
+def _hybrid(base: str = "swr", **options: Any) -> Verifier:
+    from sweworld.verify.regression import HybridVerifier
+    if base in ("hybrid", "tests", "oracle"):
+        raise ConfigError(f"the hybrid rule cannot rank by {base!r}", hint="give --hybrid-base embedded, llm, swr "
+                          "or random")
+    return HybridVerifier(create_verifier(base, **options), create_verifier("tests", **options))
+
+
+_embedded.needs_tasks = _llm.needs_tasks = _tests.needs_tasks = _hybrid.needs_tasks = True  # type: ignore[attr-defined]
 VERIFIERS: dict[str, Callable[..., Verifier]] = {
     "swr": SWRVerifier,
     "random": RandomVerifier,
     "oracle": OracleVerifier,
+    "embedded": _embedded,
+    "llm": _llm,
+    "tests": _tests,
+    "hybrid": _hybrid,
 }
 
 
 def create_verifier(name: str, **options: Any) -> Verifier:
     """The verifier registered as ``name``; ``options`` go to its constructor (``seed`` for
-    ``random``, ``swr``/``repos_dir`` for ``swr``; options a verifier does not take are ignored)."""
+    ``random``, ``swr``/``repos_dir`` for ``swr``, ``model`` (a ``VerifierModel`` or its JSON file)
+    for ``embedded``, ``url``/``model_name``/``input``/``votes`` for ``llm``, ``backend``/``log_dir``
+    for ``tests``, ``base`` and the base's and tests' options for ``hybrid``; options a verifier
+    does not take are ignored)."""
     import inspect
 
     if name not in VERIFIERS:
         raise ConfigError(f"no verifier named {name!r}", hint=f"verifiers: {', '.join(VERIFIERS)}")
     factory = VERIFIERS[name]
-    accepted = inspect.signature(factory).parameters
-    return factory(**{k: v for k, v in options.items() if k in accepted})
+    parameters = inspect.signature(factory).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        return factory(**options)
+    return factory(**{k: v for k, v in options.items() if k in parameters})

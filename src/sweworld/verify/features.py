@@ -1,0 +1,115 @@
+"""What a verifier may read of a sample without an environment: the trajectory and its final diff.
+
+``trajectory_features(trajectory)`` -> {name: float} (``TRAJECTORY_FEATURES``): steps, edits, views,
+commands, the test runs the agent made (pytest or a Python script) and whether the last one, and
+the last one after the last edit, passed (pytest's summary line: no failed or error counts and at
+least one pass; a script: exit code 0 and no traceback), tracebacks and non-zero exits seen,
+format errors, how the episode ended. The thoughts are never read: scripted policies record
+their choice there (``perturb: <kind>``), which would be the label.
+
+``agreement(samples)`` -> {(instance, sample): share}: for self-consistency (Agentless' majority
+vote over normalised patches), the share of the instance's other samples whose final diff makes
+the same change (``change_signature``: removed and added lines, positions and context ignored); 0
+for an empty diff.
+
+The diff's own features are the embedded SWR's (``embedded_swr.features``): ``DIFF_FEATURES`` need
+no gold patch (size, parses, applies, syntax, tests touched); ``REFERENCE_FEATURES`` compare with
+the gold patch, as SWE-World's SWR is shown it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+
+from sweworld.trajectory import Step, Trajectory
+from sweworld.world.embedded.affected import change_signature
+from sweworld.world.embedded_swr.features import FEATURES
+
+DIFF_FEATURES = ("empty", "parsed", "applies", "syntax_ok", "files", "hunks", "added", "removed", "new_files",
+                 "tests_modified")
+REFERENCE_FEATURES = tuple(f for f in FEATURES if f not in DIFF_FEATURES)
+TRAJECTORY_FEATURES = (
+    "steps", "edits", "views", "commands", "test_runs", "tested_after_edit", "last_test_passed",
+    "last_test_failed", "passed_after_edit", "failed_after_edit", "tracebacks", "nonzero_exits",
+    "format_errors", "submitted", "hit_limit", "agreement",
+)
+EDITS = {"create", "str_replace", "insert", "undo_edit"}
+_TEST_COMMAND = re.compile(r"\bpytest\b|\bpython3?\s+(?:-m\s+unittest\b|[\w./-]+\.py\b)|\btox\b|\bnosetests\b")
+_SUMMARY = re.compile(r"(\d+) (passed|failed|errors?|xfailed|xpassed)\b")
+_TRACEBACK = re.compile(r"^Traceback \(most recent call last\)|^E\s+\w+(Error|Exception)\b", re.M)
+_LIMITS = ("step_limit", "time_limit", "context_limit")
+
+
+def _log(n: float) -> float:
+    return math.log1p(max(n, 0))
+
+
+def is_edit(step: Step) -> bool:
+    return step.tool in ("str_replace_editor", "edit", "file_editor") and step.arguments.get("command") in EDITS
+
+
+def is_test_run(step: Step) -> bool:
+    command = str(step.arguments.get("command", "")) if step.tool == "execute_bash" else ""
+    return bool(_TEST_COMMAND.search(command))
+
+
+def test_passed(step: Step) -> bool:
+    """Did this test run pass: pytest's last summary counts, else the exit code and no traceback."""
+    output = step.observation or ""
+    counts: Counter[str] = Counter()
+    for line in output.splitlines()[::-1]:
+        found = _SUMMARY.findall(line)
+        if found:
+            counts.update({kind.rstrip("s"): int(n) for n, kind in found})
+            break
+    if counts:
+        return counts["passed"] + counts["xfailed"] > 0 and not counts["failed"] and not counts["error"]
+    return step.exit_code == 0 and not _TRACEBACK.search(output)
+
+
+def trajectory_features(trajectory: Trajectory) -> dict[str, float]:
+    """See the module docstring (``agreement`` is left to ``agreement``)."""
+    steps = trajectory.steps
+    last_edit = max((s.index for s in steps if is_edit(s)), default=-1)
+    tests = [s for s in steps if is_test_run(s)]
+    after = [s for s in tests if s.index > last_edit] if last_edit >= 0 else []
+    last, last_after = (tests[-1] if tests else None), (after[-1] if after else None)
+    return {
+        "steps": _log(len(steps)), "edits": _log(sum(is_edit(s) for s in steps)),
+        "views": _log(sum(s.tool in ("str_replace_editor", "file_editor") and s.arguments.get("command") == "view"
+                          for s in steps)),
+        "commands": _log(sum(s.tool == "execute_bash" for s in steps)), "test_runs": _log(len(tests)),
+        "tested_after_edit": float(bool(after)),
+        "last_test_passed": float(last is not None and test_passed(last)),
+        "last_test_failed": float(last is not None and not test_passed(last)),
+        "passed_after_edit": float(last_after is not None and test_passed(last_after)),
+        "failed_after_edit": float(last_after is not None and not test_passed(last_after)),
+        "tracebacks": _log(sum(bool(_TRACEBACK.search(s.observation or "")) for s in steps)),
+        "nonzero_exits": _log(sum(s.exit_code not in (None, 0) for s in steps)),
+        "format_errors": _log(sum(s.format_error for s in steps)),
+        "submitted": float(trajectory.exit_status == "submitted"),
+        "hit_limit": float(trajectory.exit_status in _LIMITS),
+        "agreement": 0.0,
+    }
+
+
+def _signature(patch: str) -> str:
+    return repr(sorted((path, [line[0] + line[1:].strip() for line in lines])
+                       for path, lines in change_signature(patch).items()))
+
+
+def agreement(samples: Iterable[Trajectory]) -> dict[tuple[str, int], float]:
+    """See the module docstring."""
+    groups: dict[str, list[Trajectory]] = defaultdict(list)
+    for t in samples:
+        groups[t.instance_id].append(t)
+    out = {}
+    for group in groups.values():
+        signatures = [_signature(t.patch) if t.patch.strip() else "" for t in group]
+        counts = Counter(signatures)
+        for t, sig in zip(group, signatures, strict=True):
+            out[t.key] = (counts[sig] - 1) / (len(group) - 1) if sig and len(group) > 1 else 0.0
+    return out

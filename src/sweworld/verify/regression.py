@@ -1,0 +1,106 @@
+"""The ``tests`` verifier and R2E-Gym's hybrid rule.
+
+``tests``: the final diff graded on the task's regression tests only (PASS_TO_PASS) through a
+Backend (default: a real one, where the environment can be built): the task is evaluated with an
+empty FAIL_TO_PASS (those tests are the label: a verifier never runs them) and the score is the
+share of PASS_TO_PASS tests that pass (1.0 when there are none and the diff applies; 0 for an empty
+diff, one that does not apply, or a run that could not be graded). Cached per (instance, patch).
+
+``hybrid`` (R2E-Gym): per instance, keep the top max(3, half) of the samples by a base verifier's
+score (all when there are 3 or fewer), then rank the kept ones by regression tests passed, ties by
+the base score; the others rank below every kept one by their base score. Regression tests run for
+the kept samples only. The ranking is computed over all n samples of an instance (``prepare``), so
+its best@k for k < n is that ranking's, not the rule re-applied to each k-subset: exact at k = n.
+"""
+
+from __future__ import annotations
+
+import math
+import tempfile
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from sweworld.errors import ConfigError
+from sweworld.trajectory import Trajectory
+from sweworld.types import Task
+
+
+def _need(task: Task | None, trajectory: Trajectory, name: str) -> Task:
+    if task is None:
+        raise ConfigError(f"the {name} verifier needs the task of {trajectory.instance_id}",
+                          hint="give the dataset the rollouts ran on (--dataset)")
+    return task
+
+
+class TestsVerifier:
+    name = "tests"
+    needs_tasks = True
+
+    def __init__(self, backend: Any = None, *, log_dir: str | Path | None = None, timeout: float = 1800.0):
+        if backend is None:
+            from sweworld.backends import make_backend
+            backend = make_backend("real")
+        self.backend, self.timeout = backend, timeout
+        self._tmp = None if log_dir else tempfile.TemporaryDirectory(prefix="sweworld-verify-")
+        self.log_dir = Path(log_dir or self._tmp.name)
+        self._cache: dict[tuple[str, str], float] = {}
+        self.runs = 0
+
+    def score(self, task: Task | None, trajectory: Trajectory) -> float:
+        task = _need(task, trajectory, self.name)
+        if not trajectory.patch.strip():
+            return 0.0
+        key = (task.instance_id, trajectory.patch)
+        if key not in self._cache:
+            self._cache[key] = self._run(task, trajectory.patch)
+        return self._cache[key]
+
+    def _run(self, task: Task, patch: str) -> float:
+        from sweworld.harness.predictions import Prediction
+
+        self.runs += 1
+        regression = task.model_copy(update={"FAIL_TO_PASS": []})
+        report = self.backend.evaluate(regression, Prediction(instance_id=task.instance_id,
+                                                              model_name_or_path="verifier-tests", model_patch=patch),
+                                       self.log_dir / f"{task.instance_id}.{self.runs}", timeout=self.timeout)
+        if not report.patch_successfully_applied or report.tests_status is None:
+            return 0.0
+        status = report.tests_status.get("PASS_TO_PASS") or {}
+        passed, failed = len(status.get("success", [])), len(status.get("failure", []))
+        return passed / (passed + failed) if passed + failed else 1.0
+
+
+class HybridVerifier:
+    name = "hybrid"
+    needs_tasks = True
+
+    def __init__(self, base: Any, tests: Any, *, keep_at_least: int = 3):
+        self.base, self.tests, self.keep_at_least = base, tests, keep_at_least
+        self.name = f"hybrid-{getattr(base, 'name', 'base')}"
+        self._scores: dict[tuple[str, int], float] = {}
+
+    def prepare(self, samples: Sequence[Trajectory], tasks: Mapping[str, Task] | None = None) -> None:
+        tasks = tasks or {}
+        getattr(self.base, "prepare", lambda *a: None)(samples, tasks)
+        groups: dict[str, list[Trajectory]] = defaultdict(list)
+        for t in samples:
+            groups[t.instance_id].append(t)
+        self._scores = {}
+        for iid, group in groups.items():
+            self._scores.update(self._ranking(tasks.get(iid), group))
+
+    def _ranking(self, task: Task | None, group: list[Trajectory]) -> dict[tuple[str, int], float]:
+        base = {t.key: self.base.score(task, t) for t in group}
+        ranked = sorted(group, key=lambda t: -base[t.key])
+        keep = ranked[:max(min(self.keep_at_least, len(group)), math.ceil(len(group) / 2))]
+        scores = {t.key: base[t.key] * 1e-5 for t in group}
+        for t in keep:  # kept: above every other; regression share first (4 decimals), then the base score
+            scores[t.key] += 3.0 + round(self.tests.score(task, t), 4)
+        return scores
+
+    def score(self, task: Task | None, trajectory: Trajectory) -> float:
+        if trajectory.key not in self._scores:  # not prepared: a group of one
+            return self._ranking(task, [trajectory])[trajectory.key]
+        return self._scores[trajectory.key]
