@@ -8,6 +8,7 @@ import re
 
 import pytest
 
+from sweworld.agents.explorer import reproduction_script
 from sweworld.world.context import swt_context
 from sweworld.world.embedded import EmbeddedSWT, GoldTouchPredictor
 from sweworld.world.embedded.adapter import context_from_messages
@@ -15,7 +16,7 @@ from sweworld.world.embedded.affected import affected_tests
 from sweworld.world.embedded.evaluate import held_out, leave_one_repo_out, score
 from sweworld.world.embedded.predictor import touches
 from sweworld.world.embedded.shellfilters import apply_filters
-from sweworld.world.embedded.testcmd import keyword_matches, parse_test_command
+from sweworld.world.embedded.testcmd import keyword_matches, parse_script_command, parse_test_command
 from sweworld.world.fidelity import measure
 from sweworld.world.metrics import similarity
 from sweworld.world.models import create_model
@@ -131,6 +132,26 @@ def test_other_commands_get_the_nearest_recorded_step_with_its_similarity(local)
     assert far.source == "none" and far.confidence == 0.0
 
 
+@pytest.mark.parametrize("edit", ["none", "gold", "elsewhere"])
+def test_scripts_that_run_tests_by_id_exit_as_those_tests_would(local, edit):
+    executor, task, _, model = local
+    script = reproduction_script("pkg/__init__.py", "add", task.FAIL_TO_PASS)
+    executor.write_file("repro_issue.py", script)
+    if edit == "gold":
+        executor.write_file("pkg/__init__.py", FIXED)
+    elif edit == "elsewhere":
+        executor.write_file("pkg/extra.py", "def sub(a, b):\n    return a + b\n")
+    try:
+        for command in (f"{PY} repro_issue.py", f"cd {executor.root} && {PY} repro_issue.py 2>&1 | tail -3"):
+            got = model.predict(swt_context(task, command, executor))
+            real = executor.run(command)
+            assert got.source == "script" and got.output.exit_code == real.exit_code, (command, got, real.output)
+            assert got.detail["tests"] == 2 and 0.3 < got.confidence < 1
+    finally:
+        for name in ("repro_issue.py", "pkg/extra.py"):
+            (executor.root / name).unlink(missing_ok=True)
+
+
 def test_the_registered_model_reads_both_prompt_styles(local, tmp_path):
     executor, task, traces, _ = local
     store = TraceStore(tmp_path / "traces.jsonl")
@@ -162,10 +183,20 @@ def test_the_registered_model_reads_both_prompt_styles(local, tmp_path):
     ("python -m unittest -v tests.test_add", {"runner": "unittest", "targets": ["tests.test_add"], "verbosity": 2}),
     ("./tests/runtests.py --verbosity 2 model_fields", {"runner": "django", "targets": ["model_fields"]}),
     ("pytest --weird-option tests", {"exact": False}),
+    ("python -W ignore -m pytest -q t.py", {"runner": "pytest", "targets": ["t.py"], "verbosity": -1}),
 ])
 def test_test_commands_are_read(command, fields):
     run = parse_test_command(command, "/testbed")
     assert {k: getattr(run, k) for k in fields} == fields
+
+
+@pytest.mark.parametrize(("command", "script"), [
+    ("python x.py", ("x.py", True)), ("cd /testbed/sub && python3 -u ../r.py 2>&1 | tail -5", ("r.py", True)),
+    ("python r.py --verbose", ("r.py", False)), ("python -m pytest x.py", None), ("python -c 'print(1)'", None),
+    ("python -W ignore -X dev r.py", ("r.py", True)), ("python manage.py test", None), ("ls x.py", None)])
+def test_script_commands_are_read(command, script):
+    run = parse_script_command(command)
+    assert (run and (run.targets[0], run.exact)) == script
 
 
 @pytest.mark.parametrize("command", ["python x.py", "pytest tests > log.txt", "pytest tests; echo done", "ls"])

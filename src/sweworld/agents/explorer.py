@@ -34,6 +34,8 @@ import inspect
 import traceback
 import unittest
 
+import pytest
+
 module = importlib.import_module({module!r})
 target = module
 for part in {qualname!r}.split("."):
@@ -43,17 +45,27 @@ if target is None:  # a method whose class is not known: look in the module's cl
 print({target!r}, "->", target, inspect.signature(target) if callable(target) else "")
 
 
+def under_pytest(test):
+    """Parametrized tests and tests taking fixtures: pytest supplies their arguments."""
+    if pytest.main(["-q", "-p", "no:cacheprovider", test]) != 0:
+        raise AssertionError(test + " failed")
+
+
 def run(test):
+    if "[" in test:
+        return under_pytest(test)
     path, *names = test.split("::")
     owner = importlib.import_module(path[:-3].replace("/", "."))
     for name in names[:-1]:
         owner = getattr(owner, name)
-    name = names[-1].split("[")[0]
     if isinstance(owner, type) and issubclass(owner, unittest.TestCase):
-        if not unittest.TextTestRunner(verbosity=0).run(owner(name)).wasSuccessful():
+        if not unittest.TextTestRunner(verbosity=0).run(owner(names[-1])).wasSuccessful():
             raise AssertionError(test + " failed")
         return
-    getattr(owner() if isinstance(owner, type) else owner, name)()
+    function = getattr(owner() if isinstance(owner, type) else owner, names[-1])
+    if inspect.signature(function).parameters:
+        return under_pytest(test)
+    function()
 
 
 failed = 0

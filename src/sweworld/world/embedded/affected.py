@@ -28,6 +28,26 @@ _FILE = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.MULTILINE)
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@")
 
 
+def _sections(diff: str) -> list[tuple[str, str]]:
+    """(path, text) of each file section of ``diff`` (the text before the first header: path "")."""
+    starts = [m.start() for m in _FILE.finditer(diff)]
+    bounds = list(zip([0, *starts], [*starts, len(diff)], strict=True))
+    return [(m.group(2) if (m := _FILE.match(diff, a)) else "", diff[a:b]) for a, b in bounds if b > a]
+
+
+def without_scratch(diff: str, also: Iterable[str] = ()) -> str:
+    """``diff`` less the files it adds at the repository root (an agent's scratch and reproduction
+    scripts: no package or test imports them) and less the paths in ``also``; ``conftest.py`` and
+    ``setup.py`` stay."""
+    drop = set(also)
+
+    def scratch(path: str, text: str) -> bool:
+        added = "\nnew file mode" in text or "\n--- /dev/null" in text
+        return path in drop or (added and "/" not in path and path not in ("conftest.py", "setup.py"))
+
+    return "".join(text for path, text in _sections(diff) if not scratch(path, text))
+
+
 def changed_lines(diff: str) -> dict[str, set[int]]:
     """Path -> old-side line numbers the diff removes or inserts next to (empty set: a new file)."""
     out: dict[str, set[int]] = {}

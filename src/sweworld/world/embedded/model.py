@@ -6,6 +6,7 @@ path that produced it):
 (a) ``replay``: a recorded step of the same instance with the same command, diff and executed
     files (``facts.state_key``): its real output, confidence 1.0;
 (b) ``tests``: a pytest / unittest / Django test command of a task it knows (``structured``);
+    ``script``: ``python FILE.py`` where the script names test ids of the task (``scripts``);
 (c) ``neighbour``: the nearest recorded step by similarity = TF-IDF cosine over the command and
     the names of the files it executes (``neighbors``) times the agreement of the workspace: 1 for
     the same instance in the same state, 0.9 same instance and state class (``state_class``: base,
@@ -44,7 +45,8 @@ from sweworld.world.embedded.learn import learn, task_from_context
 from sweworld.world.embedded.neighbors import TfidfIndex, tokens
 from sweworld.world.embedded.predictor import GoldTouchPredictor, TestOutcomePredictor, state_class
 from sweworld.world.embedded.structured import Prediction, predict_tests
-from sweworld.world.embedded.testcmd import parse_test_command
+from sweworld.world.embedded.scripts import predict_script
+from sweworld.world.embedded.testcmd import parse_script_command, parse_test_command
 from sweworld.world.parse import SWTOutput
 from sweworld.world.traces import EvalTrace, StepTrace
 
@@ -130,6 +132,12 @@ class EmbeddedSWT:
         if run is not None and facts is not None:
             return predict_tests(run, context, facts, self.repo_facts(facts.task["repo"], context.workdir),
                                  self.predictor)
+        script = parse_script_command(context.command, context.workdir) if self.structured else None
+        if script is not None and facts is not None:
+            got = predict_script(script, context, facts, self.repo_facts(facts.task["repo"], context.workdir),
+                                 self.predictor, lambda code: self.neighbour(context, facts, exit_code=code))
+            if got is not None:
+                return got
         return self.neighbour(context, facts)
 
     def repo_facts(self, repo: str, workdir: str = "/testbed") -> RepoFacts:
@@ -147,10 +155,15 @@ class EmbeddedSWT:
             self._index = TfidfIndex([_document(s.command, s.files) for s in self.data.steps])
         return self._index
 
-    def neighbour(self, context: SWTContext, facts: InstanceFacts | None = None) -> Prediction:
-        """Part (c): the nearest recorded step (see the module docstring)."""
+    def neighbour(self, context: SWTContext, facts: InstanceFacts | None = None, *,
+                  exit_code: int | None = None) -> Prediction:
+        """Part (c): the nearest recorded step (see the module docstring); with ``exit_code``, the
+        nearest of those that exited so (an empty output with that code when none did)."""
         query = _document(context.command, [f.path for f in context.files])
-        hits = self.index.query(query, k=20)
+        hits = [h for h in self.index.query(query, k=50 if exit_code is not None else 20)
+                if exit_code is None or self.data.steps[h[0]].exit_code == exit_code]
+        if not hits and exit_code is not None:
+            return Prediction(SWTOutput(stdout="", stderr="", exit_code=exit_code), 0.0, "none")
         if not hits:
             return Prediction(SWTOutput(stdout="", stderr="", exit_code=0), 0.0, "none")
         instance = facts.task["instance_id"] if facts else context.task.instance_id

@@ -20,7 +20,7 @@ from typing import Any
 
 from sweworld.synth.coverage import CoverageMap
 from sweworld.world.context import SWTContext
-from sweworld.world.embedded.affected import affected_tests, change_signature
+from sweworld.world.embedded.affected import affected_tests, change_signature, without_scratch
 from sweworld.world.embedded.facts import InstanceFacts, RepoFacts, diff_digest
 from sweworld.world.embedded.predictor import TestOutcomePredictor
 from sweworld.world.embedded.pytestfmt import RenderFacts, render_pytest
@@ -63,7 +63,7 @@ def statuses(tests: list[str], static: set[str], context: SWTContext, facts: Ins
     here = facts.states.get(diff_digest(context.diff), {})
     base = facts.states.get("", {})
     failing, passing = set(task.get("FAIL_TO_PASS") or []), set(task.get("PASS_TO_PASS") or [])
-    if task.get("patch") and change_signature(context.diff) == change_signature(task["patch"]):
+    if task.get("patch") and change_signature(without_scratch(context.diff)) == change_signature(task["patch"]):
         here = {**dict.fromkeys(failing | passing, "PASSED"), **here}  # the validated fix
     touched = affected_tests([t for t in tests if t not in here], context.diff, graph=repo.graph,
                              coverage=coverage_of(task), texts=texts)

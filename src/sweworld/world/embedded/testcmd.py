@@ -32,7 +32,7 @@ _DJANGO = re.compile(r"^(?:\./)?(?:tests/)?runtests\.py$")
 class TestRun:
     """One test-runner invocation as the embedded SWT renders it."""
 
-    runner: str  # pytest | unittest | django
+    runner: str  # pytest | unittest | django | script
     targets: list[str] = field(default_factory=list)
     keyword: str | None = None
     verbosity: int = 0
@@ -72,6 +72,33 @@ def relative(target: str, cwd: str, workdir: str) -> str:
 
 def parse_test_command(command: str, workdir: str = "/testbed") -> TestRun | None:
     """The ``TestRun`` of ``command``, or None when it is not a test command (module docstring)."""
+    return _parse(command, workdir, _runner)
+
+
+def parse_script_command(command: str, workdir: str = "/testbed") -> TestRun | None:
+    """``python [options] FILE.py [args]`` (a script of the workspace, e.g. an agent's reproduction
+    script) as a ``TestRun`` of runner ``script`` whose one target is FILE relative to the
+    repository root (``exact`` False when the script gets arguments); None for anything else."""
+    return _parse(command, workdir, _script)
+
+
+def _interpreter_options_dropped(args: list[str]) -> list[str]:
+    """The interpreter's arguments from ``-m``/``-c``/the script on (``-W ignore``, ``-X dev``, ``-u`` dropped)."""
+    while args and args[0].startswith("-") and args[0] not in ("-m", "-c", "-"):
+        args = args[2:] if args[0] in ("-W", "-X") else args[1:]
+    return args
+
+
+def _script(words: list[str]) -> TestRun | None:
+    if not PYTHON.match(words[0]) or _runner(words) is not None:
+        return None
+    args = _interpreter_options_dropped(words[1:])
+    if not args or not args[0].endswith(".py"):
+        return None
+    return TestRun("script", targets=[args[0]], exact=len(args) == 1)
+
+
+def _parse(command: str, workdir: str, runner: Callable[[list[str]], TestRun | None]) -> TestRun | None:
     merged = "2>&1" in command
     try:
         segments = _segments(_MERGE.sub(" ", command))
@@ -90,10 +117,10 @@ def parse_test_command(command: str, workdir: str = "/testbed") -> TestRun | Non
         if words[0] == "cd":
             cwd = posixpath.normpath(posixpath.join(cwd, words[1] if len(words) > 1 else workdir))
         elif words[0] not in _PREFIX_OK:
-            run = None if any(_REDIRECT.match(w) for w in words) else _runner(words)
+            run = None if any(_REDIRECT.match(w) for w in words) else runner(words)
             if run is None:
                 return None
-            run.targets = [relative(t, cwd, workdir) if run.runner == "pytest" or "/" in t or t.endswith(".py")
+            run.targets = [relative(t, cwd, workdir) if run.runner in ("pytest", "script") or "/" in t or t.endswith(".py")
                            else t for t in run.targets]
     if run is not None:
         run.merged = merged
@@ -103,8 +130,7 @@ def parse_test_command(command: str, workdir: str = "/testbed") -> TestRun | Non
 def _runner(words: list[str]) -> TestRun | None:
     head, args = words[0], words[1:]
     if PYTHON.match(head):
-        while args and args[0].startswith("-") and args[0] not in ("-m", "-c"):
-            args = args[1:]
+        args = _interpreter_options_dropped(args)
         if args[:2] in (["-m", "pytest"], ["-m", "py.test"]):
             return _pytest(args[2:])
         if args[:2] == ["-m", "unittest"]:
