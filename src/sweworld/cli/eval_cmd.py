@@ -22,6 +22,7 @@ from sweworld.cli.backend_opts import (
     backend_from_options,
 )
 from sweworld.cli.common import Dataset, InstanceIds, ReposDir, SkipInvalid, Split, Workers
+from sweworld.cli.runner_opts import RayAddress, RunnerName, runner_from_options
 
 Predictions = Annotated[str, typer.Option("--predictions", "-p", help="Predictions (.json/.jsonl of "
                                           "{instance_id, model_name_or_path, model_patch}) or 'gold'.")]
@@ -48,7 +49,8 @@ def eval_(dataset: Dataset = common.DEFAULT_DATASET, predictions: Predictions = 
           backend: BackendName = "real", world_url: WorldURL = None, world_model: WorldModel = "world",
           prompt_style: PromptStyle = "sweworld", audit_rate: AuditRate = 0.1, traces: Traces = None,
           route_below: RouteBelow = None,
-          world: WorldKind = "openai", world_traces: WorldTraces = None) -> None:
+          world: WorldKind = "openai", world_traces: WorldTraces = None, runner: RunnerName = "local",
+          ray_address: RayAddress = None) -> None:
     """Evaluate predictions: apply each patch in a fresh isolated episode, run the tests, grade
     (``--backend sim``: SWR predicts the test run, graded by the same code)."""
     from sweworld.harness.compare import compare, load_verdicts, verdicts_from_tasks
@@ -71,6 +73,7 @@ def eval_(dataset: Dataset = common.DEFAULT_DATASET, predictions: Predictions = 
                                       world_model=world_model, prompt_style=prompt_style, audit_rate=audit_rate,
                                       traces=traces, route_below=route_below, world=world, world_traces=world_traces,
                                       dataset=dataset)
+        where = runner_from_options(runner, ray_address)
     columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TextColumn("resolved {task.fields[resolved]}  errors {task.fields[errors]}"))
     counts = {"resolved": 0, "errors": 0}
@@ -87,7 +90,7 @@ def eval_(dataset: Dataset = common.DEFAULT_DATASET, predictions: Predictions = 
         with common.reported():
             summary, path = evaluate_run(tasks, preds, run_id=run_id, model=model, logs_root=logs_dir,
                                          summary_dir=out, workers=workers, timeout=timeout, force=force,
-                                         backend=chosen, on_done=done)
+                                         backend=chosen, on_done=done, runner=where)
     say = common.out.print
     say(f"total {summary['total_instances']}  submitted {summary['submitted_instances']}  "
         f"completed {summary['completed_instances']}  resolved {summary['resolved_instances']}  "

@@ -23,6 +23,7 @@ from sweworld.cli.backend_opts import (
     backend_from_options,
 )
 from sweworld.cli.common import Dataset, InstanceIds, ReposDir, SkipInvalid, Split, Workers
+from sweworld.cli.runner_opts import RayAddress, RunnerName, runner_from_options
 
 PolicyName = Annotated[str, typer.Option("--policy", help=(
     "oracle | oracle-tests | noop | replay | openai | perturb (the gold patch with probability --perturb-p, "
@@ -113,7 +114,8 @@ def rollout(dataset: Dataset = common.DEFAULT_DATASET, policy: PolicyName = "ora
             skip_invalid: SkipInvalid = False, backend: BackendName = "real", world_url: WorldURL = None,
             world_model: WorldModel = "world", prompt_style: PromptStyle = "sweworld", audit_rate: AuditRate = 0.1,
             traces: Traces = None, perturb_p: PerturbP = 0.5, seed: Seed = 0, route_below: RouteBelow = None,
-            world: WorldKind = "openai", world_traces: WorldTraces = None) -> None:
+            world: WorldKind = "openai", world_traces: WorldTraces = None, runner: RunnerName = "local",
+            ray_address: RayAddress = None) -> None:
     """Roll out a policy: trajectories appended one by one (resumable), predictions, metrics."""
     from sweworld.agents.config import load_agent_config
     from sweworld.rollout.runner import run_rollouts
@@ -129,6 +131,7 @@ def rollout(dataset: Dataset = common.DEFAULT_DATASET, policy: PolicyName = "ora
                                       prompt_style=prompt_style, audit_rate=audit_rate, traces=traces,
                                       route_below=route_below, world=world, world_traces=world_traces,
                                       dataset=dataset)
+        where = runner_from_options(runner, ray_address)
     with Progress(TextColumn(f"[bold]{policy}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=common.console) as progress:
         bar = progress.add_task("rollout", total=len(tasks) * n_samples)
@@ -143,8 +146,7 @@ def rollout(dataset: Dataset = common.DEFAULT_DATASET, policy: PolicyName = "ora
 
         with common.reported():
             summary = run_rollouts(tasks, factory, config, out, n_samples=n_samples, workers=workers,
-                                   backend=chosen, evaluate=not no_eval,
-                                   on_done=done)
+                                   backend=chosen, evaluate=not no_eval, on_done=done, runner=where)
     table = Table("metric", "value", title=f"rollout: {policy}")
     for key, value in summary.items():
         table.add_row(key, str(value))

@@ -12,6 +12,7 @@ from rich.table import Table
 
 from sweworld.cli import common, params
 from sweworld.cli.common import Workers
+from sweworld.cli.runner_opts import RayAddress, RunnerName, runner_from_options
 
 Methods = Annotated[str | None, typer.Option(help="Comma-separated mutation kinds and/or 'combine' "
                                              "(default: all). See `sweworld synth --list-methods`.")]
@@ -66,7 +67,8 @@ def synth(repo: Annotated[str, typer.Option(help="pypi:NAME==VER, a git URL, or 
           issue_model: Annotated[str | None, typer.Option(help="Model name for --issue-model-url.")] = None,
           api_key_env: Annotated[str, typer.Option(help="Env var holding the API key.")] = "OPENAI_API_KEY",
           work: Annotated[Path | None, typer.Option(callback=params.output_dir, help="Work directory (resumable "
-                                                    "outcomes; default OUT.work).")] = None) -> None:
+                                                    "outcomes; default OUT.work).")] = None,
+          runner: RunnerName = "local", ray_address: RayAddress = None) -> None:
     """Inject bugs into a real repository, keep those its own tests catch, write SWE-bench instances
     (``patch`` = the fix) with FAIL_TO_PASS / PASS_TO_PASS and problem statements."""
     from sweworld.synth.pipeline import synthesize
@@ -94,7 +96,7 @@ def synth(repo: Annotated[str, typer.Option(help="pypi:NAME==VER, a git URL, or 
                                 **({"completed": done} if done is not None else {}))
 
             result = synthesize(spec, options, work=work or out.with_name(out.name + ".work"),
-                                on_outcome=outcome, on_stage=stage)
+                                on_outcome=outcome, on_stage=stage, runner=runner_from_options(runner, ray_address))
         save_tasks(result.instances, out)
         stats = result.stats.to_dict()
         stats_path = out.with_name(out.name.split(".")[0] + ".stats.json")

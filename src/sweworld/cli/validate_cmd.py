@@ -12,6 +12,7 @@ from rich.table import Table
 
 from sweworld.cli import common, params
 from sweworld.cli.common import Dataset, InstanceIds, ReposDir, SkipInvalid, Split, Workers
+from sweworld.cli.runner_opts import RayAddress, RunnerName, runner_from_options
 
 Out = Annotated[Path, typer.Option("--out", "-o", callback=params.output_file, help="Validated dataset to write "
                                    "(.jsonl/.json/.parquet); the table of dropped instances goes next to it as "
@@ -22,7 +23,8 @@ Timeout = Annotated[float, typer.Option("--timeout", callback=params.positive,
 
 def validate(dataset: Dataset = common.DEFAULT_DATASET, out: Out = Path("validated.jsonl"), split: Split = None,
              repos_dir: ReposDir = None, instance_ids: InstanceIds = None, workers: Workers = 1,
-             timeout: Timeout = 1800.0, skip_invalid: SkipInvalid = False) -> None:
+             timeout: Timeout = 1800.0, skip_invalid: SkipInvalid = False, runner: RunnerName = "local",
+             ray_address: RayAddress = None) -> None:
     """Run each instance's tests without and with the gold patch (twice each); keep the valid ones."""
     from sweworld.backends.real import RealBackend
     from sweworld.envs import EnvBuilder
@@ -34,11 +36,12 @@ def validate(dataset: Dataset = common.DEFAULT_DATASET, out: Out = Path("validat
     with common.reported():
         tasks = list(common.load(dataset, split=split, instance_ids=instance_ids, skip_invalid=skip_invalid))
         lock_for_command(out.parent, f"validation into {out}", name=f".{out.name}.lock")
+        where = runner_from_options(runner, ray_address)
     with Progress(TextColumn("[bold]validate"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=common.console) as progress:
         bar = progress.add_task("validate", total=len(tasks))
         verdicts = validate_tasks(tasks, RealBackend(EnvBuilder(RepoStore(repos_dir=repos_dir))), workers=workers,
-                                  timeout=timeout, on_done=lambda _v: progress.advance(bar))
+                                  timeout=timeout, on_done=lambda _v: progress.advance(bar), runner=where)
     kept = [v.task for v in verdicts if v.kept and v.task is not None]
     save_tasks(kept, out)
     drops = [{"instance_id": v.instance_id, "reason": v.reason, "flaky": v.flaky,

@@ -16,6 +16,7 @@ from sweworld.cli import common, params
 from sweworld.cli.backend_opts import PromptStyle, WorldModel, WorldURL
 from sweworld.cli.common import Dataset, InstanceIds, ReposDir, Split, Workers
 from sweworld.cli.rollout_cmd import InputFile, ModelName, ModelUrl, Out, PolicyName, rollout
+from sweworld.cli.runner_opts import RayAddress, RunnerName
 
 PLAIN = {"soft_wrap": True, "markup": False, "highlight": False}
 """Lines that tests and scripts read: never wrapped, no markup."""
@@ -33,7 +34,8 @@ def collect(dataset: Dataset = common.DEFAULT_DATASET, policy: PolicyName = "ora
             agent_config: Annotated[Path | None, typer.Option(help="Agent YAML (templates, limits).",
                                                               **InputFile)] = None,
             step_limit: Annotated[int | None, typer.Option(min=1, help="Override the step limit.")] = None,
-            temperature: Annotated[float, typer.Option(min=0.0, help="Sampling temperature.")] = 0.0) -> None:
+            temperature: Annotated[float, typer.Option(min=0.0, help="Sampling temperature.")] = 0.0,
+            runner: RunnerName = "local", ray_address: RayAddress = None) -> None:
     """Roll out a policy with the real backend, recording every command and evaluation in OUT/traces.jsonl."""
     from sweworld.world.traces import TRACES_FILE, TraceStore
 
@@ -42,7 +44,7 @@ def collect(dataset: Dataset = common.DEFAULT_DATASET, policy: PolicyName = "ora
         rollout(dataset=dataset, policy=policy, model_url=model_url, model=model, out=out, split=split,
                 repos_dir=repos_dir, instance_ids=instance_ids, workers=workers, n_samples=n_samples, replay=replay,
                 agent_config=agent_config, step_limit=step_limit, temperature=temperature, backend="real",
-                traces=traces)
+                traces=traces, runner=runner, ray_address=ray_address)
     finally:
         if traces.exists():
             store = TraceStore(traces)

@@ -13,11 +13,14 @@ import json
 import logging
 import os
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import as_completed
+from operator import methodcaller
 from pathlib import Path
 
 from sweworld import names
 from sweworld.backends import Backend
+from sweworld.distributed import LocalRunner, Runner, environment_group
+from sweworld.distributed.runner import EVALUATION
 from sweworld.harness.predictions import Prediction, model_dir_name
 from sweworld.harness.report import REPORT_FILE, InstanceReport, is_finished, summarize
 from sweworld.types import Task
@@ -40,9 +43,10 @@ def load_existing(path: Path) -> InstanceReport | None:
 def evaluate_run(tasks: list[Task], predictions: dict[str, Prediction], *, run_id: str, model: str,
                  logs_root: Path = Path("logs"), summary_dir: Path = Path("."), workers: int = 1,
                  timeout: float = 1800.0, force: bool = False, backend: Backend | None = None,
-                 on_done: Callable[[InstanceReport], None] | None = None) -> tuple[dict, Path]:
-    """Evaluate every task that has a prediction with ``backend`` (default: a real one); returns
-    (summary, summary path)."""
+                 on_done: Callable[[InstanceReport], None] | None = None,
+                 runner: Runner | None = None) -> tuple[dict, Path]:
+    """Evaluate every task that has a prediction with ``backend`` (default: a real one) on ``runner``
+    (default: threads here); returns (summary, summary path)."""
     if backend is None:
         from sweworld.backends.real import RealBackend
         backend = RealBackend()
@@ -60,9 +64,11 @@ def evaluate_run(tasks: list[Task], predictions: dict[str, Prediction], *, run_i
                 on_done(existing)
         else:
             todo.append(task)
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        futures = {pool.submit(backend.evaluate, task, predictions[task.instance_id], base / task.instance_id,
-                               timeout=timeout): task for task in todo}
+    with (runner or LocalRunner()).pool(workers, EVALUATION) as pool:
+        shared = pool.share(backend)
+        futures = {pool.submit(methodcaller("evaluate", task, predictions[task.instance_id], base / task.instance_id,
+                                            timeout=timeout), shared, group=environment_group(task)): task
+                   for task in todo}
         for future in as_completed(futures):
             report = future.result()
             reports[report.instance_id] = report

@@ -9,10 +9,12 @@ and disagreements are reported when it has them.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import as_completed
 from dataclasses import dataclass, field
 from typing import Any
 
+from sweworld.distributed import LocalRunner, Runner, environment_group
+from sweworld.distributed.runner import VALIDATION
 from sweworld.errors import InfraError
 from sweworld.harness import grade, patches
 from sweworld.harness.evaluate import run_tests
@@ -123,13 +125,15 @@ def _disagreements(task: Task, verdict: Validation) -> list[str]:
 
 
 def validate_tasks(tasks: list[Task], backend: Any = None, *, workers: int = 1,
-                   timeout: float = 1800.0, on_done=None) -> list[Validation]:
+                   timeout: float = 1800.0, on_done=None, runner: Runner | None = None) -> list[Validation]:
     if backend is None:
         from sweworld.backends.real import RealBackend
         backend = RealBackend()
     results: dict[str, Validation] = {}
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        futures = [pool.submit(validate_instance, task, backend, timeout=timeout) for task in tasks]
+    with (runner or LocalRunner()).pool(workers, VALIDATION) as pool:
+        shared = pool.share(backend)
+        futures = [pool.submit(validate_instance, task, shared, timeout=timeout, group=environment_group(task))
+                   for task in tasks]
         for future in as_completed(futures):
             verdict = future.result()
             results[verdict.instance_id] = verdict

@@ -14,13 +14,15 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import as_completed
 from pathlib import Path
 
 from sweworld import names
 from sweworld.agents.config import AgentConfig
 from sweworld.agents.loop import Policy, run_episode
 from sweworld.backends import Backend
+from sweworld.distributed import LocalRunner, Runner, environment_group
+from sweworld.distributed.runner import ROLLOUT
 from sweworld.errors import InfraError
 from sweworld.harness.predictions import Prediction
 from sweworld.harness.report import write_atomic
@@ -59,6 +61,13 @@ def rollout_one(task: Task, sample: int, policy: Policy, config: AgentConfig, ba
     return traj
 
 
+def rollout_made(task: Task, sample: int, make_policy: Callable[[], Policy], config: AgentConfig, backend: Backend,
+                 out: Path, *, evaluate: bool = True, timeout: float = 1800.0) -> Trajectory:
+    """``rollout_one`` with a policy made where the item runs (a policy holding a client is made
+    on the worker that uses it, not shipped)."""
+    return rollout_one(task, sample, make_policy(), config, backend, out, evaluate=evaluate, timeout=timeout)
+
+
 def write_outputs(out: Path, trajectories: list[Trajectory], extra: dict | None = None) -> dict:
     ordered = sorted(trajectories, key=lambda t: t.key)
     model = {t.key: t.model or t.policy for t in ordered}
@@ -78,9 +87,11 @@ def write_outputs(out: Path, trajectories: list[Trajectory], extra: dict | None 
 
 def run_rollouts(tasks: list[Task], make_policy: Callable[[], Policy], config: AgentConfig, out: Path, *,
                  n_samples: int = 1, workers: int = 1, backend: Backend | None = None, evaluate: bool = True,
-                 timeout: float = 1800.0, on_done: Callable[[Trajectory], None] | None = None) -> dict:
-    """Run what is missing with ``backend`` (default: a real one), then write predictions and the
-    summary; returns the summary."""
+                 timeout: float = 1800.0, on_done: Callable[[Trajectory], None] | None = None,
+                 runner: Runner | None = None) -> dict:
+    """Run what is missing with ``backend`` (default: a real one) on ``runner`` (default: threads
+    here), then write predictions and the summary; returns the summary. Only this process writes the
+    store, one record per finished item, whichever worker ran it."""
     if backend is None:
         from sweworld.backends.real import RealBackend
         backend = RealBackend()
@@ -90,9 +101,10 @@ def run_rollouts(tasks: list[Task], make_policy: Callable[[], Policy], config: A
     store = TrajectoryStore(out / "trajectories.jsonl")
     done = store.done()
     todo = [(task, k) for task in tasks for k in range(n_samples) if (task.instance_id, k) not in done]
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        futures = [pool.submit(rollout_one, task, k, make_policy(), config, backend, out, evaluate=evaluate,
-                               timeout=timeout) for task, k in todo]
+    with (runner or LocalRunner()).pool(workers, ROLLOUT) as pool:
+        shared = pool.share(backend)
+        futures = [pool.submit(rollout_made, task, k, make_policy, config, shared, out, evaluate=evaluate,
+                               timeout=timeout, group=environment_group(task)) for task, k in todo]
         for future in as_completed(futures):
             traj = future.result()
             store.append(traj)

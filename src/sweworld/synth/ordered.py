@@ -3,6 +3,8 @@
 ``run_ordered`` keeps at most ``window`` items in flight, hands results to ``on_result`` in item
 order, and stops submitting once ``enough(results_so_far)`` holds for the in-order prefix. Items
 finished beyond that point are handed to ``on_extra`` (cached for a later run) but not returned.
+Items run in a thread pool of ``workers``, or through ``submit(index, item) -> Future`` (a runner's
+pool: ``sweworld.distributed``).
 """
 
 from __future__ import annotations
@@ -15,10 +17,11 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
-def run_ordered(items: Sequence[T], fn: Callable[[int, T], R], *, workers: int,
+def run_ordered(items: Sequence[T], fn: Callable[[int, T], R] | None, *, workers: int,
                 enough: Callable[[list[R]], bool] = lambda _: False,
                 on_result: Callable[[R], None] | None = None,
-                on_extra: Callable[[R], None] | None = None) -> list[R]:
+                on_extra: Callable[[R], None] | None = None,
+                submit: Callable[[int, T], Future] | None = None) -> list[R]:
     """``[fn(i, item) ...]`` for the in-order prefix of ``items`` up to the first point where
     ``enough`` holds (all of them if never)."""
     results: list[R] = []
@@ -29,9 +32,10 @@ def run_ordered(items: Sequence[T], fn: Callable[[int, T], R], *, workers: int,
     next_item = 0
     stopped = False
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        start = submit or (lambda i, item: pool.submit(fn, i, item))
         while True:
             while not stopped and next_item < len(items) and len(pending) < max(2, 2 * workers):
-                pending[pool.submit(fn, next_item, items[next_item])] = next_item
+                pending[start(next_item, items[next_item])] = next_item
                 next_item += 1
             if not pending:
                 break

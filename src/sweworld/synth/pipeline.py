@@ -22,14 +22,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sweworld.distributed import LocalRunner, Runner
+from sweworld.distributed.runner import SYNTH_CHECK
 from sweworld.envs import EnvBuilder
-from sweworld.errors import InfraError, SWEWorldError
+from sweworld.errors import SWEWorldError
 from sweworld.synth import KINDS, Mutation, combine, sample_mutations
-from sweworld.synth.check import Outcome, StatementWriter, check_candidate, test_budgets
+from sweworld.synth.check import Outcome, StatementWriter
+from sweworld.synth.checker import Checker, close_episodes
 from sweworld.synth.instance import make_instance, template_statement
 from sweworld.synth.ordered import run_ordered
 from sweworld.synth.release import Release, ReleaseSpec, prepare
-from sweworld.synth.runs import CandidateRun
 from sweworld.synth.stats import SynthStats
 from sweworld.types import Task
 
@@ -130,40 +132,20 @@ def combinations(validated: list[Mutation], *, seed: int, limit: int) -> list[Mu
 
 
 class _Synthesis:
-    """One run: the release, its candidates, the worker episodes, the cache and the counts."""
+    """One run: the release, its candidates, the checker the runner's workers call, the cache and the
+    counts. Only this process writes the cache (outcomes come back to it in order)."""
 
     def __init__(self, release: Release, options: SynthOptions, stats: SynthStats, cache: OutcomeCache,
-                 on_outcome: Callable[[Outcome], None] | None):
+                 on_outcome: Callable[[Outcome], None] | None, runner: Runner | None = None):
         self.release, self.options, self.stats, self.cache, self.on_outcome = release, options, stats, cache, on_outcome
         self.timeout = options.timeout or max(5.0, 4 * release.suite_seconds)
-        self.statement = options.statement or template_statement
-        self.local = threading.local()
-        self.episodes: list[CandidateRun] = []
-
-    def episode(self) -> CandidateRun:
-        if getattr(self.local, "run", None) is None:
-            self.local.run = CandidateRun(self.release.task, self.release.layer, timeout=self.timeout,
-                                          label=f"{self.release.slug}-synth", fork_server=self.options.fork_server)
-            self.local.run.set_budgets(test_budgets(self.release), self.timeout)
-            self.episodes.append(self.local.run)
-        return self.local.run
-
-    def check(self, index: int, mutation: Mutation) -> Outcome:
-        if mutation.key in self.cache.known:
-            return self.cache.known[mutation.key].model_copy(update={"index": index})
-        try:
-            outcome = check_candidate(self.release, mutation, index, timeout=self.timeout, naive=self.options.naive,
-                                      statement=self.statement, run=self.episode())
-        except InfraError as exc:
-            if getattr(self.local, "run", None) is not None:  # the next candidate gets a fresh episode
-                self.local.run.close()
-                self.local.run = None
-            outcome = Outcome(index=index, key=mutation.key, method=mutation.kind, path=mutation.path,
-                              status="error", reason=str(exc).splitlines()[0])
-        self.cache.add(outcome)
-        return outcome
+        self.runner = runner or LocalRunner()
+        self.checker = Checker(release, self.timeout, naive=options.naive,
+                               statement=options.statement or template_statement, fork_server=options.fork_server,
+                               known=dict(cache.known))
 
     def report(self, outcome: Outcome) -> None:
+        self.cache.add(outcome)
         self.stats.add(outcome)
         if self.on_outcome:
             self.on_outcome(outcome)
@@ -173,18 +155,21 @@ class _Synthesis:
         def enough(done: list[Outcome]) -> bool:
             return limit is not None and sum(o.status == "validated" for o in done) >= limit
 
-        return run_ordered(mutations, lambda i, m: self.check(offset + i, m), workers=self.options.workers,
-                           enough=enough, on_result=self.report, on_extra=self.cache.add)
+        with self.runner.pool(self.options.workers, SYNTH_CHECK) as pool:
+            checker = pool.share(self.checker)
+            return run_ordered(mutations, None, workers=self.options.workers, enough=enough, on_result=self.report,
+                               on_extra=self.cache.add,
+                               submit=lambda i, m: pool.submit(checker, offset + i, m, group=self.release.slug))
 
     def close(self) -> None:
-        for episode in self.episodes:
-            episode.close()
+        close_episodes(self.checker.token)
 
 
 def synthesize(spec: ReleaseSpec, options: SynthOptions, *, builder: EnvBuilder | None = None,
                work: Path | None = None, on_outcome: Callable[[Outcome], None] | None = None,
-               on_stage: Callable[[str, int], None] | None = None) -> SynthResult:
-    """Synthesize validated instances from one release (see the module docstring)."""
+               on_stage: Callable[[str, int], None] | None = None, runner: Runner | None = None) -> SynthResult:
+    """Synthesize validated instances from one release (see the module docstring); the candidate
+    checks run on ``runner`` (default: threads here)."""
     builder = builder or EnvBuilder()
     kinds, with_combine = _methods(options)
     stats = SynthStats(repo=spec.repo, naive=options.naive, workers=options.workers, seed=options.seed)
@@ -196,7 +181,8 @@ def synthesize(spec: ReleaseSpec, options: SynthOptions, *, builder: EnvBuilder 
     candidates = candidates[: options.max_candidates] if options.max_candidates else candidates
     total = options.max_instances
     want_combined = round(total * options.combine_share) if (total and with_combine) else 0
-    run = _Synthesis(release, options, stats, OutcomeCache(work, _fingerprint(release, options)), on_outcome)
+    run = _Synthesis(release, options, stats, OutcomeCache(work, _fingerprint(release, options)), on_outcome,
+                     runner)
     try:
         if on_stage:
             on_stage("candidates", len(candidates))

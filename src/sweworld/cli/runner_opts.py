@@ -1,0 +1,32 @@
+"""The options every command that fans work out shares: where the items run.
+
+``--runner local`` (default) runs them in a thread pool here (``--workers`` at once); ``--runner ray``
+makes each a Ray task (extra ``[ray]``) on the cluster at ``--ray-address`` (``auto``: the one this
+node belongs to; omitted: a Ray started on this machine), ``--workers`` at most in flight.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from sweworld.cli import params
+
+RunnerName = Annotated[str, typer.Option(
+    "--runner", callback=params.one_of("local", "ray"),
+    help="local (a thread pool here) or ray (each item a Ray task; needs the ray extra).")]
+RayAddress = Annotated[str | None, typer.Option(
+    "--ray-address", help="ray: the cluster, 'auto' (the one this node joined) or HOST:PORT of its head; "
+    "omitted: start Ray on this machine.")]
+
+
+def runner_from_options(name: str = "local", ray_address: str | None = None):
+    """The runner the options name (``ConfigError`` reaches the caller's ``reported``)."""
+    from sweworld.distributed import make_runner
+    from sweworld.errors import ConfigError
+
+    if ray_address and name != "ray":
+        raise ConfigError(f"--ray-address {ray_address} is set but the runner is {name!r}",
+                          hint="add --runner ray, or drop --ray-address")
+    return make_runner(name, **({"address": ray_address} if name == "ray" else {}))
