@@ -56,7 +56,7 @@ def is_test_run(step: Step) -> bool:
     return bool(_TEST_COMMAND.search(command))
 
 
-def test_passed(step: Step) -> bool:
+def run_passed(step: Step) -> bool:
     """Did this test run pass: pytest's last summary counts, else the exit code and no traceback."""
     output = step.observation or ""
     counts: Counter[str] = Counter()
@@ -83,10 +83,10 @@ def trajectory_features(trajectory: Trajectory) -> dict[str, float]:
                           for s in steps)),
         "commands": _log(sum(s.tool == "execute_bash" for s in steps)), "test_runs": _log(len(tests)),
         "tested_after_edit": float(bool(after)),
-        "last_test_passed": float(last is not None and test_passed(last)),
-        "last_test_failed": float(last is not None and not test_passed(last)),
-        "passed_after_edit": float(last_after is not None and test_passed(last_after)),
-        "failed_after_edit": float(last_after is not None and not test_passed(last_after)),
+        "last_test_passed": float(last is not None and run_passed(last)),
+        "last_test_failed": float(last is not None and not run_passed(last)),
+        "passed_after_edit": float(last_after is not None and run_passed(last_after)),
+        "failed_after_edit": float(last_after is not None and not run_passed(last_after)),
         "tracebacks": _log(sum(bool(_TRACEBACK.search(s.observation or "")) for s in steps)),
         "nonzero_exits": _log(sum(s.exit_code not in (None, 0) for s in steps)),
         "format_errors": _log(sum(s.format_error for s in steps)),

@@ -36,6 +36,7 @@ def _need(task: Task | None, trajectory: Trajectory, name: str) -> Task:
 
 class TestsVerifier:
     name = "tests"
+    __test__ = False  # not a pytest class
     needs_tasks = True
 
     def __init__(self, backend: Any = None, *, log_dir: str | Path | None = None, timeout: float = 1800.0):
