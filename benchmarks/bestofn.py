@@ -1,16 +1,20 @@
 """Best-of-n with verifiers on repositories held out from the verifier's training (issue 13's goal).
 
-    python benchmarks/bestofn.py [--per-repo 3] [--samples 8] [--workers 2] [--out runs/bench-bestofn]
+    python benchmarks/bestofn.py [--policy perturb] [--per-repo 3] [--samples 8] [--workers 2] \
+        [--out runs/bench-bestofn]
 
 1. Real rollouts of the ``perturb`` policy (the gold patch with probability 0.5, else a plausible
-   wrong or partial edit), ``--samples`` per instance, ``--per-repo`` instances of every repository
+   wrong or partial edit; ``--policy explorer-perturb``: the same edits after exploring, with test
+   runs before and after them), ``--samples`` per instance, ``--per-repo`` instances of every repository
    of the default dataset (resumable: a rerun only runs what is missing).
 2. Repositories are split by a hash of the name (``fidelity.split_of``, test share 0.5). The
-   embedded verifier is trained on the train repositories' rollouts only (both feature sets:
-   ``blind``, the trajectory and the diff alone, and ``reference``, which adds the diff against the
-   gold patch as SWE-World's SWR sees it).
+   embedded verifier is trained on the train repositories' rollouts only, with each feature set:
+   ``blind`` (the trajectory and the diff alone, plus the agreement among an instance's samples),
+   ``solo`` (blind without the agreement: each sample judged alone) and ``reference`` (blind plus
+   the diff against the gold patch, as SWE-World's SWR sees it: not a test-time verifier).
 3. On the held-out repositories' rollouts: pass@k and best@k (k = 1..n) of each verifier (embedded
-   blind and reference, swr: the shipped embedded SWR, random, oracle), the mean resolve rate, and
+   blind, solo and reference, swr: the shipped embedded SWR, which also reads the gold patch,
+   random, oracle), the mean resolve rate, and
    the goal: best@n within 5 points of pass@n and above the mean by at least half of the
    pass@n - mean gap.
 """
@@ -23,6 +27,7 @@ from functools import partial
 from pathlib import Path
 
 from sweworld.agents.config import load_agent_config
+from sweworld.agents.explorer import ExplorerPolicy
 from sweworld.agents.perturb import PerturbPolicy
 from sweworld.backends.real import RealBackend
 from sweworld.data.sft import load_runs
@@ -56,16 +61,19 @@ def goal(selection, n: int) -> tuple[bool, bool]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dataset", default="default")
+    parser.add_argument("--policy", choices=("perturb", "explorer-perturb"), default="perturb")
     parser.add_argument("--per-repo", type=int, default=3)
     parser.add_argument("--samples", type=int, default=8)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", type=Path, default=Path("runs/bench-bestofn"))
     args = parser.parse_args()
     tasks = per_repo(load_tasks(path_of(args.dataset)), args.per_repo)
-    run = args.out / "perturb"
+    run = args.out / args.policy
+    make = (partial(PerturbPolicy, p=0.5, seed=0, mutate=mutations_for_file) if args.policy == "perturb" else
+            partial(ExplorerPolicy, fix="perturb", p=0.5, seed=0, mutate=mutations_for_file))
     started = time.monotonic()
-    run_rollouts(tasks, partial(PerturbPolicy, p=0.5, seed=0, mutate=mutations_for_file), load_agent_config(), run,
-                 n_samples=args.samples, workers=args.workers, backend=RealBackend())
+    run_rollouts(tasks, make, load_agent_config(), run, n_samples=args.samples, workers=args.workers,
+                 backend=RealBackend())
     print(f"rollouts: {len(tasks)} instances x {args.samples} samples in {time.monotonic() - started:.0f}s "
           "(0 s when they were there already)")
     by_id = {t.instance_id: t for t in tasks}

@@ -8,7 +8,10 @@
 - a best-of-n selection (``sweworld select``) over the real ``explorer-perturb`` samples with the
   ``swr`` verifier (the embedded SWR on the final diff) beside ``random``: pass@k and best@k. The
   shipped SWR compares a patch with the gold one, so on these synthesized instances it is close to
-  an oracle: the curve shows the machinery, not a verifier's merit.
+  an oracle: the curve shows the machinery, not a verifier's merit. The ``embedded`` verifier
+  (``sweworld verifier train``: trajectory and diff, no gold patch) is trained on the same samples
+  and selects among them: in-sample, so it too shows the machinery (benchmarks/bestofn.py measures
+  it on held-out repositories).
 """
 
 from __future__ import annotations
@@ -61,10 +64,12 @@ def data(run: DemoRun) -> list[Section]:
 
 
 def best_of_n(run: DemoRun) -> list[Section]:
-    """pass@k and best@k of the real explorer-perturb samples, with the swr and random verifiers."""
+    """pass@k and best@k of the real explorer-perturb samples, with the swr, random and embedded verifiers."""
     from sweworld.data.sft import load_runs, write_jsonl
+    from sweworld.errors import SWEWorldError
     from sweworld.verify import create_verifier
     from sweworld.verify.bestofn import predictions, select
+    from sweworld.verify.embedded import train_verifier
     from sweworld.verify.section import bestofn_section
 
     samples = run.out / "world" / "real-explorer-perturb"
@@ -75,8 +80,13 @@ def best_of_n(run: DemoRun) -> list[Section]:
     table = Table("verifier", "samples", "mean resolve", "selected resolve", "pass@k", "best@k",
                   title="best-of-n over the real explorer-perturb samples")
     sections = []
-    for name in ("swr", "random"):
-        selection = select(found, create_verifier(name, seed=0), tasks)
+    verifiers = {name: create_verifier(name, seed=0) for name in ("swr", "random")}
+    try:
+        verifiers["embedded"] = create_verifier("embedded", model=train_verifier(found, tasks))
+    except SWEWorldError as exc:  # one class only among the samples: nothing to learn
+        common.out.print(f"embedded verifier not trained: {exc.message}", **common.PLAIN)
+    for name, verifier in verifiers.items():
+        selection = select(found, verifier, tasks)
         ks = " ".join(f"{k}:{v:.2f}" for k, v in selection.pass_at.items())
         bs = " ".join(f"{k}:{v:.2f}" for k, v in selection.best_at.items())
         table.add_row(name, str(selection.samples), f"{selection.mean_resolve:.3f}",

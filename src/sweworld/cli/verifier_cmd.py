@@ -21,8 +21,9 @@ def train(ctx: typer.Context,
           out: Annotated[Path, typer.Option("--out", "-o", callback=params.output_file, dir_okay=False,
                                             help="The model JSON to write (`sweworld select --verifier embedded "
                                             "--verifier-model`).")],
-          features: Annotated[str, typer.Option("--features", callback=params.one_of("blind", "reference"), help=(
-              "'blind': the trajectory and the diff alone (a test-time verifier); 'reference': also the diff "
+          features: Annotated[str, typer.Option("--features", callback=params.one_of("blind", "solo", "reference"), help=(
+              "'blind': the trajectory and the diff alone, with the agreement among an instance's samples (a "
+              "test-time verifier); 'solo': blind without the agreement (each sample alone); 'reference': also the diff "
               "against the gold patch, as SWE-World's SWR sees it (not a test-time verifier)."))] = "blind",
           dataset: common.Dataset = common.DEFAULT_DATASET, split: common.Split = None,
           repos_dir: common.ReposDir = None,

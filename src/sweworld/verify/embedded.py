@@ -5,6 +5,7 @@ Feature sets (``FEATURE_SETS``):
 
 - ``blind``: the trajectory (``TRAJECTORY_FEATURES``, self-consistency ``agreement`` included) and
   the diff's gold-free features (``DIFF_FEATURES``): what SWE-Gym's verifier may see;
+- ``solo``: ``blind`` without ``agreement``: each sample judged alone, as SWE-Gym's verifier does;
 - ``reference``: ``blind`` plus the diff against the gold patch (``REFERENCE_FEATURES``), as
   SWE-World's SWR is shown it. Only where the gold patch may be used (synthesized tasks, training
   data filtering): on a benchmark it is not a test-time verifier.
@@ -40,9 +41,10 @@ from sweworld.world.embedded_swr.model import SWRClassifier, fit
 from sweworld.world.embedded_swr.patched import FileSource
 
 FORMAT = "sweworld-verifier-logistic/1"
-FeatureSet = Literal["blind", "reference"]
+FeatureSet = Literal["blind", "solo", "reference"]
 FEATURE_SETS: dict[str, tuple[str, ...]] = {
     "blind": (*TRAJECTORY_FEATURES, *DIFF_FEATURES),
+    "solo": tuple(f for f in (*TRAJECTORY_FEATURES, *DIFF_FEATURES) if f != "agreement"),
     "reference": (*TRAJECTORY_FEATURES, *DIFF_FEATURES, *REFERENCE_FEATURES),
 }
 Sources = Callable[[Task], FileSource]
