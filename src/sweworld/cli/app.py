@@ -18,6 +18,7 @@ from sweworld.cli import (
     rollout_cmd,
     select_cmd,
     synth_cmd,
+    train_cmd,
     validate_cmd,
     verifier_cmd,
     world_cmd,
@@ -38,6 +39,7 @@ app.command("select", context_settings=export_cmd.MORE)(select_cmd.select)
 app.command("demo")(demo.demo)
 app.add_typer(world_cmd.app, name="world")
 app.add_typer(export_cmd.app, name="export")
+app.add_typer(train_cmd.app, name="train")
 app.add_typer(verifier_cmd.app, name="verifier")
 
 

@@ -1,0 +1,76 @@
+"""``sweworld train``: fine-tune a model on exported rows with TRL (the ``train`` extra). docs/data.md."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from sweworld.cli import common, params
+from sweworld.cli.export_cmd import MORE
+
+app = typer.Typer(no_args_is_help=True, help="Train on exported rows (needs `pip install 'sweworld[train]'`).")
+
+
+def _summary_table(summary) -> Table:
+    table = Table("", "value", title=f"sft: {summary.model} -> {summary.out}")
+    losses = summary.losses
+    for name, value in (("rows", f"{summary.rows} ({', '.join(f'{k} {n}' for k, n in summary.kinds.items())})"),
+                        ("device", summary.device), ("lora", "yes" if summary.lora else "no"),
+                        ("steps", summary.steps), ("tokens per pass", summary.tokens),
+                        ("rows at --max-length (cut)", summary.rows_at_max_length),
+                        ("loss first -> last", f"{losses[0]:.4f} -> {losses[-1]:.4f}" if losses else "not logged"),
+                        ("seconds", f"{summary.seconds:.1f}")):
+        table.add_row(name, str(value))
+    return table
+
+
+@app.command("sft", context_settings=MORE)
+def sft(ctx: typer.Context,
+        data: Annotated[list[Path], typer.Option("--data", "-d", help=(
+            "JSONL of chat rows (`sweworld export sft` or `export world` output, verifier rows, any "
+            "{\"messages\": [...]} rows); several may follow."))],
+        model: Annotated[str, typer.Option("--model", "-m", help="Hugging Face model name or local model directory.")],
+        out: Annotated[Path | None, typer.Option("--out", "-o", callback=params.output_dir, help=(
+            "Where the model (or LoRA adapter), tokenizer and train_summary.json go "
+            "(default: runs/train/<model name>-sft)."))] = None,
+        lora: Annotated[bool, typer.Option("--lora", help="Train a LoRA adapter (peft) on every linear layer.")] = False,
+        lora_r: Annotated[int, typer.Option(min=1, help="LoRA rank.")] = 16,
+        lora_alpha: Annotated[int, typer.Option(min=1, help="LoRA alpha.")] = 32,
+        epochs: Annotated[float, typer.Option(callback=params.positive, help="Passes over the rows.")] = 1.0,
+        max_steps: Annotated[int | None, typer.Option(min=1, help="Stop after N optimizer steps (overrides --epochs).")]
+        = None,
+        lr: Annotated[float | None, typer.Option("--lr", callback=params.positive, help="Learning rate (default 2e-5; 2e-4 with --lora).")]
+        = None,
+        batch_size: Annotated[int, typer.Option(min=1, help="Rows per device per step.")] = 1,
+        grad_accum: Annotated[int, typer.Option(min=1, help="Gradient accumulation steps.")] = 1,
+        max_length: Annotated[int, typer.Option(min=1, help="Tokens per row; longer rows are cut (counted).")] = 8192,
+        assistant_only_loss: Annotated[bool, typer.Option("--assistant-only-loss", help=(
+            "Loss on assistant turns only (the template needs {% generation %} markers; TRL patches known ones)."))]
+        = False,
+        chat_template: Annotated[Path | None, typer.Option(exists=True, dir_okay=False, help=(
+            "Jinja chat template replacing the model's (one that renders tools and tool calls)."))] = None,
+        arguments: Annotated[str, typer.Option("--tool-arguments", help=(
+            "Tool-call arguments as decoded 'object's (what Hugging Face templates expect) or JSON 'string's."))]
+        = "object",
+        seed: Annotated[int, typer.Option(help="Seed of initialisation and data order.")] = 0,
+        logging_steps: Annotated[int, typer.Option(min=1, help="Log the loss every N steps.")] = 10) -> None:
+    """Supervised fine-tuning with TRL's SFTTrainer on policy, SWT, SWR or verifier rows."""
+    from sweworld.train.sft import SUMMARY, SFTTrainOptions, train_sft
+
+    if arguments not in ("object", "string"):
+        raise typer.BadParameter(f"{arguments!r}: use 'object' or 'string'", param_hint="--tool-arguments")
+    data = common.existing_paths(data, ctx, "--data")
+    out = out or Path("runs/train") / f"{Path(model.rstrip('/')).name or 'model'}-sft"
+    with common.reported():
+        options = SFTTrainOptions(model=model, out=out, lora=lora, lora_r=lora_r, lora_alpha=lora_alpha, epochs=epochs,
+                                  max_steps=max_steps, learning_rate=lr, batch_size=batch_size, grad_accum=grad_accum,
+                                  max_length=max_length, assistant_only_loss=assistant_only_loss,
+                                  chat_template=chat_template, seed=seed, logging_steps=logging_steps,
+                                  arguments=arguments)
+        summary = train_sft(data, options)
+    common.out.print(_summary_table(summary))
+    common.out.print(f"sft: {'LoRA adapter' if lora else 'model'} and tokenizer -> {out}; summary: {out / SUMMARY}",
+                     **common.PLAIN)

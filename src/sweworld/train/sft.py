@@ -1,0 +1,159 @@
+"""Supervised fine-tuning on exported chat rows with TRL's ``SFTTrainer``, LoRA optional (``peft``).
+
+``train_sft(data, options)`` reads and checks the rows (``sweworld.train.rows``), loads the model's
+tokenizer (its chat template renders ``messages`` and ``tools``; ``chat_template`` replaces it), makes
+a ``datasets.Dataset`` of the two columns TRL reads (``messages`` and ``tools`` stored as JSON, so
+tool-call arguments and schemas keep their shapes: Arrow would otherwise merge their keys into
+structs full of nulls), trains, and writes the model (or the LoRA adapter), its tokenizer and
+``train_summary.json`` to ``options.out``. Precision and gradient checkpointing follow the device:
+bf16 and checkpointing on a GPU, float32 without them on CPU (TRL's defaults assume a GPU).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from sweworld.data.formats import Arguments
+from sweworld.errors import ConfigError
+from sweworld.train.deps import require
+from sweworld.train.rows import TrainRow, kinds, load_rows
+
+SUMMARY = "train_summary.json"
+
+
+class SFTTrainOptions(BaseModel):
+    """What ``train_sft`` trains and how."""
+
+    model: str = Field(description="A Hugging Face model name or a local model directory.")
+    out: Path = Field(description="Where the model (or adapter), tokenizer and summary are written.")
+    lora: bool = Field(default=False, description="Train a LoRA adapter (peft) instead of every weight.")
+    lora_r: int = Field(default=16, ge=1)
+    lora_alpha: int = Field(default=32, ge=1)
+    lora_dropout: float = Field(default=0.05, ge=0, lt=1)
+    epochs: float = Field(default=1.0, gt=0)
+    max_steps: int | None = Field(default=None, ge=1, description="Stop after N optimizer steps (overrides epochs).")
+    learning_rate: float | None = Field(default=None, gt=0, description="Default: 2e-5, or 2e-4 with LoRA.")
+    batch_size: int = Field(default=1, ge=1, description="Rows per device per step.")
+    grad_accum: int = Field(default=1, ge=1, description="Gradient accumulation steps.")
+    max_length: int | None = Field(default=8192, ge=1, description="Tokens per row; longer rows are cut.")
+    assistant_only_loss: bool = Field(default=False, description="Loss on assistant turns only.")
+    chat_template: Path | None = Field(default=None, description="A Jinja chat template replacing the model's.")
+    arguments: Arguments = Field(default="object", description="Tool-call arguments as objects or JSON strings.")
+    seed: int = 0
+    logging_steps: int = Field(default=10, ge=1)
+
+
+class SFTTrainSummary(BaseModel):
+    """What a training run read, did and wrote (``train_summary.json``)."""
+
+    data: list[str]
+    rows: int
+    kinds: dict[str, int]
+    model: str
+    lora: bool
+    device: str
+    steps: int = 0
+    losses: list[float] = Field(default_factory=list, description="The training loss at each logging step.")
+    rows_at_max_length: int = Field(default=0, description="Rows as long as max_length: cut (or exactly that long).")
+    tokens: int = Field(default=0, description="Tokens of one pass over the rows (after cutting).")
+    seconds: float = 0.0
+    out: str
+    options: SFTTrainOptions
+
+
+def load_tokenizer(model: str, chat_template: Path | None):
+    """The model's tokenizer with a chat template and a pad token; ``ConfigError`` when either is missing."""
+    from transformers import AutoTokenizer
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(model)
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot load the tokenizer of {model!r}: {exc}", where="--model",
+                          hint="give a local model directory or a model name the hub serves") from None
+    if chat_template is not None:
+        if not chat_template.is_file():
+            raise ConfigError(f"no chat template file at {chat_template}", where="--chat-template",
+                              hint="give a Jinja template file")
+        tokenizer.chat_template = chat_template.read_text()
+    if not tokenizer.chat_template:
+        raise ConfigError(f"the tokenizer of {model!r} has no chat template to render messages and tools",
+                          where="--model", hint="give one with --chat-template FILE (an instruct model has one)")
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    return tokenizer
+
+
+def to_dataset(rows: Sequence[TrainRow]):
+    """The ``messages``/``tools`` columns as JSON features (shapes kept as written)."""
+    from datasets import Dataset, Features, Json, List
+
+    return Dataset.from_list([{"messages": r.messages, "tools": r.tools} for r in rows],
+                             features=Features({"messages": List(Json()), "tools": List(Json())}))
+
+
+def sft_config(options: SFTTrainOptions, gpu: bool):
+    from trl import SFTConfig
+
+    rate = options.learning_rate or (2e-4 if options.lora else 2e-5)
+    return SFTConfig(output_dir=str(options.out), num_train_epochs=options.epochs, max_steps=options.max_steps or -1,
+                     per_device_train_batch_size=options.batch_size, gradient_accumulation_steps=options.grad_accum,
+                     learning_rate=rate, max_length=options.max_length, assistant_only_loss=options.assistant_only_loss,
+                     logging_steps=options.logging_steps, save_strategy="no", report_to="none", seed=options.seed,
+                     bf16=gpu, activation_checkpointing=gpu, use_cpu=not gpu, disable_tqdm=True)
+
+
+def lora_config(options: SFTTrainOptions):
+    from peft import LoraConfig
+
+    return LoraConfig(r=options.lora_r, lora_alpha=options.lora_alpha, lora_dropout=options.lora_dropout,
+                      target_modules="all-linear", task_type="CAUSAL_LM")
+
+
+def trainer_for(options: SFTTrainOptions, rows: Sequence[TrainRow]):
+    """TRL's ``SFTTrainer`` on ``rows`` (data prepared, nothing trained yet)."""
+    import torch
+    from trl import SFTTrainer
+
+    tokenizer = load_tokenizer(options.model, options.chat_template)
+    gpu = torch.cuda.is_available()
+    try:
+        return SFTTrainer(model=options.model, args=sft_config(options, gpu), train_dataset=to_dataset(rows),
+                          processing_class=tokenizer, peft_config=lora_config(options) if options.lora else None)
+    except OSError as exc:
+        raise ConfigError(f"cannot load the model {options.model!r}: {exc}", where="--model",
+                          hint="give a local model directory or a model name the hub serves") from None
+    except ValueError as exc:  # TRL's checks of the template and options, e.g. assistant-only masks
+        raise ConfigError(str(exc), where="sweworld train sft",
+                          hint="see the message; --chat-template FILE with {% generation %} markers allows "
+                               "--assistant-only-loss") from None
+
+
+def _losses(log_history: list[dict[str, Any]]) -> list[float]:
+    return [float(entry["loss"]) for entry in log_history if "loss" in entry]
+
+
+def train_sft(data: Sequence[str | Path], options: SFTTrainOptions) -> SFTTrainSummary:
+    """Train on the rows of ``data`` and write the result (see the module docstring)."""
+    rows = load_rows(data, options.arguments)
+    require(lora=options.lora)
+    trainer = trainer_for(options, rows)
+    lengths = [len(ids) for ids in trainer.train_dataset["input_ids"]]
+    start = time.monotonic()
+    trainer.train()
+    seconds = time.monotonic() - start
+    options.out.mkdir(parents=True, exist_ok=True)
+    trainer.save_model(str(options.out))
+    trainer.processing_class.save_pretrained(str(options.out))
+    summary = SFTTrainSummary(
+        data=[str(p) for p in data], rows=len(rows), kinds=kinds(rows), model=options.model, lora=options.lora,
+        device=str(trainer.args.device), steps=trainer.state.global_step, losses=_losses(trainer.state.log_history),
+        rows_at_max_length=sum(n >= (options.max_length or n + 1) for n in lengths), tokens=sum(lengths),
+        seconds=round(seconds, 3), out=str(options.out), options=options)
+    (options.out / SUMMARY).write_text(json.dumps(summary.model_dump(mode="json"), indent=2) + "\n")
+    return summary
