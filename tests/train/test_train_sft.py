@@ -20,6 +20,7 @@ from data_trajectories import trajectory, write_run
 
 from sweworld.errors import DatasetError
 from sweworld.train.rows import load_rows
+from sweworld.train.sft import row_length
 
 CLI = [sys.executable, "-m", "sweworld.cli.app", "train", "sft"]
 ONE_THREAD = {**os.environ, "OMP_NUM_THREADS": "1"}
@@ -91,16 +92,15 @@ def test_full_fine_tune_from_the_cli_lowers_the_loss_and_loads_back(exported, ti
     out = tmp_path / "sft"
     result = subprocess.run([*CLI, "--data", *map(str, exported.values()), "--model", str(tiny), "--out", str(out),
                              "--max-steps", "8", "--batch-size", "4", "--lr", "1e-2", "--logging-steps", "1",
-                             "--max-length", "512"], capture_output=True, text=True, env=ONE_THREAD)
+                             "--max-length", "512", "--too-long", "cut"], capture_output=True, text=True, env=ONE_THREAD)
     assert result.returncode == 0, result.stderr
     summary = json.loads((out / "train_summary.json").read_text())
     assert summary["rows"] == len(rows) and summary["steps"] == 8 and summary["device"] == "cpu"
     assert summary["kinds"] == {"policy": 2, "verifier": 4, "swt": 6, "swr": 2}
     assert len(summary["losses"]) == 8 and summary["losses"][-1] < summary["losses"][0] - 0.5
-    lengths = [len(tokenizer.apply_chat_template(r.messages, tools=r.tools, tokenize=True, return_dict=True)
-                   ["input_ids"]) for r in rows]
-    assert summary["rows_at_max_length"] == sum(n >= 512 for n in lengths) > 0  # cut to --max-length
-    assert summary["tokens"] == sum(min(n, 512) for n in lengths)
+    lengths = [row_length(tokenizer, row) for row in rows]
+    assert summary["too_long"] == sum(n > 512 for n in lengths) > 0 and summary["rows_trained"] == len(rows)
+    assert summary["tokens"] == sum(min(n, 512) for n in lengths)  # cut to --max-length
     assert f"-> {out}" in result.stdout
 
     trained = AutoModelForCausalLM.from_pretrained(out)
@@ -120,15 +120,23 @@ def test_a_lora_adapter_on_world_rows_with_assistant_only_loss_loads_back(export
     from sweworld.train.sft import SFTTrainOptions, train_sft
 
     data = [exported["swt"], exported["swr"]]
-    out = tmp_path / "lora"
-    summary = train_sft(data, SFTTrainOptions(model=str(tiny), out=out, lora=True, lora_r=8, max_steps=6,
-                                              batch_size=4, learning_rate=3e-2, assistant_only_loss=True,
-                                              logging_steps=1, max_length=512))
-    assert summary.lora and summary.kinds == {"swt": 6, "swr": 2} and summary.losses[-1] < summary.losses[0]
-    assert (out / "adapter_config.json").is_file() and not (out / "model.safetensors").exists()
-
     rows = load_rows(data)
     tokenizer = AutoTokenizer.from_pretrained(tiny)
+    lengths = sorted(row_length(tokenizer, row) for row in rows)
+    options = SFTTrainOptions(model=str(tiny), out=tmp_path / "none", max_length=lengths[0] - 1)
+    with pytest.raises(DatasetError, match=f"every row is longer than --max-length {lengths[0] - 1} tokens"):
+        train_sft(data, options)
+
+    out, limit = tmp_path / "lora", lengths[len(lengths) // 2]  # rows over the median are dropped, not cut
+    summary = train_sft(data, SFTTrainOptions(model=str(tiny), out=out, lora=True, lora_r=8, max_steps=6,
+                                              batch_size=4, learning_rate=3e-2, assistant_only_loss=True,
+                                              logging_steps=1, max_length=limit))
+    assert summary.lora and summary.kinds == {"swt": 6, "swr": 2} and summary.losses[-1] < summary.losses[0]
+    assert summary.too_long == sum(n > limit for n in lengths) > 0
+    assert summary.rows_trained == len(rows) - summary.too_long
+    assert summary.tokens == sum(n for n in lengths if n <= limit)
+    assert (out / "adapter_config.json").is_file() and not (out / "model.safetensors").exists()
+
     adapted = AutoPeftModelForCausalLM.from_pretrained(out)
     base = AutoModelForCausalLM.from_pretrained(tiny)
     assert mean_loss(adapted, tokenizer, rows) < mean_loss(base, tokenizer, rows)

@@ -19,8 +19,9 @@ def _summary_table(summary) -> Table:
     losses = summary.losses
     for name, value in (("rows", f"{summary.rows} ({', '.join(f'{k} {n}' for k, n in summary.kinds.items())})"),
                         ("device", summary.device), ("lora", "yes" if summary.lora else "no"),
+                        ("rows trained", summary.rows_trained),
+                        (f"rows over --max-length ({summary.options.too_long})", summary.too_long),
                         ("steps", summary.steps), ("tokens per pass", summary.tokens),
-                        ("rows at --max-length (cut)", summary.rows_at_max_length),
                         ("loss first -> last", f"{losses[0]:.4f} -> {losses[-1]:.4f}" if losses else "not logged"),
                         ("seconds", f"{summary.seconds:.1f}")):
         table.add_row(name, str(value))
@@ -46,7 +47,11 @@ def sft(ctx: typer.Context,
         = None,
         batch_size: Annotated[int, typer.Option(min=1, help="Rows per device per step.")] = 1,
         grad_accum: Annotated[int, typer.Option(min=1, help="Gradient accumulation steps.")] = 1,
-        max_length: Annotated[int, typer.Option(min=1, help="Tokens per row; longer rows are cut (counted).")] = 8192,
+        max_length: Annotated[int, typer.Option(min=1, help="Tokens per row at most (as the chat template renders it).")]
+        = 8192,
+        too_long: Annotated[str, typer.Option("--too-long", help=(
+            "Rows over --max-length: 'drop' them (counted), or 'cut' them (a cut row loses its last turns)."))]
+        = "drop",
         assistant_only_loss: Annotated[bool, typer.Option("--assistant-only-loss", help=(
             "Loss on assistant turns only (the template needs {% generation %} markers; TRL patches known ones)."))]
         = False,
@@ -60,14 +65,16 @@ def sft(ctx: typer.Context,
     """Supervised fine-tuning with TRL's SFTTrainer on policy, SWT, SWR or verifier rows."""
     from sweworld.train.sft import SUMMARY, SFTTrainOptions, train_sft
 
-    if arguments not in ("object", "string"):
-        raise typer.BadParameter(f"{arguments!r}: use 'object' or 'string'", param_hint="--tool-arguments")
+    for value, option, choices in ((arguments, "--tool-arguments", ("object", "string")),
+                                   (too_long, "--too-long", ("drop", "cut"))):
+        if value not in choices:
+            raise typer.BadParameter(f"{value!r}: use one of {', '.join(choices)}", param_hint=option)
     data = common.existing_paths(data, ctx, "--data")
     out = out or Path("runs/train") / f"{Path(model.rstrip('/')).name or 'model'}-sft"
     with common.reported():
         options = SFTTrainOptions(model=model, out=out, lora=lora, lora_r=lora_r, lora_alpha=lora_alpha, epochs=epochs,
                                   max_steps=max_steps, learning_rate=lr, batch_size=batch_size, grad_accum=grad_accum,
-                                  max_length=max_length, assistant_only_loss=assistant_only_loss,
+                                  max_length=max_length, too_long=too_long, assistant_only_loss=assistant_only_loss,
                                   chat_template=chat_template, seed=seed, logging_steps=logging_steps,
                                   arguments=arguments)
         summary = train_sft(data, options)

@@ -1,8 +1,10 @@
 """Supervised fine-tuning on exported chat rows with TRL's ``SFTTrainer``, LoRA optional (``peft``).
 
 ``train_sft(data, options)`` reads and checks the rows (``sweworld.train.rows``), loads the model's
-tokenizer (its chat template renders ``messages`` and ``tools``; ``chat_template`` replaces it), makes
-a ``datasets.Dataset`` of the two columns TRL reads (``messages`` and ``tools`` stored as JSON, so
+tokenizer (its chat template renders ``messages`` and ``tools``; ``chat_template`` replaces it),
+renders every row (a row the template cannot render is an error at its file:line) and drops the rows
+over ``max_length`` tokens (TRL would cut them from the end, which loses the reply a row exists to
+teach; ``too_long="cut"`` keeps TRL's cut instead), makes a ``datasets.Dataset`` of the two columns TRL reads (``messages`` and ``tools`` stored as JSON, so
 tool-call arguments and schemas keep their shapes: Arrow would otherwise merge their keys into
 structs full of nulls), trains, and writes the model (or the LoRA adapter), its tokenizer and
 ``train_summary.json`` to ``options.out``. Precision and gradient checkpointing follow the device:
@@ -15,12 +17,12 @@ import json
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from sweworld.data.formats import Arguments
-from sweworld.errors import ConfigError
+from sweworld.errors import ConfigError, DatasetError
 from sweworld.train.deps import require
 from sweworld.train.rows import TrainRow, kinds, load_rows
 
@@ -41,7 +43,9 @@ class SFTTrainOptions(BaseModel):
     learning_rate: float | None = Field(default=None, gt=0, description="Default: 2e-5, or 2e-4 with LoRA.")
     batch_size: int = Field(default=1, ge=1, description="Rows per device per step.")
     grad_accum: int = Field(default=1, ge=1, description="Gradient accumulation steps.")
-    max_length: int | None = Field(default=8192, ge=1, description="Tokens per row; longer rows are cut.")
+    max_length: int | None = Field(default=8192, ge=1, description="Tokens per row at most (None: no limit).")
+    too_long: Literal["drop", "cut"] = Field(default="drop", description=(
+        "Rows over max_length: dropped (a cut row loses its last turns: the reply to learn), or cut."))
     assistant_only_loss: bool = Field(default=False, description="Loss on assistant turns only.")
     chat_template: Path | None = Field(default=None, description="A Jinja chat template replacing the model's.")
     arguments: Arguments = Field(default="object", description="Tool-call arguments as objects or JSON strings.")
@@ -60,8 +64,10 @@ class SFTTrainSummary(BaseModel):
     device: str
     steps: int = 0
     losses: list[float] = Field(default_factory=list, description="The training loss at each logging step.")
-    rows_at_max_length: int = Field(default=0, description="Rows as long as max_length: cut (or exactly that long).")
-    tokens: int = Field(default=0, description="Tokens of one pass over the rows (after cutting).")
+    rows_trained: int = Field(default=0, description="Rows the trainer kept (TRL also drops rows left with no "
+                              "token to learn, e.g. an assistant turn cut off).")
+    too_long: int = Field(default=0, description="Rows over max_length: dropped, or cut with too_long='cut'.")
+    tokens: int = Field(default=0, description="Tokens of one pass over the trained rows (after cutting).")
     seconds: float = 0.0
     out: str
     options: SFTTrainOptions
@@ -103,7 +109,7 @@ def sft_config(options: SFTTrainOptions, gpu: bool):
     rate = options.learning_rate or (2e-4 if options.lora else 2e-5)
     return SFTConfig(output_dir=str(options.out), num_train_epochs=options.epochs, max_steps=options.max_steps or -1,
                      per_device_train_batch_size=options.batch_size, gradient_accumulation_steps=options.grad_accum,
-                     learning_rate=rate, max_length=options.max_length, assistant_only_loss=options.assistant_only_loss,
+                     learning_rate=rate, max_length=options.max_length if options.too_long == "cut" else None, assistant_only_loss=options.assistant_only_loss,
                      logging_steps=options.logging_steps, save_strategy="no", report_to="none", seed=options.seed,
                      bf16=gpu, activation_checkpointing=gpu, use_cpu=not gpu, disable_tqdm=True)
 
@@ -115,12 +121,35 @@ def lora_config(options: SFTTrainOptions):
                       target_modules="all-linear", task_type="CAUSAL_LM")
 
 
-def trainer_for(options: SFTTrainOptions, rows: Sequence[TrainRow]):
+def row_length(tokenizer, row: TrainRow) -> int:
+    """Tokens of ``row`` as the chat template renders it (what TRL trains on); a row the template cannot
+    render is a ``DatasetError`` at its file:line."""
+    try:
+        return len(tokenizer.apply_chat_template(row.messages, tools=row.tools, tokenize=True,
+                                                 return_dict=True)["input_ids"])
+    except Exception as exc:  # jinja2 raises its own errors, templates raise_exception() theirs
+        raise DatasetError(f"the chat template cannot render this row: {type(exc).__name__}: {exc}", where=row.where,
+                           hint="use --chat-template FILE with a template that renders tools and tool calls, or "
+                                "--tool-arguments string") from None
+
+
+def fit(rows: Sequence[TrainRow], lengths: Sequence[int], options: SFTTrainOptions) -> list[TrainRow]:
+    """The rows to train on: with ``too_long="drop"``, those within ``max_length`` (``DatasetError`` when none is)."""
+    if options.too_long == "cut" or options.max_length is None:
+        return list(rows)
+    kept = [row for row, n in zip(rows, lengths, strict=True) if n <= options.max_length]
+    if not kept:
+        raise DatasetError(f"every row is longer than --max-length {options.max_length} tokens (the shortest has "
+                           f"{min(lengths)})", where=rows[0].where.rsplit(":", 1)[0],
+                           hint="raise --max-length, give --too-long cut, or export shorter rows (--max-tokens)")
+    return kept
+
+
+def trainer_for(options: SFTTrainOptions, rows: Sequence[TrainRow], tokenizer):
     """TRL's ``SFTTrainer`` on ``rows`` (data prepared, nothing trained yet)."""
     import torch
     from trl import SFTTrainer
 
-    tokenizer = load_tokenizer(options.model, options.chat_template)
     gpu = torch.cuda.is_available()
     try:
         return SFTTrainer(model=options.model, args=sft_config(options, gpu), train_dataset=to_dataset(rows),
@@ -142,18 +171,20 @@ def train_sft(data: Sequence[str | Path], options: SFTTrainOptions) -> SFTTrainS
     """Train on the rows of ``data`` and write the result (see the module docstring)."""
     rows = load_rows(data, options.arguments)
     require(lora=options.lora)
-    trainer = trainer_for(options, rows)
-    lengths = [len(ids) for ids in trainer.train_dataset["input_ids"]]
+    tokenizer = load_tokenizer(options.model, options.chat_template)
+    lengths = [row_length(tokenizer, row) for row in rows]
+    trainer = trainer_for(options, fit(rows, lengths, options), tokenizer)
+    trained = [len(ids) for ids in trainer.train_dataset["input_ids"]]
     start = time.monotonic()
     trainer.train()
     seconds = time.monotonic() - start
     options.out.mkdir(parents=True, exist_ok=True)
     trainer.save_model(str(options.out))
-    trainer.processing_class.save_pretrained(str(options.out))
+    tokenizer.save_pretrained(str(options.out))
     summary = SFTTrainSummary(
-        data=[str(p) for p in data], rows=len(rows), kinds=kinds(rows), model=options.model, lora=options.lora,
+        data=[str(p) for p in data], rows=len(rows), kinds=kinds(rows), rows_trained=len(trained),
+        too_long=sum(n > (options.max_length or n) for n in lengths), model=options.model, lora=options.lora,
         device=str(trainer.args.device), steps=trainer.state.global_step, losses=_losses(trainer.state.log_history),
-        rows_at_max_length=sum(n >= (options.max_length or n + 1) for n in lengths), tokens=sum(lengths),
-        seconds=round(seconds, 3), out=str(options.out), options=options)
+        tokens=sum(trained), seconds=round(seconds, 3), out=str(options.out), options=options)
     (options.out / SUMMARY).write_text(json.dumps(summary.model_dump(mode="json"), indent=2) + "\n")
     return summary
