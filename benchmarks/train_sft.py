@@ -1,5 +1,5 @@
 """`sweworld train sft` on exported rows, on this machine's CPU with a tiny model built from a config:
-what the rows cost in tokens, and full fine-tuning against LoRA (tokens per second and their ratio,
+what the rows cost in tokens, and full fine-tuning against LoRA on rows cut to --max-length (tokens per second and their ratio,
 the loss before and after), measured in one run.
 
     python benchmarks/train_sft.py [--data runs/demo/data/sft.jsonl runs/demo/data/world/swt.jsonl ...]
@@ -49,12 +49,13 @@ def main() -> None:
         for lora in (False, True):
             summary = train_sft(args.data, SFTTrainOptions(
                 model=str(tiny), out=Path(tmp) / ("lora" if lora else "full"), lora=lora, max_steps=args.steps,
-                batch_size=2, learning_rate=3e-2 if lora else 1e-2, max_length=args.max_length, logging_steps=1))
-            seen = summary.tokens / len(rows) * 2 * summary.steps  # tokens of the rows the steps saw, on average
+                batch_size=2, learning_rate=3e-2 if lora else 1e-2, max_length=args.max_length, too_long="cut",
+                logging_steps=1))
+            seen = summary.tokens / summary.rows_trained * 2 * summary.steps  # tokens the steps saw, on average
             speed[lora] = seen / summary.seconds
             print(f"{'lora' if lora else 'full'}: {summary.steps} steps in {summary.seconds:.1f} s, "
                   f"~{speed[lora]:.0f} tokens/s, loss {summary.losses[0]:.3f} -> {summary.losses[-1]:.3f}, "
-                  f"rows cut at --max-length: {summary.rows_at_max_length}")
+                  f"rows cut at --max-length: {summary.too_long}")
         print(f"ratio lora/full tokens per second: {speed[True] / speed[False]:.2f}")
 
 
