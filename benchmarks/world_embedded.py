@@ -36,6 +36,7 @@ from sweworld.world.config import WorldConfig
 from sweworld.world.embedded import evaluate as swt_eval
 from sweworld.world.embedded_swr import EmbeddedSWR, EmbeddedSWRConfig
 from sweworld.world.embedded_swr.predict import repo_sources
+from sweworld.world.embedded_swr.swr import predictor as swr_predictor
 from sweworld.world.embedded_swr.train import train
 from sweworld.world.fidelity import split_of
 from sweworld.world.traces import TraceStore, load_traces
@@ -77,23 +78,26 @@ def main() -> None:
     test_repos = sorted({t.repo for t in traces if split_of(t.repo, 0.5) == "test"})
     print(f"{len(traces)} traces; held-out repositories: {', '.join(test_repos)}")
 
-    swt_report = swt_eval.held_out(traces, tasks)
-    print("SWT held out:", json.dumps({k: v for k, v in swt_report.items() if k != "test_repos"}, default=str)[:600])
     _, swr_report = train(traces, repo_sources())
     print("SWR held out:", json.dumps(swr_report.get("held_out"), default=str)[:600])
 
     with tempfile.TemporaryDirectory() as tmp:
-        train_traces = Path(tmp) / "train.jsonl"
+        train_traces, swr_path = Path(tmp) / "train.jsonl", str(Path(tmp) / "swr.json")
         store = TraceStore(train_traces)
         for trace in traces:
             if trace.repo not in test_repos:
                 store.append(trace)
         held_swr, _ = train([t for t in traces if t.repo not in test_repos], repo_sources(), test_fraction=0.0)
-        held_swr.save(Path(tmp) / "swr.json")
+        held_swr.save(swr_path)
+        for name, predictor in (("default predictor", None),
+                                ("the SWR of the train repositories as predictor", swr_predictor(swr_path))):
+            swt_report = swt_eval.held_out(traces, tasks, predictor=predictor)
+            print(f"SWT held out, {name}:",
+                  json.dumps({k: v for k, v in swt_report.items() if k != "test_repos"}, default=str)[:700])
         world = WorldConfig.from_options(urls=None, kind="embedded", traces=[str(train_traces)], dataset=args.dataset)
-        world.swr_model = {"path": str(Path(tmp) / "swr.json")}
-        sim = SimBackend(world=world, builder=real.builder, swr=EmbeddedSWR(config=EmbeddedSWRConfig(
-            path=str(Path(tmp) / "swr.json"))))
+        world.swr_model = {"path": swr_path}
+        world.swt_model["predictor_model"] = swr_path  # the SWT's per-test predictions: the same held-out SWR
+        sim = SimBackend(world=world, builder=real.builder, swr=EmbeddedSWR(config=EmbeddedSWRConfig(path=swr_path)))
         held = [t for t in tasks if t.repo in test_repos]
         print(f"hybrid on {len(held)} held-out instances, every simulated step audited:")
         for below in args.route_below:

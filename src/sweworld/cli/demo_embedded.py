@@ -5,9 +5,10 @@
    both outcomes, labelled by the real harness.
 2. The embedded SWT is fitted on the traces of the *train* repositories (split by a hash of the
    name) and the tasks' test lists; the embedded SWR is the classifier that ships in the package.
-3. Sim rollouts of ``oracle-tests``, ``noop`` and ``explorer-perturb`` run on them, and a hybrid one
-   with every simulated step and evaluation audited and the unsure ones (confidence under
-   ``ROUTE_BELOW``) run for real: the share that ran for real and the agreement the agent saw.
+3. Rollouts of ``oracle-tests``, ``noop``, ``perturb`` and ``explorer-perturb`` run on them in sim
+   mode and in hybrid mode, the latter with every simulated step and evaluation audited and the
+   unsure ones (confidence under ``ROUTE_BELOW``) run for real: the share that ran for real and the
+   agreement the agent saw.
 4. The fidelity table scores both models on every trace (train and held-out repositories).
 """
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import shutil
 from functools import partial
+from itertools import product
 from typing import TYPE_CHECKING
 
 from sweworld.cli import common
@@ -32,6 +34,7 @@ def embedded(run: DemoRun) -> list[Section]:
     """Mixed-outcome traces, then sim and hybrid rollouts and fidelity on the embedded models."""
     from sweworld.agents.config import load_agent_config
     from sweworld.agents.explorer import ExplorerPolicy
+    from sweworld.agents.perturb import PerturbPolicy
     from sweworld.agents.policies import NoopPolicy, TestingOraclePolicy
     from sweworld.backends.hybrid import HybridBackend
     from sweworld.backends.real import RealBackend
@@ -64,10 +67,12 @@ def embedded(run: DemoRun) -> list[Section]:
     sim = SimBackend(world=world, builder=run.builder)
     hybrid = HybridBackend(run.builder, world, audit_rate=1.0, route_below=ROUTE_BELOW, sim=sim)
     summaries = {"real explorer-perturb": real}
-    for name, policy, backend in (("sim oracle-tests", TestingOraclePolicy, sim), ("sim noop", NoopPolicy, sim),
-                                  ("sim explorer-perturb", explorer, sim),
-                                  (f"hybrid explorer-perturb (route below {ROUTE_BELOW})", explorer, hybrid)):
-        target = world_dir / ("embedded-" + name.split(" (")[0].replace(" ", "-"))
+    perturb = partial(PerturbPolicy, p=0.5, seed=0, mutate=mutations_for_file)
+    policies = {"oracle-tests": TestingOraclePolicy, "noop": NoopPolicy, "perturb": perturb,
+                "explorer-perturb": explorer}
+    for (policy_name, policy), (mode, backend) in product(policies.items(), (("sim", sim), ("hybrid", hybrid))):
+        name = f"{mode} {policy_name}"
+        target = world_dir / ("embedded-" + name.replace(" ", "-"))
         shutil.rmtree(target, ignore_errors=True)
         summaries[name] = run_rollouts(run.tasks, policy, config, target, n_samples=SAMPLES, workers=run.workers,
                                        backend=backend)

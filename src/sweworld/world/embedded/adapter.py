@@ -10,7 +10,9 @@ altogether, for a caller that holds the context (the SWT hook proposed in docs/w
 
 Config (``create_model("embedded", {...})``): ``model`` (a saved ``EmbeddedSWT``), and/or
 ``traces`` (trace files or run directories to fit on), ``dataset`` (a dataset name or path whose
-rows become known tasks), ``predictor`` (``"module:factory"`` of a ``TestOutcomePredictor``),
+rows become known tasks), ``predictor`` (``"module:factory"`` of a ``TestOutcomePredictor``) and
+``predictor_model`` (a model file its factory takes), ``calibrate`` (confidences calibrated on the
+traces, leaving one repository out at a time),
 ``replay`` (exact replay on, default true), ``import_graph`` (build each traced repository's import
 graph from its cached base tree).
 """
@@ -145,7 +147,8 @@ def create(config: Mapping[str, Any]) -> EmbeddedWorldModel:
     from sweworld.world.embedded.learn import learn, repo_trees
     from sweworld.world.traces import load_traces
 
-    options = {"predictor": load_predictor(config.get("predictor")), "replay": bool(config.get("replay", True))}
+    options = {"predictor": load_predictor(config.get("predictor"), config.get("predictor_model")),
+               "replay": bool(config.get("replay", True))}
     swt = EmbeddedSWT.load(config["model"], **options) if config.get("model") else EmbeddedSWT(**options)
     traces = config.get("traces") or []
     if traces:
@@ -154,7 +157,7 @@ def create(config: Mapping[str, Any]) -> EmbeddedWorldModel:
         learn(loaded, data=swt.data, trees=trees)
         if config.get("calibrate"):
             from sweworld.world.embedded.calibrate import calibration
-            swt.calibration = calibration(loaded, trees=trees)
+            swt.calibration = calibration(loaded, trees=trees, predictor=options["predictor"])
     if config.get("dataset"):
         from sweworld.datasets import is_shipped, path_of
         from sweworld.tasks.load import load_tasks

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from sweworld.types import Task
+from sweworld.world.embedded.predictor import TestOutcomePredictor
 from sweworld.world.traces import EvalTrace, StepTrace
 
 BANDS = (0.5, 0.8)
@@ -27,9 +28,11 @@ def band(confidence: float) -> int:
 
 
 def calibration(traces: Sequence[StepTrace | EvalTrace], tasks: Sequence[Task] = (), *,
-                trees: Callable[[Task], Path | None] | None = None) -> dict[str, float]:
+                trees: Callable[[Task], Path | None] | None = None,
+                predictor: TestOutcomePredictor | None = None) -> dict[str, float]:
     """``"source"`` and ``"source:band"`` -> smoothed exit-code accuracy; {} with fewer than two
-    repositories (nothing can be held out)."""
+    repositories (nothing can be held out). ``predictor``: the per-test predictor the model uses
+    (its confidences are what the bands calibrate)."""
     from sweworld.world.embedded.evaluate import fit_on
 
     steps = [t for t in traces if isinstance(t, StepTrace) and t.routed == "sim"]
@@ -38,7 +41,7 @@ def calibration(traces: Sequence[StepTrace | EvalTrace], tasks: Sequence[Task] =
         return {}
     hits: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for repo in repos:
-        swt = fit_on(traces, tasks, lambda r, repo=repo: r != repo, trees)
+        swt = fit_on(traces, tasks, lambda r, repo=repo: r != repo, trees, predictor)
         for step in (s for s in steps if s.repo == repo):
             got = swt.predict(step.context)
             right = int(got.output.exit_code == step.exit_code)

@@ -18,6 +18,7 @@ from typing import Any
 
 from sweworld.types import Task
 from sweworld.world.embedded.model import EmbeddedSWT
+from sweworld.world.embedded.predictor import TestOutcomePredictor
 from sweworld.world.fidelity import split_of
 from sweworld.world.metrics import similarity
 from sweworld.world.swt import to_result
@@ -55,11 +56,12 @@ def score(swt: EmbeddedSWT, steps: Iterable[StepTrace], *, confident: float = 0.
 
 
 def fit_on(traces: Traces, tasks: Sequence[Task], keep: Callable[[str], bool],
-         trees: Callable[[Task], Path | None] | None) -> EmbeddedSWT:
+         trees: Callable[[Task], Path | None] | None, predictor: TestOutcomePredictor | None = None) -> EmbeddedSWT:
     """Fitted on the kept repositories' traces; every task row known (the held-out ones' too, and
-    their import graphs: the repository, not its traces)."""
+    their import graphs: the repository, not its traces); ``predictor``: the per-test predictor
+    (default ``GoldTouchPredictor``)."""
     rows = [*tasks, *(Task.model_validate(t.task) for t in traces if isinstance(t, EvalTrace))]
-    return EmbeddedSWT.fit([t for t in traces if keep(t.repo)], tasks=rows, trees=trees)
+    return EmbeddedSWT.fit([t for t in traces if keep(t.repo)], tasks=rows, trees=trees, predictor=predictor)
 
 
 def leave_one_repo_out(traces: Traces, tasks: Sequence[Task] = (), *,
@@ -79,9 +81,10 @@ def leave_one_repo_out(traces: Traces, tasks: Sequence[Task] = (), *,
 
 
 def held_out(traces: Traces, tasks: Sequence[Task] = (), *, test_fraction: float = 0.5,
-             trees: Callable[[Task], Path | None] | None = None) -> dict[str, Any]:
+             trees: Callable[[Task], Path | None] | None = None,
+             predictor: TestOutcomePredictor | None = None) -> dict[str, Any]:
     """See the module docstring."""
     test = {t.repo for t in traces if split_of(t.repo, test_fraction) == "test"}
-    swt = fit_on(traces, tasks, lambda r: r not in test, trees)
+    swt = fit_on(traces, tasks, lambda r: r not in test, trees, predictor)
     return {"test_repos": sorted(test),
             **score(swt, [t for t in traces if isinstance(t, StepTrace) and t.repo in test])}

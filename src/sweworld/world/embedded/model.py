@@ -44,8 +44,8 @@ from sweworld.world.embedded.facts import (
 from sweworld.world.embedded.learn import learn, task_from_context
 from sweworld.world.embedded.neighbors import TfidfIndex, tokens
 from sweworld.world.embedded.predictor import GoldTouchPredictor, TestOutcomePredictor, state_class
-from sweworld.world.embedded.structured import Prediction, predict_tests
 from sweworld.world.embedded.scripts import predict_script
+from sweworld.world.embedded.structured import Prediction, predict_tests
 from sweworld.world.embedded.testcmd import parse_script_command, parse_test_command
 from sweworld.world.parse import SWTOutput
 from sweworld.world.traces import EvalTrace, StepTrace

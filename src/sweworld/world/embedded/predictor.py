@@ -4,7 +4,7 @@
 status of ``sweworld.world.embedded.pytestlog.STATUSES``. The embedded SWR provides the real one;
 ``GoldTouchPredictor`` is the default: a FAIL_TO_PASS test fails unless the diff touches the gold
 patch's changed regions (its hunks, in the same files), every other test passes; confidence 0.5.
-``load_predictor("pkg.module:factory")`` builds one named in a configuration.
+``load_predictor("pkg.module:factory", model)`` builds one named in a configuration.
 """
 
 from __future__ import annotations
@@ -78,9 +78,11 @@ class GoldTouchPredictor:
         return {t: ("FAILED" if t in failing and not fixed else "PASSED", self.confidence) for t in test_ids}
 
 
-def load_predictor(spec: str | None) -> TestOutcomePredictor:
-    """The predictor ``"module:factory"`` names (called without arguments), else the default."""
+def load_predictor(spec: str | None, model: str | None = None) -> TestOutcomePredictor:
+    """The predictor ``"module:factory"`` names (called with ``model``, a model file, when given),
+    else the default."""
     if not spec:
         return GoldTouchPredictor()
     module, _, attr = spec.partition(":")
-    return getattr(importlib.import_module(module), attr)()
+    factory = getattr(importlib.import_module(module), attr)
+    return factory(model) if model else factory()

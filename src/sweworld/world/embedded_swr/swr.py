@@ -104,6 +104,7 @@ class EmbeddedSWR:
         return test_statuses(self.model, task, probability, values, test_ids)
 
 
-def predictor() -> EmbeddedSWR:
-    """The shipped model as the embedded SWT's predictor (``load_predictor("sweworld.world.embedded_swr:predictor")``)."""
-    return EmbeddedSWR()
+def predictor(path: str | None = None) -> EmbeddedSWR:
+    """The embedded SWR (the shipped model, or the one at ``path``) as the embedded SWT's predictor
+    (``load_predictor("sweworld.world.embedded_swr:predictor", path)``)."""
+    return EmbeddedSWR(config=EmbeddedSWRConfig(path=path))
