@@ -98,6 +98,7 @@ def test_full_fine_tune_from_the_cli_lowers_the_loss_and_loads_back(exported, ti
     assert summary["rows"] == len(rows) and summary["steps"] == 8 and summary["device"] == "cpu"
     assert summary["kinds"] == {"policy": 2, "verifier": 4, "swt": 6, "swr": 2}
     assert len(summary["losses"]) == 8 and summary["losses"][-1] < summary["losses"][0] - 0.5
+    assert min(summary["losses"]) <= summary["mean_loss"] <= max(summary["losses"])
     lengths = [row_length(tokenizer, row) for row in rows]
     assert summary["too_long"] == sum(n > 512 for n in lengths) > 0 and summary["rows_trained"] == len(rows)
     assert summary["tokens"] == sum(min(n, 512) for n in lengths)  # cut to --max-length

@@ -23,6 +23,7 @@ def _summary_table(summary) -> Table:
                         (f"rows over --max-length ({summary.options.too_long})", summary.too_long),
                         ("steps", summary.steps), ("tokens per pass", summary.tokens),
                         ("loss first -> last", f"{losses[0]:.4f} -> {losses[-1]:.4f}" if losses else "not logged"),
+                        ("loss mean", f"{summary.mean_loss:.4f}" if summary.mean_loss is not None else "-"),
                         ("seconds", f"{summary.seconds:.1f}")):
         table.add_row(name, str(value))
     return table

@@ -64,6 +64,7 @@ class SFTTrainSummary(BaseModel):
     device: str
     steps: int = 0
     losses: list[float] = Field(default_factory=list, description="The training loss at each logging step.")
+    mean_loss: float | None = Field(default=None, description="The training loss averaged over the run.")
     rows_trained: int = Field(default=0, description="Rows the trainer kept (TRL also drops rows left with no "
                               "token to learn, e.g. an assistant turn cut off).")
     too_long: int = Field(default=0, description="Rows over max_length: dropped, or cut with too_long='cut'.")
@@ -140,8 +141,9 @@ def fit(rows: Sequence[TrainRow], lengths: Sequence[int], options: SFTTrainOptio
     kept = [row for row, n in zip(rows, lengths, strict=True) if n <= options.max_length]
     if not kept:
         raise DatasetError(f"every row is longer than --max-length {options.max_length} tokens (the shortest has "
-                           f"{min(lengths)})", where=rows[0].where.rsplit(":", 1)[0],
-                           hint="raise --max-length, give --too-long cut, or export shorter rows (--max-tokens)")
+                           f"{min(lengths)})", where=", ".join(dict.fromkeys(r.where.rsplit(":", 1)[0] for r in rows)),
+                           hint="raise --max-length, give --too-long cut, or export shorter rows "
+                                "(export sft --max-tokens)")
     return kept
 
 
@@ -176,15 +178,17 @@ def train_sft(data: Sequence[str | Path], options: SFTTrainOptions) -> SFTTrainS
     trainer = trainer_for(options, fit(rows, lengths, options), tokenizer)
     trained = [len(ids) for ids in trainer.train_dataset["input_ids"]]
     start = time.monotonic()
-    trainer.train()
+    result = trainer.train()
     seconds = time.monotonic() - start
-    options.out.mkdir(parents=True, exist_ok=True)
-    trainer.save_model(str(options.out))
-    tokenizer.save_pretrained(str(options.out))
+    trainer.save_model(str(options.out))  # every process takes part (sharded states); the main one writes
     summary = SFTTrainSummary(
         data=[str(p) for p in data], rows=len(rows), kinds=kinds(rows), rows_trained=len(trained),
         too_long=sum(n > (options.max_length or n) for n in lengths), model=options.model, lora=options.lora,
         device=str(trainer.args.device), steps=trainer.state.global_step, losses=_losses(trainer.state.log_history),
-        tokens=sum(trained), seconds=round(seconds, 3), out=str(options.out), options=options)
-    (options.out / SUMMARY).write_text(json.dumps(summary.model_dump(mode="json"), indent=2) + "\n")
+        mean_loss=result.training_loss, tokens=sum(trained), seconds=round(seconds, 3), out=str(options.out),
+        options=options)
+    if trainer.is_world_process_zero():
+        options.out.mkdir(parents=True, exist_ok=True)
+        tokenizer.save_pretrained(str(options.out))
+        (options.out / SUMMARY).write_text(json.dumps(summary.model_dump(mode="json"), indent=2) + "\n")
     return summary
