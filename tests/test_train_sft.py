@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "data"))  # the exporter tests' fixtures
+sys.path.insert(0, str(Path(__file__).resolve().parent / "data"))  # the exporter tests' fixtures
 
 from data_trajectories import trajectory, write_run
 
@@ -59,6 +59,7 @@ def exported(tmp_path_factory) -> dict[str, Path]:
 
 @pytest.fixture(scope="module")
 def tiny(exported, tmp_path_factory) -> Path:
+    pytest.importorskip("trl", reason="the train extra is not installed (pip install 'sweworld[train]')")
     from sweworld.train.tiny import build_tiny_for
 
     return build_tiny_for(tmp_path_factory.mktemp("tiny") / "model", load_rows(list(exported.values())))
