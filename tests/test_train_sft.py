@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "data"))  # the exporte
 
 from data_trajectories import trajectory, write_run
 
-from sweworld.errors import DatasetError
+from sweworld.errors import ConfigError, DatasetError
 from sweworld.train.rows import load_rows
 from sweworld.train.sft import row_length
 
@@ -128,6 +128,8 @@ def test_a_lora_adapter_on_world_rows_with_assistant_only_loss_loads_back(export
     options = SFTTrainOptions(model=str(tiny), out=tmp_path / "none", max_length=lengths[0] - 1)
     with pytest.raises(DatasetError, match=f"every row is longer than --max-length {lengths[0] - 1} tokens"):
         train_sft(data, options)
+    with pytest.raises(ConfigError, match="no model directory at"):
+        train_sft(data, SFTTrainOptions(model=str(tmp_path / "absent"), out=tmp_path / "none"))
 
     out, limit = tmp_path / "lora", lengths[len(lengths) // 2]  # rows over the median are dropped, not cut
     summary = train_sft(data, SFTTrainOptions(model=str(tiny), out=out, lora=True, lora_r=8, max_steps=6,

@@ -78,6 +78,9 @@ def load_tokenizer(model: str, chat_template: Path | None):
     """The model's tokenizer with a chat template and a pad token; ``ConfigError`` when either is missing."""
     from transformers import AutoTokenizer
 
+    if model.startswith(("/", "./", "../", "~")) and not Path(model).expanduser().is_dir():
+        raise ConfigError(f"no model directory at {model}", where="--model",
+                          hint="give a directory written by save_pretrained, or a hub model name")
     try:
         tokenizer = AutoTokenizer.from_pretrained(model)
     except (OSError, ValueError) as exc:
