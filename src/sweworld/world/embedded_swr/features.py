@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from sweworld.types import Task
-from sweworld.world.embedded.affected import change_signature
+from sweworld.world.embedded.affected import change_signature, without_scratch
 from sweworld.world.embedded.structured import coverage_of
 from sweworld.world.embedded.testsource import is_test_file
 from sweworld.world.embedded_swr.patched import FileSource, Patched, apply_patch_text, split_lines
@@ -156,8 +156,9 @@ def _code(views: dict[str, View], gold: Patched) -> tuple[dict[str, float], Func
 
 
 def features(task: Task, patch: str | None, read: FileSource) -> dict[str, float]:
-    """The features of ``patch`` on ``task`` (see the module docstring)."""
-    patch = patch or ""
+    """The features of ``patch`` on ``task`` (see the module docstring); files the patch adds at the
+    repository root (reproduction and scratch scripts: nothing imports them) are left out."""
+    patch = without_scratch(patch or "")
     if not patch.strip():
         return {**dict.fromkeys(FEATURES, 0.0), "empty": 1.0}
     gold, agent = _gold(task, read), apply_patch_text(patch, read)
