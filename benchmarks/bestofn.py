@@ -14,7 +14,8 @@
    the diff against the gold patch, as SWE-World's SWR sees it: not a test-time verifier).
 3. On the held-out repositories' rollouts: pass@k and best@k (k = 1..n) of each verifier (embedded
    blind, solo and reference, swr: the shipped embedded SWR, which also reads the gold patch,
-   random, oracle), the mean resolve rate, and
+   random, oracle; with ``--hybrid`` also R2E-Gym's hybrid rule over the embedded blind verifier,
+   which runs the regression tests of the kept samples for real), the mean resolve rate, and
    the goal: best@n within 5 points of pass@n and above the mean by at least half of the
    pass@n - mean gap.
 """
@@ -37,6 +38,7 @@ from sweworld.synth import mutations_for_file
 from sweworld.tasks import load_tasks
 from sweworld.verify import create_verifier, select
 from sweworld.verify.embedded import FEATURE_SETS, train_verifier
+from sweworld.verify.regression import HybridVerifier
 from sweworld.world.fidelity import split_of
 
 TEST_SHARE = 0.5
@@ -65,6 +67,7 @@ def main() -> None:
     parser.add_argument("--per-repo", type=int, default=3)
     parser.add_argument("--samples", type=int, default=8)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--hybrid", action="store_true", help="also the hybrid rule (real regression test runs)")
     parser.add_argument("--out", type=Path, default=Path("runs/bench-bestofn"))
     args = parser.parse_args()
     tasks = per_repo(load_tasks(path_of(args.dataset)), args.per_repo)
@@ -91,6 +94,8 @@ def main() -> None:
               f"({model.meta['resolved']} resolved); training accuracy {model.meta['train_accuracy']:.3f}")
     for name in ("swr", "random", "oracle"):
         verifiers[name] = create_verifier(name, seed=0)
+    if args.hybrid:
+        verifiers["hybrid-embedded-blind"] = HybridVerifier(verifiers["embedded-blind"], create_verifier("tests"))
     n = args.samples
     print(f"\n| verifier | {' | '.join(f'best@{k}' for k in range(1, n + 1))} | picks resolve | goal at k={n} |")
     print(f"| --- | {' | '.join('---:' for _ in range(n))} | ---: | --- |")
