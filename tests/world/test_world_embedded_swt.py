@@ -16,10 +16,12 @@ from sweworld.world.embedded.affected import affected_tests
 from sweworld.world.embedded.evaluate import held_out, leave_one_repo_out, score
 from sweworld.world.embedded.predictor import touches
 from sweworld.world.embedded.shellfilters import apply_filters
+from sweworld.world.embedded.structured import Prediction
 from sweworld.world.embedded.testcmd import keyword_matches, parse_script_command, parse_test_command
 from sweworld.world.fidelity import measure
 from sweworld.world.metrics import similarity
 from sweworld.world.models import create_model
+from sweworld.world.parse import SWTOutput
 from sweworld.world.swr import SWR
 from sweworld.world.swt import SWT, SWTConfig, to_result
 from sweworld.world.templates import styles
@@ -267,10 +269,14 @@ def test_confidences_are_calibrated_on_exit_codes_left_out_by_repository(shipped
 
     table = calibration(shipped)
     assert table and all(0.0 < value < 1.0 for value in table.values())
-    assert {key.split(":")[0] for key in table} <= {"tests", "neighbour", "none"}
-    assert calibrated(table, "replay", 1.0) == 1.0
-    source = next(iter(k for k in table if ":" not in k))
-    assert calibrated(table, source, 0.123) == table.get(f"{source}:0", table[source])
+    assert {key.split(":")[0].split("+")[0] for key in table} <= {"tests", "script", "neighbour", "none"}
+    assert calibrated(table, Prediction(SWTOutput(stdout="", stderr="", exit_code=0), 1.0, "replay")) == 1.0
+    source = next(iter(k for k in table if ":" not in k and "+" not in k))
+    low = Prediction(SWTOutput(stdout="", stderr="", exit_code=0), 0.123, source)
+    assert calibrated(table, low) == table.get(f"{source}:0", table[source])
+    decided = Prediction(low.output, 0.123, source, {"why": {"predicted": 1}})
+    assert calibrated(table, decided) == table.get(f"{source}+predicted:0", table.get(f"{source}+predicted",
+                                                                                      calibrated(table, low)))
     swt = EmbeddedSWT.fit(shipped)
     swt.calibration = table
     step = next(s for s in shipped if isinstance(s, StepTrace) and s.routed == "sim")

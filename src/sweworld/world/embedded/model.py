@@ -114,7 +114,7 @@ class EmbeddedSWT:
         try:
             got = self._predict(context)
             if self.calibration:
-                got.confidence = calibrated(self.calibration, got.source, got.confidence)
+                got.confidence = calibrated(self.calibration, got)
             got.output.confidence = got.confidence  # SWTOutput carries it on to SimExecResult
             return got
         finally:
