@@ -111,6 +111,17 @@ def test_training_needs_both_classes_and_the_tasks():
         create_verifier("embedded")
 
 
+def test_loading_something_else_is_a_model_error(tmp_path):
+    (tmp_path / "swr.json").write_text(json.dumps({"format": "sweworld-swr-logistic/1"}))
+    (tmp_path / "cut.json").write_text('{"format":"sweworld-verifier-logistic/1"}')
+    with pytest.raises(ModelError, match="is not an embedded verifier model"):
+        VerifierModel.load(tmp_path / "swr.json")
+    with pytest.raises(ModelError, match="is damaged"):
+        VerifierModel.load(tmp_path / "cut.json")
+    with pytest.raises(ModelError, match="cannot read"):
+        create_verifier("embedded", model=tmp_path / "missing.json")
+
+
 def test_cli_trains_and_selects(tmp_path):
     from sweworld.datasets import path_of
     from sweworld.tasks import load_tasks

@@ -15,6 +15,10 @@ app = typer.Typer(no_args_is_help=True, help="Export training data: SFT rows, ve
 MORE = {"allow_extra_args": True}
 """``--runs A B`` and ``--traces A B``: the words after the first are more of them."""
 Seed = Annotated[int, typer.Option(help="Seed of the deterministic choices (ties of the cap, steps kept).")]
+Runs = Annotated[list[Path], typer.Option("--runs", "-r", help=(
+    "Rollout directory (`sweworld rollout --out`) or its trajectories.jsonl; several may follow."))]
+RowsOut = Annotated[Path, typer.Option("--out", "-o", callback=params.output_file, dir_okay=False,
+                                       help="The JSONL file to write (its summary: <name>.summary.json).")]
 
 
 def _counts_table(title: str, rows: list[tuple[str, object, str]]) -> Table:
@@ -26,10 +30,7 @@ def _counts_table(title: str, rows: list[tuple[str, object, str]]) -> Table:
 
 @app.command("sft", context_settings=MORE)
 def sft(ctx: typer.Context,
-        runs: Annotated[list[Path], typer.Option("--runs", "-r", help=(
-            "Rollout directory (`sweworld rollout --out`) or its trajectories.jsonl; several may follow."))],
-        out: Annotated[Path, typer.Option("--out", "-o", callback=params.output_file, dir_okay=False,
-                                          help="The JSONL file to write (its summary: <name>.summary.json).")],
+        runs: Runs, out: RowsOut,
         fmt: Annotated[str, typer.Option("--format", help="'openai' (messages + tools) or 'sharegpt'.")] = "openai",
         keep_all: Annotated[bool, typer.Option("--all", help=(
             "Keep unresolved trajectories too (every one with an outcome; failed samples never)."))] = False,
@@ -109,10 +110,7 @@ def world(ctx: typer.Context,
 
 @app.command("verifier", context_settings=MORE)
 def verifier(ctx: typer.Context,
-             runs: Annotated[list[Path], typer.Option("--runs", "-r", help=(
-                 "Rollout directory or its trajectories.jsonl; several may follow."))],
-             out: Annotated[Path, typer.Option("--out", "-o", callback=params.output_file, dir_okay=False,
-                                               help="The JSONL file to write (its summary: <name>.summary.json).")],
+             runs: Runs, out: RowsOut,
              dataset: common.Dataset = common.DEFAULT_DATASET, split: common.Split = None,
              input: Annotated[str, typer.Option("--input", help=(
                  "What the judge reads: 'trajectory' (SWE-Gym) or 'diff' (the final diff only)."))] = "trajectory",

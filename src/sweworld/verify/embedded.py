@@ -19,7 +19,7 @@ all n of an instance, so best@k for k < n uses what the other samples agree on: 
 
 from __future__ import annotations
 
-import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -36,6 +36,7 @@ from sweworld.verify.features import (
     agreement,
     trajectory_features,
 )
+from sweworld.verify.verifiers import need_task
 from sweworld.world.embedded_swr.features import features as diff_features
 from sweworld.world.embedded_swr.model import SWRClassifier, fit
 from sweworld.world.embedded_swr.patched import FileSource
@@ -58,20 +59,23 @@ class VerifierModel(BaseModel):
     meta: dict[str, Any] = Field(default_factory=dict, description="What it was trained on, and its figures.")
 
     def save(self, path: str | Path) -> Path:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(self.model_dump(), indent=1) + "\n", encoding="utf-8")
-        return path
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(self.model_dump_json(indent=1) + "\n", encoding="utf-8")
+        return Path(path)
 
     @classmethod
     def load(cls, path: str | Path) -> VerifierModel:
+        """The model in ``path`` (``ModelError`` when it cannot be read or is not one)."""
         try:
-            raw = json.loads(Path(path).read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
+            text = Path(path).read_text(encoding="utf-8")
+        except OSError as exc:
             raise ModelError(f"cannot read the verifier model {path}: {exc}", hint=HINT) from exc
-        if not isinstance(raw, dict) or raw.get("format") != FORMAT:
+        if not re.search(rf'"format"\s*:\s*"{re.escape(FORMAT)}"', text):
             raise ModelError(f"{path} is not an embedded verifier model (format {FORMAT!r})", hint=HINT)
-        return cls.model_validate(raw)
+        try:
+            return cls.model_validate_json(text)
+        except ValueError as exc:
+            raise ModelError(f"the verifier model {path} is damaged: {exc}", hint=HINT) from exc
 
 
 def default_sources(repos_dir: str | None = None) -> Sources:
@@ -129,9 +133,7 @@ class EmbeddedVerifier:
         self._agreement = agreement(samples)
 
     def score(self, task: Task | None, trajectory: Trajectory) -> float:
-        if task is None:
-            raise ConfigError(f"the embedded verifier needs the task of {trajectory.instance_id}",
-                              hint="give the dataset the rollouts ran on (--dataset)")
+        task = need_task(task, trajectory, self.name)
         if not trajectory.patch.strip():
             return 0.0
         values = sample_features(task, trajectory, self.sources(task), self.model.feature_set,

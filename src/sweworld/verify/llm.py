@@ -20,6 +20,7 @@ from sweworld.data.verifier import Input, verifier_messages
 from sweworld.errors import ConfigError
 from sweworld.trajectory import Trajectory
 from sweworld.types import Task
+from sweworld.verify.verifiers import need_task
 
 _ANSWER = re.compile(r"\b(YES|NO)\b", re.IGNORECASE)
 
@@ -68,9 +69,7 @@ class LLMVerifier:
         self._cache: dict[tuple[str, str, int], float] = {}
 
     def score(self, task: Task | None, trajectory: Trajectory) -> float:
-        if task is None:
-            raise ConfigError(f"the llm verifier needs the task of {trajectory.instance_id}",
-                              hint="give the dataset the rollouts ran on (--dataset)")
+        task = need_task(task, trajectory, self.name)
         key = (trajectory.instance_id, trajectory.patch, len(trajectory.steps) if self.input == "trajectory" else 0)
         if key not in self._cache:
             self._cache[key] = self._judge(verifier_messages(task, trajectory, self.input, self.max_chars))

@@ -22,16 +22,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from sweworld.errors import ConfigError
 from sweworld.trajectory import Trajectory
 from sweworld.types import Task
-
-
-def _need(task: Task | None, trajectory: Trajectory, name: str) -> Task:
-    if task is None:
-        raise ConfigError(f"the {name} verifier needs the task of {trajectory.instance_id}",
-                          hint="give the dataset the rollouts ran on (--dataset)")
-    return task
+from sweworld.verify.verifiers import need_task
 
 
 class TestsVerifier:
@@ -50,7 +43,7 @@ class TestsVerifier:
         self.runs = 0
 
     def score(self, task: Task | None, trajectory: Trajectory) -> float:
-        task = _need(task, trajectory, self.name)
+        task = need_task(task, trajectory, self.name)
         if not trajectory.patch.strip():
             return 0.0
         key = (task.instance_id, trajectory.patch)

@@ -29,6 +29,14 @@ class Verifier(Protocol):
     def score(self, task: Task | None, trajectory: Trajectory) -> float: ...
 
 
+def need_task(task: Task | None, trajectory: Trajectory, verifier: str) -> Task:
+    """``task``, or the error a verifier that reads the task raises without it."""
+    if task is None:
+        raise ConfigError(f"the {verifier} verifier needs the task of {trajectory.instance_id}",
+                          hint="give the dataset the rollouts ran on (--dataset)")
+    return task
+
+
 class OracleVerifier:
     name = "oracle"
 
@@ -59,9 +67,7 @@ class SWRVerifier:
         self._cache: dict[tuple[str, str], float] = {}
 
     def score(self, task: Task | None, trajectory: Trajectory) -> float:
-        if task is None:
-            raise ConfigError(f"the swr verifier needs the task of {trajectory.instance_id}",
-                              hint="give the dataset the rollouts ran on (--dataset)")
+        task = need_task(task, trajectory, self.name)
         if not trajectory.patch.strip():
             return 0.0
         key = (trajectory.instance_id, trajectory.patch)
