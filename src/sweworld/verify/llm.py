@@ -6,12 +6,13 @@ trains on). One request per sample at temperature 0, one generated token, ``logp
 ``top_logprobs``: score = P(YES) / (P(YES) + P(NO)) over the first token's alternatives (tokens
 compared stripped and upper-cased). When the endpoint gives no logprobs, or neither answer is among
 them, ``votes`` more requests at ``vote_temperature`` are sent and the score is the share of YES
-among the YES/NO answers (0.5 when none answered either). Scores are cached per (instance, patch,
-trajectory length).
+among the YES/NO answers (0.5 when none answered either). Scores are cached per prompt (samples
+often repeat a diff: with ``input="diff"`` they are asked about once).
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from typing import Any
@@ -66,13 +67,14 @@ class LLMVerifier:
         self.input, self.votes, self.max_chars = input, votes, max_chars
         self.voted = 0
         """Samples scored by votes (the endpoint gave no usable logprobs)."""
-        self._cache: dict[tuple[str, str, int], float] = {}
+        self._cache: dict[str, float] = {}
 
     def score(self, task: Task | None, trajectory: Trajectory) -> float:
         task = need_task(task, trajectory, self.name)
-        key = (trajectory.instance_id, trajectory.patch, len(trajectory.steps) if self.input == "trajectory" else 0)
+        messages = verifier_messages(task, trajectory, self.input, self.max_chars)
+        key = json.dumps(messages, ensure_ascii=False)
         if key not in self._cache:
-            self._cache[key] = self._judge(verifier_messages(task, trajectory, self.input, self.max_chars))
+            self._cache[key] = self._judge(messages)
         return self._cache[key]
 
     def _judge(self, messages: list[dict[str, str]]) -> float:
