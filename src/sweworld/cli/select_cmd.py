@@ -16,7 +16,7 @@ VERIFIER_NAMES = ("swr", "random", "oracle", "embedded", "llm", "tests", "hybrid
 VerifierName = Annotated[str, typer.Option("--verifier", "-V", callback=params.one_of(*VERIFIER_NAMES), help=(
     "'swr' (the embedded reward model on the final diff), 'embedded' (a verifier trained by `sweworld verifier "
     "train`: --verifier-model), 'llm' (a judge model's P(YES): --verifier-url), 'tests' (the real regression "
-    "tests, PASS_TO_PASS), 'hybrid' (R2E-Gym: top half by --hybrid-base, then most regression tests passed), "
+    "tests, PASS_TO_PASS), 'hybrid' (R2E-Gym: the top max(3, half) by --hybrid-base, then most regression tests passed), "
     "'random' (seeded baseline) or 'oracle' (the real reward: the upper bound)."))]
 VerifierModel = Annotated[Path | None, typer.Option("--verifier-model", exists=True, dir_okay=False, help=(
     "embedded: the model JSON `sweworld verifier train` wrote."))]
@@ -28,7 +28,7 @@ VerifierInput = Annotated[str, typer.Option("--verifier-input", callback=params.
 Votes = Annotated[int, typer.Option("--votes", min=1, help="llm: samples of the vote when the endpoint gives no "
                                     "logprobs.")]
 HybridBase = Annotated[str, typer.Option("--hybrid-base", callback=params.one_of("swr", "embedded", "llm", "random"),
-                                         help="hybrid: the verifier whose top half is kept.")]
+                                         help="hybrid: the verifier whose top max(3, half) is kept.")]
 
 
 def tasks_of(found, dataset: str, split: str | None) -> dict:
