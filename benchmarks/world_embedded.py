@@ -10,8 +10,8 @@
    SWT exit-code accuracy and output similarity, SWR accuracy/precision/recall/F1, ms per call.
 3. Hybrid routing on the held-out instances: ``explorer-perturb`` rollouts with every simulated step
    audited and the predictions under each ``--route-below`` run for real: the share of simulated steps
-   that ran for real and the agreement the agent experienced (exact: same exit code and output
-   similarity >= 0.9; outcome: same exit code).
+   that ran for real and the agreement the agent experienced (exact: same outcome and output
+   similarity >= 0.9; outcome: same exit code and, for test runs, the same closing counts).
 """
 
 from __future__ import annotations
@@ -107,7 +107,7 @@ def main() -> None:
             steps = summary["audits"]["steps"]
             print(f"  route below {below}: {steps['ran_real']}/{steps['simulated']} steps ran for real "
                   f"({steps['share_real']}); agreement the agent saw {steps.get('agreement_with_routing')} exact, "
-                  f"{steps.get('outcome_agreement_with_routing')} same exit code; audited sim steps "
+                  f"{steps.get('outcome_agreement_with_routing')} same outcome; audited sim steps "
                   f"{steps['agreed']}/{steps['audited']} exact, outcome {steps['outcome_agreement']}")
 
 

@@ -30,7 +30,8 @@ def check_exploration(task, traj) -> None:
     runs = commands(traj)
     tests = [c for c in runs if "python -m pytest" in c]
     assert any(all(t in c for t in task.FAIL_TO_PASS[:5]) for c in tests), runs
-    assert any(f" {task.FAIL_TO_PASS[0].split('::')[0]} 2>&1" in c for c in tests)  # the whole test file
+    whole = f" {task.FAIL_TO_PASS[0].split('::')[0]}"  # the whole test file, piped through tail or not
+    assert any(c.endswith(whole) or f"{whole} 2>&1" in c for c in tests)
     assert f"cd /testbed && python {SCRIPT}" in runs and f"rm /testbed/{SCRIPT}" in runs
     assert any(c.startswith("find /testbed -name ") for c in runs)
     assert any(c.startswith("cd /testbed && git") and "git diff" in c for c in runs)

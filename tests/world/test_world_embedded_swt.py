@@ -229,7 +229,8 @@ def test_real_traces_replay_and_render_like_the_real_runs(shipped):
     steps = [t for t in shipped if isinstance(t, StepTrace) and t.routed == "sim"]
     model = EmbeddedSWT.fit(shipped)
     assert score(model, steps)["by_source"] == {"replay": {"n": len(steps), "exit_code_accuracy": 1.0,
-                                                           "output_similarity": 1.0, "confidence": 1.0}}
+                                                           "outcome_accuracy": 1.0, "output_similarity": 1.0,
+                                                           "confidence": 1.0}}
     model.replay = False
     after = [s for s in steps if s.context.diff and (" -v " in s.command or " -rA " in s.command)]
     assert len(after) == 2 * len({s.instance_id for s in steps})

@@ -7,7 +7,8 @@ does, run the script, the failing tests and their whole test files again; ``git 
 script, submit. Code execution an agent would do, for a world model to predict (issue 12: SWT on
 explorer steps); with ``fix="perturb"`` the final patches have both outcomes.
 
-The variants (how the layout is listed, grep or the search tool, how much test output is kept,
+The variants (how the layout is listed, grep or the search tool, how much test output is kept
+(the whole of it, pytest's exit code included, one time in four),
 ``-x`` or not, whether the test files run before the edit) are drawn per sample, deterministically
 (``regions.PlanPolicy``). The perturb kind is recorded as ``perturb: <kind>`` as in ``perturb``.
 """
@@ -110,9 +111,10 @@ class ExplorerPolicy(PlanPolicy):
 
     def _pytest(self, targets: list[str], rng, thought: str) -> Action:
         flags = rng.choice(["-q", "-q -x", "-q --tb=short", "-v"])
-        tail = rng.choice([20, 30, 40])
+        tail = rng.choice([0, 20, 30, 40])  # 0: the whole output (and pytest's exit code)
         quoted = " ".join(shlex.quote(t) for t in targets)
-        return self._bash(f"cd {self.workdir} && python -m pytest {flags} {quoted} 2>&1 | tail -n {tail}", thought)
+        piped = f" 2>&1 | tail -n {tail}" if tail else ""
+        return self._bash(f"cd {self.workdir} && python -m pytest {flags} {quoted}{piped}", thought)
 
     def plan(self, task: Task) -> Plan:
         rng, wd = self.rng("explore"), self.workdir

@@ -2,7 +2,8 @@
 
 Every simulated step (a command SWT predicted) is audited with probability ``audit_rate``: a fresh
 real episode of the task gets the sim episode's current diff, runs the same command in the same
-directory, and the two results are compared (exit code, normalized output similarity). Every
+directory, and the two results are compared (outcome: the exit code and, for a test run, its closing
+counts, ``metrics.same_outcome``; normalized output similarity). Every
 evaluation is audited with the same probability: the real harness grades the same prediction. The
 agent always sees the simulated result (audits measure the world, they do not steer it). Audits are
 counted per run with a Wilson interval (``audit_summary``) and, with ``traces``, stored one JSON line
@@ -33,13 +34,13 @@ from sweworld.harness.predictions import Prediction
 from sweworld.harness.report import InstanceReport
 from sweworld.types import ExecResult, Task
 from sweworld.world.config import WorldConfig
-from sweworld.world.metrics import similarity, wilson
+from sweworld.world.metrics import same_outcome, similarity, wilson
 from sweworld.world.router import RoutePlan
 from sweworld.world.simexec import SimExecutor
 from sweworld.world.swt import SimExecResult
 
 AGREE_SIMILARITY = 0.9
-"""A step agrees when the exit codes match and the normalized outputs are at least this similar."""
+"""A step agrees exactly when the outcomes match and the normalized outputs are at least this similar."""
 
 
 class AuditLog:
@@ -47,7 +48,7 @@ class AuditLog:
 
     def __init__(self, path: Path | None):
         self.path = path
-        self.counts = {"steps": [0, 0, 0], "evaluations": [0, 0, 0]}  # [audited, agreed, same exit code/verdict]
+        self.counts = {"steps": [0, 0, 0], "evaluations": [0, 0, 0]}  # [audited, agreed, same outcome/verdict]
         self.routing = {"steps": [0, 0], "evaluations": [0, 0]}  # [simulated items, ran for real]
         self._lock = threading.Lock()
 
@@ -58,7 +59,7 @@ class AuditLog:
             self.routing[kind][1] += real
 
     def add(self, kind: str, agreed: bool, record: dict, *, outcome_agreed: bool | None = None) -> None:
-        """One audit; ``outcome_agreed``: the exit code (steps) or verdict agrees, whatever the output."""
+        """One audit; ``outcome_agreed``: the outcome (steps) or verdict agrees, whatever the output."""
         with self._lock:
             self.counts[kind][0] += 1
             self.counts[kind][1] += agreed
@@ -150,9 +151,9 @@ class HybridBackend:
                                              "error": "the step could not be run for real"})
             return
         score = similarity(predicted.output, actual.output)
-        same_exit = predicted.exit_code == actual.exit_code
-        agreed = same_exit and score >= AGREE_SIMILARITY
-        self.audits.add("steps", agreed, outcome_agreed=same_exit, record={
+        same = same_outcome(predicted.output, predicted.exit_code, actual.output, actual.exit_code)
+        agreed = same and score >= AGREE_SIMILARITY
+        self.audits.add("steps", agreed, outcome_agreed=same, record={
             "instance_id": task.instance_id, "command": command, "similarity": round(score, 4),
             "predicted": {"exit_code": predicted.exit_code, "output": predicted.output[-4000:]},
             "real": {"exit_code": actual.exit_code, "output": actual.output[-4000:]}})

@@ -1,6 +1,7 @@
 """How good the embedded SWT is on repositories it was not fitted on.
 
-``score(swt, steps)``: on recorded code-execution steps (routed ``sim``), exit-code accuracy, mean
+``score(swt, steps)``: on recorded code-execution steps (routed ``sim``), exit-code accuracy,
+outcome accuracy (``metrics.same_outcome``: the exit code and a test run's final counts), mean
 output similarity (``metrics.similarity``: paths, addresses and timings masked), mean confidence,
 the same per prediction source and for confident predictions (>= ``confident``), milliseconds per
 prediction (mean, p95), and the mean duration of the real commands they stand for.
@@ -20,7 +21,7 @@ from sweworld.types import Task
 from sweworld.world.embedded.model import EmbeddedSWT
 from sweworld.world.embedded.predictor import TestOutcomePredictor
 from sweworld.world.fidelity import split_of
-from sweworld.world.metrics import similarity
+from sweworld.world.metrics import same_outcome, similarity
 from sweworld.world.swt import to_result
 from sweworld.world.traces import EvalTrace, StepTrace
 
@@ -31,8 +32,9 @@ def _mean(values: Sequence[float]) -> float | None:
     return round(sum(values) / len(values), 4) if values else None
 
 
-def _block(rows: Sequence[tuple[bool, float, float]]) -> dict[str, Any]:
+def _block(rows: Sequence[tuple[bool, float, float, bool]]) -> dict[str, Any]:
     return {"n": len(rows), "exit_code_accuracy": _mean([float(r[0]) for r in rows]),
+            "outcome_accuracy": _mean([float(r[3]) for r in rows]),
             "output_similarity": _mean([r[1] for r in rows]), "confidence": _mean([r[2] for r in rows])}
 
 
@@ -44,7 +46,8 @@ def score(swt: EmbeddedSWT, steps: Iterable[StepTrace], *, confident: float = 0.
     for step in steps:
         got = swt.predict(step.context)
         text = to_result(got.output).output
-        rows.append((got.output.exit_code == step.exit_code, similarity(text, step.output), got.confidence))
+        rows.append((got.output.exit_code == step.exit_code, similarity(text, step.output), got.confidence,
+                     same_outcome(text, got.output.exit_code, step.output, step.exit_code)))
         sources.append(got.source)
     times = sorted(swt.timings[before:])
     return {**_block(rows),

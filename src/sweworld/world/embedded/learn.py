@@ -33,12 +33,12 @@ from sweworld.world.embedded.predictor import state_class
 from sweworld.world.embedded.pytestlog import parse_pytest
 from sweworld.world.embedded.testcmd import TestRun, parse_test_command
 from sweworld.world.embedded.unittestfmt import parse_unittest
+from sweworld.world.metrics import final_counts
 from sweworld.world.replay import recorded_test_report
 from sweworld.world.traces import EvalTrace, StepTrace
 
 _SECONDS = re.compile(r"(?:passed|failed|errors?|ran|deselected|skipped)[^\n]* in (\d+\.\d+)s\b|^Ran \d+ tests? in (\d+\.\d+)s$",
                       re.MULTILINE)
-_COUNT = re.compile(r"(\d+) (failed|passed|errors?)\b")
 _PREAMBLE = ("Testing against Django", "System check identified", "Creating test database", "Found ",
              "Cloning test database", "Using existing test database")
 
@@ -50,13 +50,6 @@ def task_from_context(context: SWTContext) -> Task:
     return Task(instance_id=context.task.instance_id, repo=context.task.repo, base_commit=context.task.base_commit,
                 version=context.task.version, problem_statement=context.task.problem_statement,
                 patch=context.gold_patch, FAIL_TO_PASS=lists["fail_to_pass"], PASS_TO_PASS=lists["pass_to_pass"])
-
-
-def _final_counts(text: str) -> dict[str, int]:
-    lines = [line for line in text.splitlines() if " in " in line and _COUNT.search(line)]
-    if not lines:
-        return {}
-    return {kind.rstrip("s") if kind.startswith("error") else kind: int(n) for n, kind in _COUNT.findall(lines[-1])}
 
 
 def learn_run(data: EmbeddedData, facts: InstanceFacts, run: TestRun | None, text: str, state: str | None) -> None:
@@ -73,7 +66,7 @@ def learn_run(data: EmbeddedData, facts: InstanceFacts, run: TestRun | None, tex
         if log.warnings:
             repo.warnings, repo.warning_count = log.warnings, log.warning_count
         named = [t for t in (run.targets if run else []) if "::" in t]
-        counts = _final_counts(text)
+        counts = final_counts(text)
         bad = [t for t in named if found.get(t) in ("FAILED", "ERROR")]
         if named and len(named) == len(run.targets) and not run.keyword and counts and \
                 counts.get("failed", 0) + counts.get("error", 0) == len(bad) and \

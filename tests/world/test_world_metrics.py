@@ -1,0 +1,26 @@
+"""Fidelity measures: a test run's closing counts and the outcome two runs of a command agree on."""
+
+from __future__ import annotations
+
+import pytest
+
+from sweworld.world.metrics import final_counts, same_outcome
+
+PYTEST_END = "FAILED t.py::a - assert 0\n==== 1 failed, 3 passed, 1 warning in 0.21s ====\n"
+
+
+def test_final_counts_reads_the_last_closing_line():
+    assert final_counts(PYTEST_END) == {"failed": 1, "passed": 3}
+    assert final_counts("3 passed in 1.0s\nthen\n2 errors in 0.1s\n") == {"error": 2}
+    assert final_counts("no tests here\n") == {}
+
+
+@pytest.mark.parametrize(("predicted", "code", "agree"), [
+    (PYTEST_END, 0, True),
+    ("1 failed, 3 passed in 9.9s", 0, True),  # timings and the rest of the output do not matter
+    ("4 passed in 0.2s", 0, False),  # `| tail` exits 0 either way: the counts decide
+    (PYTEST_END, 1, False),
+])
+def test_same_outcome_needs_the_exit_code_and_a_test_runs_counts(predicted, code, agree):
+    assert same_outcome(predicted, code, PYTEST_END, 0) is agree
+    assert same_outcome("anything", 3, "not a test run", 3)
