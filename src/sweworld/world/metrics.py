@@ -5,7 +5,7 @@
   measures content, not noise;
 - ``similarity``: difflib's ratio of the normalized texts (1.0 identical);
 - ``final_counts``: a test run's closing counts (``2 failed, 3 passed in 0.1s`` -> {failed: 2, passed: 3});
-- ``same_outcome``: two runs of a command agree on the exit code and on those counts;
+- ``same_outcome``: two runs of a command agree on the exit code and on whether tests failed;
 - ``wilson``: the Wilson score interval of a proportion (agreement rates of hybrid audits);
 - ``binary``: accuracy, precision, recall, F1 and the confusion matrix of predicted vs real verdicts.
 """
@@ -30,18 +30,23 @@ _COUNT = re.compile(r"(\d+) (failed|passed|errors?)\b")
 
 
 def final_counts(text: str) -> dict[str, int]:
-    """The counts of the last line that closes a test run (pytest's ``N failed, M passed in T``)."""
-    lines = [line for line in text.splitlines() if " in " in line and _COUNT.search(line)]
-    if not lines:
+    """The counts of the line that closes a test run, when the output ends with one (pytest's
+    ``N failed, M passed in T``; a script that ran pytest inside and printed on is not one)."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    if not lines or " in " not in lines[-1] or not _COUNT.search(lines[-1]):
         return {}
     return {kind.rstrip("s") if kind.startswith("error") else kind: int(n) for n, kind in _COUNT.findall(lines[-1])}
 
 
+def _failed(counts: dict[str, int]) -> bool:
+    return counts.get("failed", 0) + counts.get("error", 0) > 0
+
+
 def same_outcome(predicted: str, predicted_exit: int, real: str, real_exit: int) -> bool:
-    """The exit codes agree and, where the real output closes a test run, so do its counts (a test
-    command piped through ``tail`` exits 0 whatever its tests do)."""
+    """The exit codes agree and, where the real output ends a test run, so does whether tests
+    failed (a test command piped through ``tail`` exits 0 whatever its tests do)."""
     counts = final_counts(real)
-    return predicted_exit == real_exit and (not counts or final_counts(predicted) == counts)
+    return predicted_exit == real_exit and (not counts or _failed(final_counts(predicted)) == _failed(counts))
 
 
 def normalize(text: str) -> str:
