@@ -19,7 +19,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from sweworld.errors import SWEWorldError
 from sweworld.types import Task
 from sweworld.world.embedded_swr.features import features
 from sweworld.world.embedded_swr.model import SWRClassifier
@@ -57,18 +56,16 @@ def pytest_log(statuses: dict[str, tuple[str, float]]) -> str:
 def repo_sources(repos_dir: str | Path | None = None) -> Callable[[Task], FileSource]:
     """A task's base files from the repository cache (``RepoStore.base_tree``), one reader per
     (repo, commit); a tree that cannot be had reads as empty (every file absent)."""
-    from sweworld.repos import RepoStore
+    from sweworld.world.embedded.learn import repo_trees
 
-    store = RepoStore(repos_dir=repos_dir)
+    trees = repo_trees(repos_dir)
     readers: dict[tuple[str, str], FileSource] = {}
 
     def source(task: Task) -> FileSource:
         key = (task.repo, task.base_commit)
         if key not in readers:
-            try:
-                readers[key] = tree_source(store.base_tree(task))
-            except SWEWorldError:
-                readers[key] = lambda path: None
+            tree = trees(task)
+            readers[key] = tree_source(tree) if tree is not None else (lambda path: None)
         return readers[key]
 
     return source
