@@ -67,6 +67,9 @@ def main() -> None:
     parser.add_argument("--per-repo", type=int, default=3)
     parser.add_argument("--samples", type=int, default=8)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--timeout", type=float, default=120.0, help=(
+        "seconds per episode and per evaluation (a mutation can make a test loop forever; a timed-out "
+        "evaluation counts as unresolved, as SWE-bench counts it)"))
     parser.add_argument("--hybrid", action="store_true", help="also the hybrid rule (real regression test runs)")
     parser.add_argument("--out", type=Path, default=Path("runs/bench-bestofn"))
     args = parser.parse_args()
@@ -76,7 +79,7 @@ def main() -> None:
             partial(ExplorerPolicy, fix="perturb", p=0.5, seed=0, mutate=mutations_for_file))
     started = time.monotonic()
     run_rollouts(tasks, make, load_agent_config(), run, n_samples=args.samples, workers=args.workers,
-                 backend=RealBackend())
+                 backend=RealBackend(), timeout=args.timeout)
     print(f"rollouts: {len(tasks)} instances x {args.samples} samples in {time.monotonic() - started:.0f}s "
           "(0 s when they were there already)")
     by_id = {t.instance_id: t for t in tasks}

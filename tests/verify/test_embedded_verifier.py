@@ -80,6 +80,11 @@ def test_agreement_is_the_share_of_other_samples_with_the_same_change():
     shares = agreement([*found, Trajectory(instance_id="a", sample=9, patch="", exit_status="submitted")])
     assert shares[("a", 0)] == pytest.approx(2 / 6) and shares[("a", 1)] == 0.0 and shares[("a", 9)] == 0.0
     assert shares[("b", 0)] == 0.0
+    same, elsewhere = sample("c", 0, FIXED, 1.0), sample("c", 1, FIXED, 1.0)  # the same lines at another place
+    elsewhere.patch = same.patch.replace("@@ -2,5 +2,5 @@", "@@ -9,5 +9,5 @@")
+    assert elsewhere.patch != same.patch
+    assert agreement([same, elsewhere]) == {("c", 0): 0.0, ("c", 1): 0.0}
+    assert agreement([same, sample("c", 2, FIXED, 1.0)]) == {("c", 0): 1.0, ("c", 2): 1.0}
 
 
 def test_feature_sets():

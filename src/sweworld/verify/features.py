@@ -9,8 +9,9 @@ their choice there (``perturb: <kind>``), which would be the label.
 
 ``agreement(samples)`` -> {(instance, sample): share}: for self-consistency (Agentless' majority
 vote over normalised patches), the share of the instance's other samples whose final diff makes
-the same change (``change_signature``: removed and added lines, positions and context ignored); 0
-for an empty diff.
+the same change: the same removed and added lines (stripped) at the same places of the same files
+(hunk ranges kept, context lines and ``index`` lines ignored: every sample starts from the same base,
+so equal signatures give equal files); 0 for an empty diff.
 
 The diff's own features are the embedded SWR's (``embedded_swr.features``): ``DIFF_FEATURES`` need
 no gold patch (size, parses, applies, syntax, tests touched); ``REFERENCE_FEATURES`` compare with
@@ -25,7 +26,6 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 
 from sweworld.trajectory import Step, Trajectory
-from sweworld.world.embedded.affected import change_signature
 from sweworld.world.embedded_swr.features import FEATURES
 
 DIFF_FEATURES = ("empty", "parsed", "applies", "syntax_ok", "files", "hunks", "added", "removed", "new_files",
@@ -96,9 +96,15 @@ def trajectory_features(trajectory: Trajectory) -> dict[str, float]:
     }
 
 
-def _signature(patch: str) -> str:
-    return repr(sorted((path, [line[0] + line[1:].strip() for line in lines])
-                       for path, lines in change_signature(patch).items()))
+def signature(patch: str) -> str:
+    """What the diff changes and where (see the module docstring)."""
+    kept = []
+    for line in patch.splitlines():
+        if line.startswith(("diff --git ", "@@")):
+            kept.append(line.split(" @@")[0] if line.startswith("@@") else line)
+        elif line[:1] in "+-" and not line.startswith(("+++ ", "--- ")):
+            kept.append(line[0] + line[1:].strip())
+    return "\n".join(kept)
 
 
 def agreement(samples: Iterable[Trajectory]) -> dict[tuple[str, int], float]:
@@ -108,7 +114,7 @@ def agreement(samples: Iterable[Trajectory]) -> dict[tuple[str, int], float]:
         groups[t.instance_id].append(t)
     out = {}
     for group in groups.values():
-        signatures = [_signature(t.patch) if t.patch.strip() else "" for t in group]
+        signatures = [signature(t.patch) if t.patch.strip() else "" for t in group]
         counts = Counter(signatures)
         for t, sig in zip(group, signatures, strict=True):
             out[t.key] = (counts[sig] - 1) / (len(group) - 1) if sig and len(group) > 1 else 0.0
