@@ -31,9 +31,9 @@ _MAX_TESTS = 5
 
 _REPRO = '''"""Reproduce the issue: look at {target} and run the failing tests directly."""
 import importlib
+import importlib.util
 import inspect
 import traceback
-import unittest
 
 import pytest
 
@@ -47,23 +47,19 @@ print({target!r}, "->", target, inspect.signature(target) if callable(target) el
 
 
 def under_pytest(test):
-    """Parametrized tests and tests taking fixtures: pytest supplies their arguments."""
+    """Test classes, parametrized tests and tests taking fixtures: pytest sets them up."""
     if pytest.main(["-q", "-p", "no:cacheprovider", test]) != 0:
         raise AssertionError(test + " failed")
 
 
 def run(test):
-    if "[" in test:
-        return under_pytest(test)
     path, *names = test.split("::")
-    owner = importlib.import_module(path[:-3].replace("/", "."))
-    for name in names[:-1]:
-        owner = getattr(owner, name)
-    if isinstance(owner, type) and issubclass(owner, unittest.TestCase):
-        if not unittest.TextTestRunner(verbosity=0).run(owner(names[-1])).wasSuccessful():
-            raise AssertionError(test + " failed")
-        return
-    function = getattr(owner() if isinstance(owner, type) else owner, names[-1])
+    if "[" in test or len(names) != 1:
+        return under_pytest(test)
+    spec = importlib.util.spec_from_file_location("test_module", path)  # by path: `test/` is also stdlib's
+    owner = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(owner)
+    function = getattr(owner, names[0])
     if inspect.signature(function).parameters:
         return under_pytest(test)
     function()
