@@ -19,43 +19,31 @@ from pathlib import Path
 
 import pytest
 
+from raycluster import EMPTY, FIXED, demo_tasks, local_ray
 from sweworld.agents.config import load_agent_config
 from sweworld.agents.policies import OraclePolicy
 from sweworld.backends.real import RealBackend
-from sweworld.datasets import path_of
 from sweworld.distributed import LocalRunner, make_runner
 from sweworld.harness.predictions import Prediction
 from sweworld.harness.run import evaluate_run
 from sweworld.harness.validate import validate_tasks
 from sweworld.rollout.runner import run_rollouts
 from sweworld.rollout.store import TrajectoryStore
-from sweworld.tasks import load_tasks
 
 pytestmark = [pytest.mark.ray, pytest.mark.bwrap, pytest.mark.network, pytest.mark.slow,
               pytest.mark.xdist_group("ray")]
-
-FIXED = "more-itertools__first-default"  # the oracle resolves it
-EMPTY = "tkem__cachetools-5.5.0"  # no gold patch: the oracle submits nothing, not resolved
 
 
 @pytest.fixture(scope="module")
 def ray_cluster(sweworld_home):
     """One local Ray for the module; items pickled from this module travel by value."""
-    ray = pytest.importorskip("ray")
-    from ray import cloudpickle  # Ray's own copy pickles the tasks
-
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-             runtime_env={"env_vars": {"SWEWORLD_HOME": str(sweworld_home)}})
-    cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    yield ray
-    cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
-    ray.shutdown()
+    with local_ray(sweworld_home, by_value=sys.modules[__name__]) as ray:
+        yield ray
 
 
 @pytest.fixture(scope="module")
 def tasks():
-    chosen = {t.instance_id: t for t in load_tasks(path_of("demo"))}
-    return [chosen[FIXED], chosen[EMPTY]]
+    return demo_tasks()
 
 
 def stored(out: Path) -> list[dict]:
@@ -198,3 +186,19 @@ def test_runner_options_are_checked_before_any_work(tmp_path):
     assert stray.exit_code == 2 and "--ray-address auto is set but the runner is 'local'" in stray.output
     unknown = CliRunner().invoke(app, ["eval", "--dataset", "demo", "--runner", "spark"])
     assert unknown.exit_code == 2 and "'spark' is not one of local, ray" in unknown.output
+
+
+def test_an_environment_group_has_one_home_node_and_its_items_ask_for_it_softly():
+    pytest.importorskip("ray")
+    from sweworld.distributed.ray_runner import RayPool
+    from sweworld.distributed.runner import ROLLOUT
+
+    pool = RayPool(None, 2, ROLLOUT, 3)
+    pool._nodes = ["a" * 56, "b" * 56, "c" * 56]  # what __enter__ reads from ray.nodes()
+    homes = {g: pool.home(g) for g in (f"owner/repo{i}@1.0" for i in range(30))}
+    assert homes == {g: pool.home(g) for g in homes} and len(set(homes.values())) == 3
+    options = pool.options("owner/repo1@1.0")
+    strategy = options["scheduling_strategy"]
+    assert strategy.node_id == homes["owner/repo1@1.0"] and strategy.soft is True
+    assert options["num_cpus"] == 1.0 and options["memory"] == 2**30 and options["max_retries"] == 3
+    assert "scheduling_strategy" not in pool.options(None)

@@ -12,35 +12,27 @@ import asyncio
 
 import pytest
 
+from raycluster import EMPTY, FIXED, demo_tasks, local_ray
 from sweworld.agents.policies import NoopPolicy, OraclePolicy
 from sweworld.backends import make_backend
 from sweworld.backends.real import RealBackend
-from sweworld.datasets import path_of
 from sweworld.distributed import make_runner
 from sweworld.rl import SWEReward, collect, patch_of, reward_of
-from sweworld.tasks import load_tasks
 from sweworld.world.config import WorldConfig
 
 pytestmark = [pytest.mark.ray, pytest.mark.bwrap, pytest.mark.network, pytest.mark.slow,
               pytest.mark.xdist_group("ray")]
 
-FIXED = "more-itertools__first-default"
-EMPTY = "tkem__cachetools-5.5.0"
-
 
 @pytest.fixture(scope="module")
 def tasks():
-    chosen = {t.instance_id: t for t in load_tasks(path_of("demo"))}
-    return [chosen[FIXED], chosen[EMPTY]]
+    return demo_tasks()
 
 
 @pytest.fixture(scope="module")
 def ray_cluster(sweworld_home):
-    ray = pytest.importorskip("ray")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-             runtime_env={"env_vars": {"SWEWORLD_HOME": str(sweworld_home)}})
-    yield ray
-    ray.shutdown()
+    with local_ray(sweworld_home) as ray:
+        yield ray
 
 
 def gather(policy, tasks, n, backend, **options) -> list:

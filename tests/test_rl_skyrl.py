@@ -11,23 +11,19 @@ from __future__ import annotations
 
 import pytest
 
+from raycluster import demo_tasks
 from sweworld.agents.actions import render_text_action
 from sweworld.agents.policies import NoopPolicy, OraclePolicy
 from sweworld.backends import make_backend
 from sweworld.backends.real import RealBackend
-from sweworld.datasets import path_of
 from sweworld.rl import SWEWorldTextEnv
-from sweworld.tasks import load_tasks
 from sweworld.world.config import WorldConfig
 
 pytestmark = [pytest.mark.bwrap, pytest.mark.network, pytest.mark.slow]
 
-FIXED = "more-itertools__first-default"
-
-
 @pytest.fixture(scope="module")
 def task():
-    return next(t for t in load_tasks(path_of("demo")) if t.instance_id == FIXED)
+    return demo_tasks()[0]
 
 
 class ScriptedModel:
