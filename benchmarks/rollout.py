@@ -16,8 +16,8 @@ from pathlib import Path
 
 from sweworld.agents.config import load_agent_config
 from sweworld.agents.policies import NoopPolicy, OraclePolicy
+from sweworld.backends.real import RealBackend
 from sweworld.datasets import path_of
-from sweworld.envs import EnvBuilder
 from sweworld.rollout.runner import run_rollouts
 from sweworld.rollout.store import TrajectoryStore
 from sweworld.tasks import load_tasks
@@ -28,9 +28,9 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=4, help="samples per instance")
     args = parser.parse_args()
     tasks = [t for t in load_tasks(path_of("demo")) if t.FAIL_TO_PASS]
-    builder = EnvBuilder()
+    backend = RealBackend()
     for task in tasks:
-        builder.instance(task)
+        backend.prepare(task)
     config = load_agent_config()
     print(f"env steps per second ({len(tasks)} instances x {args.samples} samples, no evaluation)")
     for name, policy in (("noop", NoopPolicy), ("oracle", OraclePolicy)):
@@ -39,7 +39,7 @@ def main() -> None:
             with tempfile.TemporaryDirectory() as tmp:
                 started = time.perf_counter()
                 run_rollouts(tasks, policy, config, Path(tmp), n_samples=args.samples, workers=workers,
-                             builder=builder, evaluate=False)
+                             backend=backend, evaluate=False)
                 wall = time.perf_counter() - started
                 steps = sum(len(t.steps) for t in TrajectoryStore(Path(tmp) / "trajectories.jsonl").load())
             rates[workers] = steps / wall
