@@ -33,6 +33,8 @@ _REPRO = '''"""Reproduce the issue: look at {target} and run the failing tests d
 import importlib
 import importlib.util
 import inspect
+import os
+import sys
 import traceback
 
 import pytest
@@ -56,6 +58,7 @@ def run(test):
     path, *names = test.split("::")
     if "[" in test or len(names) != 1:
         return under_pytest(test)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))  # its helpers, as pytest's prepend mode
     spec = importlib.util.spec_from_file_location("test_module", path)  # by path: `test/` is also stdlib's
     owner = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(owner)

@@ -50,7 +50,8 @@ def calibration(traces: Sequence[StepTrace | EvalTrace], tasks: Sequence[Task] =
         return {}
     hits: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for repo in repos:
-        swt = fit_on(traces, tasks, lambda r, repo=repo: r != repo, trees, predictor)
+        fold = predictor.without(traces, repo) if hasattr(predictor, "without") else predictor
+        swt = fit_on(traces, tasks, lambda r, repo=repo: r != repo, trees, fold)
         for step in (s for s in steps if s.repo == repo):
             got = swt.predict(step.context)
             right = int(got.output.exit_code == step.exit_code)

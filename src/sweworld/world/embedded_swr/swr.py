@@ -20,7 +20,7 @@ in the package (``SHIPPED``, trained on the default dataset).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from importlib import resources
 from pathlib import Path
 
@@ -34,6 +34,7 @@ from sweworld.world.embedded_swr.predict import decide, pytest_log, repo_sources
 from sweworld.world.parse import SWROutput
 from sweworld.world.swr import SimInstanceReport, grade_prediction
 from sweworld.world.testfiles import inspect_patch
+from sweworld.world.traces import EvalTrace, StepTrace
 
 SHIPPED = "swr-default.json"
 """The model in ``sweworld/world/models_data/`` (``sweworld world train`` on default-dataset traces)."""
@@ -69,6 +70,18 @@ class EmbeddedSWR:
         if self._sources is None:
             self._sources = repo_sources(self.config.repos_dir)
         return self._sources(task)
+
+    def without(self, traces: Iterable[StepTrace | EvalTrace], repo: str) -> EmbeddedSWR:
+        """An SWR fitted on the evaluations of ``traces`` outside ``repo`` (what it would predict
+        for a repository it never saw: calibration's cross-validation folds); itself when those
+        evaluations lack either outcome."""
+        from sweworld.world.embedded_swr.train import examples, fit_traces
+
+        pairs = examples([t for t in traces if isinstance(t, EvalTrace) and t.repo != repo], self.sources)
+        if len({t.resolved for t, _ in pairs}) < 2:
+            return self
+        return EmbeddedSWR(fit_traces(pairs), self.config.model_copy(update={"path": None, "threshold": None}),
+                           sources=self.sources)
 
     def evaluate(self, task: Task, patch: str | None, executor: Executor, k: int | None = None) -> SimInstanceReport:
         """The predicted report of ``patch`` on ``task``; ``executor`` holds the base commit."""
