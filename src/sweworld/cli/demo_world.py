@@ -92,7 +92,7 @@ def audit_text(kind: str, a: dict) -> str:
     if a.get("simulated"):
         text += f", {a['ran_real']}/{a['simulated']} ran for real"
     if a.get("agreement_with_routing") is not None:
-        text += (f", agreement with routing {a['agreement_with_routing']:.3f} (same exit code/verdict "
+        text += (f", agreement with routing {a['agreement_with_routing']:.3f} (same outcome/verdict "
                  f"{a['outcome_agreement_with_routing']:.3f})")
     return text
 
