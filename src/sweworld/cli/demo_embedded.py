@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from sweworld.cli.demo import DemoRun
     from sweworld.report import Section
 
-ROUTE_BELOW = 0.85
+ROUTE_BELOW = 0.9
 SAMPLES = 2
 
 
