@@ -65,6 +65,24 @@ def tiny(exported, tmp_path_factory) -> Path:
     return build_tiny_for(tmp_path_factory.mktemp("tiny") / "model", load_rows(list(exported.values())))
 
 
+def reply_loss(model, tokenizer, rows) -> float:
+    """The model's mean loss on the last assistant reply of each row (what assistant-only training
+    teaches), the rest of the rendered conversation as its context."""
+    import torch
+
+    losses = []
+    with torch.no_grad():
+        for row in rows:
+            ids = tokenizer.apply_chat_template(row.messages, tools=row.tools, tokenize=True, return_dict=True)
+            prompt = tokenizer.apply_chat_template(row.messages[:-1], tools=row.tools, tokenize=True,
+                                                   return_dict=True, add_generation_prompt=True)
+            tensor = torch.tensor([ids["input_ids"]])
+            labels = tensor.clone()
+            labels[0, :len(prompt["input_ids"])] = -100
+            losses.append(float(model(input_ids=tensor, labels=labels).loss))
+    return sum(losses) / len(losses)
+
+
 def mean_loss(model, tokenizer, rows) -> float:
     """The model's mean loss over the rows as the chat template renders them."""
     import torch
@@ -143,7 +161,9 @@ def test_a_lora_adapter_on_world_rows_with_assistant_only_loss_loads_back(export
 
     adapted = AutoPeftModelForCausalLM.from_pretrained(out)
     base = AutoModelForCausalLM.from_pretrained(tiny)
-    assert mean_loss(adapted, tokenizer, rows) < mean_loss(base, tokenizer, rows)
+    trained = [row for row in rows if row_length(tokenizer, row) <= limit]
+    after, before = reply_loss(adapted, tokenizer, trained), reply_loss(base, tokenizer, trained)
+    assert after < before, (after, before)
 
 
 def write(path: Path, *lines: str) -> Path:
