@@ -24,34 +24,24 @@ from typing import Any
 
 from sweworld.trajectory import Trajectory
 from sweworld.types import Task
-from sweworld.verify.verifiers import need_task
+from sweworld.verify.verifiers import PatchVerifier
 
 
-class TestsVerifier:
+class TestsVerifier(PatchVerifier):
     name = "tests"
     __test__ = False  # not a pytest class
-    needs_tasks = True
 
     def __init__(self, backend: Any = None, *, log_dir: str | Path | None = None, timeout: float = 1800.0):
+        super().__init__()
         if backend is None:
             from sweworld.backends import make_backend
             backend = make_backend("real")
         self.backend, self.timeout = backend, timeout
         self._tmp = None if log_dir else tempfile.TemporaryDirectory(prefix="sweworld-verify-")
         self.log_dir = Path(log_dir or self._tmp.name)
-        self._cache: dict[tuple[str, str], float] = {}
         self.runs = 0
 
-    def score(self, task: Task | None, trajectory: Trajectory) -> float:
-        task = need_task(task, trajectory, self.name)
-        if not trajectory.patch.strip():
-            return 0.0
-        key = (task.instance_id, trajectory.patch)
-        if key not in self._cache:
-            self._cache[key] = self._run(task, trajectory.patch)
-        return self._cache[key]
-
-    def _run(self, task: Task, patch: str) -> float:
+    def score_patch(self, task: Task, patch: str) -> float:
         from sweworld.harness.predictions import Prediction
 
         self.runs += 1

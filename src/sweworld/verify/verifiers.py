@@ -55,15 +55,14 @@ class RandomVerifier:
         return int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big") / 2**64
 
 
-class SWRVerifier:
-    name = "swr"
+class PatchVerifier:
+    """A verifier of the final diff alone: 0 for an empty one, each (instance, diff) scored once
+    (samples often repeat a diff) by ``score_patch``."""
+
+    name = "patch"
     needs_tasks = True
 
-    def __init__(self, swr: Any = None, *, repos_dir: str | None = None):
-        if swr is None:
-            from sweworld.world.embedded_swr import EmbeddedSWR, EmbeddedSWRConfig
-            swr = EmbeddedSWR(config=EmbeddedSWRConfig(repos_dir=repos_dir))
-        self.swr = swr
+    def __init__(self) -> None:
         self._cache: dict[tuple[str, str], float] = {}
 
     def score(self, task: Task | None, trajectory: Trajectory) -> float:
@@ -72,9 +71,25 @@ class SWRVerifier:
             return 0.0
         key = (trajectory.instance_id, trajectory.patch)
         if key not in self._cache:
-            report = self.swr.evaluate_context(task, trajectory.patch)
-            self._cache[key] = float(report.sim_probability or 0.0)
+            self._cache[key] = self.score_patch(task, trajectory.patch)
         return self._cache[key]
+
+    def score_patch(self, task: Task, patch: str) -> float:
+        raise NotImplementedError
+
+
+class SWRVerifier(PatchVerifier):
+    name = "swr"
+
+    def __init__(self, swr: Any = None, *, repos_dir: str | None = None):
+        super().__init__()
+        if swr is None:
+            from sweworld.world.embedded_swr import EmbeddedSWR, EmbeddedSWRConfig
+            swr = EmbeddedSWR(config=EmbeddedSWRConfig(repos_dir=repos_dir))
+        self.swr = swr
+
+    def score_patch(self, task: Task, patch: str) -> float:
+        return float(self.swr.evaluate_context(task, patch).sim_probability or 0.0)
 
 
 def _embedded(model: Any = None, repos_dir: str | None = None) -> Verifier:
