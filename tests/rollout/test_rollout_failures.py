@@ -71,3 +71,17 @@ def test_a_failed_sample_stays_out_of_the_metrics(tmp_path):
     assert summary["trajectories"] == 1 and summary["errors"] == 1 and summary["error_kinds"] == {"model": 1}
     assert summary["exit_status"] == {"submitted": 1}
     assert len((out / "predictions.all.jsonl").read_text().splitlines()) == 1
+
+
+def test_hybrid_audits_are_counted_here_and_said_not_collected_when_workers_hold_the_backend():
+    """A hybrid run's audit counts live in the backend that ran the episodes: under a runner whose
+    workers hold copies, the summary says so instead of reporting zero audits."""
+    from types import SimpleNamespace
+
+    from sweworld.distributed import LocalRunner
+    from sweworld.rollout.runner import NOT_COLLECTED, audit_part
+
+    hybrid = SimpleNamespace(name="hybrid", audit_summary=lambda: {"steps": {"audited": 3}})
+    assert audit_part(hybrid, None) == audit_part(hybrid, LocalRunner()) == {"audits": {"steps": {"audited": 3}}}
+    assert audit_part(hybrid, SimpleNamespace(name="ray")) == {"audits": {"collected": False, "why": NOT_COLLECTED}}
+    assert audit_part(SimpleNamespace(name="real"), SimpleNamespace(name="ray")) == {}

@@ -12,6 +12,7 @@ Outputs in ``out``: ``trajectories.jsonl``, ``predictions.jsonl`` (SWE-bench for
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import Callable
 from concurrent.futures import as_completed
@@ -30,6 +31,8 @@ from sweworld.rollout.metrics import summarize
 from sweworld.rollout.store import TrajectoryStore
 from sweworld.trajectory import Trajectory
 from sweworld.types import Task
+
+log = logging.getLogger(__name__)
 
 
 def rollout_one(task: Task, sample: int, policy: Policy, config: AgentConfig, backend: Backend, out: Path,
@@ -111,6 +114,22 @@ def run_rollouts(tasks: list[Task], make_policy: Callable[[], Policy], config: A
             if on_done:
                 on_done(traj)
     wanted = {t.instance_id for t in tasks}
-    audits = getattr(backend, "audit_summary", None)  # hybrid: agreement of the audited steps/evaluations
     return write_outputs(out, [t for t in store.load() if t.instance_id in wanted and t.sample < n_samples],
-                         {"backend": backend.name, **({"audits": audits()} if audits else {})})
+                         {"backend": backend.name, **audit_part(backend, runner)})
+
+
+NOT_COLLECTED = ("hybrid audits are counted by the backend that ran them, each worker's own copy under this "
+                 "runner: use --runner local for an audited run")
+
+
+def audit_part(backend: Backend, runner: Runner | None) -> dict:
+    """The summary's ``audits`` (the hybrid backend's agreement of audited steps and evaluations):
+    counted here with the local runner; said plainly not collected with one whose workers hold
+    copies of the backend."""
+    audits = getattr(backend, "audit_summary", None)
+    if audits is None:
+        return {}
+    if runner is not None and runner.name != "local":
+        log.warning("%s", NOT_COLLECTED)
+        return {"audits": {"collected": False, "why": NOT_COLLECTED}}
+    return {"audits": audits()}
