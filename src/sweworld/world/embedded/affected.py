@@ -28,7 +28,7 @@ _FILE = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.MULTILINE)
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@")
 
 
-def _sections(diff: str) -> list[tuple[str, str]]:
+def file_sections(diff: str) -> list[tuple[str, str]]:
     """(path, text) of each file section of ``diff`` (the text before the first header: path "")."""
     starts = [m.start() for m in _FILE.finditer(diff)]
     bounds = list(zip([0, *starts], [*starts, len(diff)], strict=True))
@@ -45,7 +45,7 @@ def without_scratch(diff: str, also: Iterable[str] = ()) -> str:
         added = "\nnew file mode" in text or "\n--- /dev/null" in text
         return path in drop or (added and "/" not in path and path not in ("conftest.py", "setup.py"))
 
-    return "".join(text for path, text in _sections(diff) if not scratch(path, text))
+    return "".join(text for path, text in file_sections(diff) if not scratch(path, text))
 
 
 def changed_lines(diff: str) -> dict[str, set[int]]:

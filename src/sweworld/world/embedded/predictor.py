@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 from sweworld.types import Task
-from sweworld.world.embedded.affected import change_signature, changed_lines
+from sweworld.world.embedded.affected import change_signature, changed_lines, file_sections
 from sweworld.world.embedded.testsource import is_test_file
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? ", re.MULTILINE)
@@ -34,11 +34,9 @@ TestOutcomePredictor.__test__ = False  # type: ignore[attr-defined]
 def gold_regions(patch: str) -> dict[str, list[tuple[int, int]]]:
     """Path -> old-side line spans of the patch's hunks (context lines included)."""
     out: dict[str, list[tuple[int, int]]] = {}
-    for block in re.split(r"(?m)^(?=diff --git )", patch):
-        paths = list(changed_lines(block))
-        if not paths:
-            continue
-        out[paths[0]] = [(int(m.group(1)), int(m.group(1)) + max(int(m.group(2) or 1), 1) - 1)
+    for path, block in file_sections(patch):
+        if path:
+            out[path] = [(int(m.group(1)), int(m.group(1)) + max(int(m.group(2) or 1), 1) - 1)
                          for m in _HUNK.finditer(block)]
     return out
 
