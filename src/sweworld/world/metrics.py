@@ -6,6 +6,7 @@
 - ``similarity``: difflib's ratio of the normalized texts (1.0 identical);
 - ``final_counts``: a test run's closing counts (``2 failed, 3 passed in 0.1s`` -> {failed: 2, passed: 3});
 - ``same_outcome``: two runs of a command agree on the exit code and on whether tests failed;
+- ``timing_ms``: mean and 95th percentile of per-call seconds, in milliseconds;
 - ``wilson``: the Wilson score interval of a proportion (agreement rates of hybrid audits);
 - ``binary``: accuracy, precision, recall, F1 and the confusion matrix of predicted vs real verdicts.
 """
@@ -47,6 +48,15 @@ def same_outcome(predicted: str, predicted_exit: int, real: str, real_exit: int)
     failed (a test command piped through ``tail`` exits 0 whatever its tests do)."""
     counts = final_counts(real)
     return predicted_exit == real_exit and (not counts or _failed(final_counts(predicted)) == _failed(counts))
+
+
+def timing_ms(seconds: list[float]) -> dict[str, float | None]:
+    """``ms_per_prediction`` (mean) and ``ms_p95`` of per-call ``seconds`` (None when there are none)."""
+    ordered = sorted(seconds)
+    if not ordered:
+        return {"ms_per_prediction": None, "ms_p95": None}
+    return {"ms_per_prediction": round(1000 * sum(ordered) / len(ordered), 3),
+            "ms_p95": round(1000 * ordered[int(0.95 * (len(ordered) - 1))], 3)}
 
 
 def normalize(text: str) -> str:

@@ -21,7 +21,7 @@ from sweworld.types import Task
 from sweworld.world.embedded.model import EmbeddedSWT
 from sweworld.world.embedded.predictor import TestOutcomePredictor
 from sweworld.world.fidelity import split_of
-from sweworld.world.metrics import same_outcome, similarity
+from sweworld.world.metrics import same_outcome, similarity, timing_ms
 from sweworld.world.swt import to_result
 from sweworld.world.traces import EvalTrace, StepTrace
 
@@ -49,13 +49,10 @@ def score(swt: EmbeddedSWT, steps: Iterable[StepTrace], *, confident: float = 0.
         rows.append((got.output.exit_code == step.exit_code, similarity(text, step.output), got.confidence,
                      same_outcome(text, got.output.exit_code, step.output, step.exit_code)))
         sources.append(got.source)
-    times = sorted(swt.timings[before:])
     return {**_block(rows),
             "by_source": {src: _block([r for r, s in zip(rows, sources, strict=True) if s == src]) for src in sorted(set(sources))},
             "confident": {"threshold": confident, **_block([r for r in rows if r[2] >= confident])},
-            "ms_per_prediction": round(1000 * _mean(times), 3) if times else None,
-            "ms_p95": round(1000 * times[int(0.95 * (len(times) - 1))], 3) if times else None,
-            "real_seconds_mean": _mean([s.duration for s in steps])}
+            **timing_ms(swt.timings[before:]), "real_seconds_mean": _mean([s.duration for s in steps])}
 
 
 def fit_on(traces: Traces, tasks: Sequence[Task], keep: Callable[[str], bool],

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from sweworld.types import Task
+from sweworld.world.embedded.pytestlog import sep
 from sweworld.world.embedded_swr.features import features
 from sweworld.world.embedded_swr.model import SWRClassifier
 from sweworld.world.embedded_swr.patched import FileSource, tree_source
@@ -50,7 +51,7 @@ def test_statuses(model: SWRClassifier, task: Task, probability: float, values: 
 def pytest_log(statuses: dict[str, tuple[str, float]]) -> str:
     """pytest's short test summary for ``statuses`` (exit code: 1 when a test failed, else 0)."""
     lines = [f"{status} {test}" for test, (status, _) in statuses.items()]
-    return "=========================== short test summary info ============================\n" + "\n".join(lines) + "\n"
+    return sep("=", "short test summary info") + "\n" + "\n".join(lines) + "\n"
 
 
 def repo_sources(repos_dir: str | Path | None = None) -> Callable[[Task], FileSource]:

@@ -27,7 +27,7 @@ from sweworld.world.embedded_swr.model import SWRClassifier, fit
 from sweworld.world.embedded_swr.patched import FileSource
 from sweworld.world.embedded_swr.predict import decide
 from sweworld.world.fidelity import split_of
-from sweworld.world.metrics import binary
+from sweworld.world.metrics import binary, timing_ms
 from sweworld.world.traces import EvalTrace, StepTrace
 
 Sources = Callable[[Task], FileSource]
@@ -74,8 +74,7 @@ def measure(model: SWRClassifier, traces: Sequence[EvalTrace], source: Sources) 
         probability = 0.0 if decided_without_model(trace) else decide(model, task, trace.patch, source(task))[0]
         seconds.append(time.perf_counter() - start)
         verdicts.append((probability >= model.threshold, trace.resolved))
-    return {**binary(verdicts), "ms_per_prediction": 1000 * statistics.mean(seconds) if seconds else None,
-            "ms_p95": 1000 * sorted(seconds)[int(0.95 * (len(seconds) - 1))] if seconds else None}
+    return {**binary(verdicts), **timing_ms(seconds)}
 
 
 def train(traces: Iterable[StepTrace | EvalTrace], source: Sources, *, test_fraction: float = 0.5,
