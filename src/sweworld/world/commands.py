@@ -47,22 +47,39 @@ class ExecutedCode(BaseModel):
     inline: list[str] = Field(default_factory=list, description="Code passed with python -c.")
 
 
-def split_simple_commands(command: str) -> list[list[str]]:
-    """The words of each simple command of ``command`` (operators dropped)."""
+def simple_commands(command: str, *, strict: bool = False) -> list[tuple[str, list[str]]]:
+    """(the operator before it, its words) of each simple command of ``command``; unbalanced
+    quotes: ValueError with ``strict``, else plain words."""
     lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|")
     lexer.whitespace = " \t\r"  # newlines separate commands
     lexer.whitespace_split = True
     try:
         tokens = list(lexer)
-    except ValueError:  # unbalanced quotes: plain words
+    except ValueError:
+        if strict:
+            raise
         tokens = command.replace("\n", " ; ").split()
-    out: list[list[str]] = [[]]
+    out: list[tuple[str, list[str]]] = [("", [])]
     for token in tokens:
         if token in _SEPARATORS or (token and set(token) <= set(";&|\n")):
-            out.append([])
+            out.append((token, []))
         else:
-            out[-1].append(token)
-    return [words for words in out if words]
+            out[-1][1].append(token)
+    return [(op, words) for op, words in out if words]
+
+
+def split_simple_commands(command: str) -> list[list[str]]:
+    """The words of each simple command of ``command`` (operators dropped)."""
+    return [words for _, words in simple_commands(command)]
+
+
+def interpreter_arguments(args: list[str]) -> list[str]:
+    """A python interpreter's arguments from ``-m``/``-c``/``-``/the script on (its own options,
+    ``-W ignore``, ``-X dev``, ``-u`` ..., dropped)."""
+    i = 0
+    while i < len(args) and args[i].startswith("-") and args[i] not in ("-m", "-c", "-"):
+        i += 2 if args[i] in _PYTHON_VALUE_OPTIONS else 1
+    return args[i:]
 
 
 def strip_wrappers(words: list[str]) -> list[str]:
@@ -103,26 +120,17 @@ def _pytest_paths(args: list[str]) -> list[str]:
 
 def _python_targets(args: list[str]) -> tuple[list[str], list[str], list[str]]:
     """(files, inline code, modules) of the arguments of a python interpreter."""
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        if arg == "-c":
-            return [], args[i + 1:i + 2], []
-        if arg == "-m":
-            module = args[i + 1] if i + 1 < len(args) else ""
-            if module in ("pytest", "py.test"):
-                return _pytest_paths(args[i + 2:]), [], []
-            return [], [], [module] if module else []
-        if arg in _PYTHON_VALUE_OPTIONS:
-            i += 2
-            continue
-        if arg.startswith("-"):  # -u, -B, -O, -I, bundled flags; "-" alone is stdin
-            if arg == "-":
-                return [], [], []
-            i += 1
-            continue
-        return [arg], [], []
-    return [], [], []
+    args = interpreter_arguments(args)
+    if not args or args[0] == "-":  # "-" alone is stdin
+        return [], [], []
+    if args[0] == "-c":
+        return [], args[1:2], []
+    if args[0] == "-m":
+        module = args[1] if len(args) > 1 else ""
+        if module in ("pytest", "py.test"):
+            return _pytest_paths(args[2:]), [], []
+        return [], [], [module] if module else []
+    return [args[0]], [], []
 
 
 def executed_code(command: str) -> ExecutedCode:

@@ -13,15 +13,20 @@ from __future__ import annotations
 
 import posixpath
 import re
-import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from sweworld.world.commands import PYTEST, PYTEST_VALUE_OPTIONS, PYTHON, strip_wrappers
+from sweworld.world.commands import (
+    PYTEST,
+    PYTEST_VALUE_OPTIONS,
+    PYTHON,
+    interpreter_arguments,
+    simple_commands,
+    strip_wrappers,
+)
 
 _MERGE = re.compile(r"(?<=\s)(?:2>&1|&>\s*/dev/null|[12]?>\s*/dev/null)(?=[\s|;&]|$)")
 _REDIRECT = re.compile(r"^\d?[<>]")
-_OPERATORS = {"&&", ";", "|", "||", "&", "|&"}
 _PREFIX_OK = {"cd", "export", "source", ".", "set"}
 _KNOWN_FLAGS = {"-s", "--no-header", "--disable-warnings", "--no-summary", "-l", "--showlocals", "--color=no",
                 "--strict-markers", "-ra", "-rA", "-rf", "-rfE", "--capture=no", "-B", "-u"}
@@ -47,20 +52,6 @@ class TestRun:
 TestRun.__test__ = False  # type: ignore[attr-defined]  # not a pytest class when imported
 
 
-def _segments(command: str) -> list[tuple[str, list[str]]]:
-    """(operator before, words) of each simple command; raises ValueError on unbalanced quotes."""
-    lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|")
-    lexer.whitespace = " \t\r\n"
-    lexer.whitespace_split = True
-    out: list[tuple[str, list[str]]] = [("", [])]
-    for token in lexer:
-        if token in _OPERATORS:
-            out.append((token, []))
-        else:
-            out[-1][1].append(token)
-    return [(op, words) for op, words in out if words]
-
-
 def relative(target: str, cwd: str, workdir: str) -> str:
     """A path or node id (``path::Class::test``) relative to the repository root."""
     path, sep, rest = target.partition("::")
@@ -82,17 +73,10 @@ def parse_script_command(command: str, workdir: str = "/testbed") -> TestRun | N
     return _parse(command, workdir, _script)
 
 
-def _interpreter_options_dropped(args: list[str]) -> list[str]:
-    """The interpreter's arguments from ``-m``/``-c``/the script on (``-W ignore``, ``-X dev``, ``-u`` dropped)."""
-    while args and args[0].startswith("-") and args[0] not in ("-m", "-c", "-"):
-        args = args[2:] if args[0] in ("-W", "-X") else args[1:]
-    return args
-
-
 def _script(words: list[str]) -> TestRun | None:
     if not PYTHON.match(words[0]) or _runner(words) is not None:
         return None
-    args = _interpreter_options_dropped(words[1:])
+    args = interpreter_arguments(words[1:])
     if not args or not args[0].endswith(".py"):
         return None
     return TestRun("script", targets=[args[0]], exact=len(args) == 1)
@@ -101,7 +85,7 @@ def _script(words: list[str]) -> TestRun | None:
 def _parse(command: str, workdir: str, runner: Callable[[list[str]], TestRun | None]) -> TestRun | None:
     merged = "2>&1" in command
     try:
-        segments = _segments(_MERGE.sub(" ", command))
+        segments = simple_commands(_MERGE.sub(" ", command), strict=True)
     except ValueError:
         return None
     cwd, run = workdir, None
@@ -130,7 +114,7 @@ def _parse(command: str, workdir: str, runner: Callable[[list[str]], TestRun | N
 def _runner(words: list[str]) -> TestRun | None:
     head, args = words[0], words[1:]
     if PYTHON.match(head):
-        args = _interpreter_options_dropped(args)
+        args = interpreter_arguments(args)
         if args[:2] in (["-m", "pytest"], ["-m", "py.test"]):
             return _pytest(args[2:])
         if args[:2] == ["-m", "unittest"]:
