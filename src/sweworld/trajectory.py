@@ -15,6 +15,8 @@ from sweworld import __version__
 from sweworld.errors import ModelError
 
 ExitStatus = Literal["submitted", "step_limit", "time_limit", "context_limit", "format_errors", "stuck", "error"]
+LIMIT_STATUSES: tuple[ExitStatus, ...] = ("step_limit", "time_limit", "context_limit")
+"""The exit statuses of an episode stopped by a limit."""
 ErrorKind = Literal["model", "infra"]
 
 

@@ -11,8 +11,9 @@ import typer
 from rich.table import Table
 
 from sweworld.cli import common, params
+from sweworld.verify.verifiers import HYBRID_BASES, VERIFIERS
 
-VERIFIER_NAMES = ("swr", "random", "oracle", "embedded", "llm", "tests", "hybrid")
+VERIFIER_NAMES = tuple(VERIFIERS)
 VerifierName = Annotated[str, typer.Option("--verifier", "-V", callback=params.one_of(*VERIFIER_NAMES), help=(
     "'swr' (the embedded reward model on the final diff), 'embedded' (a verifier trained by `sweworld verifier "
     "train`: --verifier-model), 'llm' (a judge model's P(YES): --verifier-url), 'tests' (the real regression "
@@ -27,7 +28,7 @@ VerifierInput = Annotated[str, typer.Option("--verifier-input", callback=params.
     "llm: what the judge reads, the whole trajectory or only the final diff."))]
 Votes = Annotated[int, typer.Option("--votes", min=1, help="llm: samples of the vote when the endpoint gives no "
                                     "logprobs.")]
-HybridBase = Annotated[str, typer.Option("--hybrid-base", callback=params.one_of("swr", "embedded", "llm", "random"),
+HybridBase = Annotated[str, typer.Option("--hybrid-base", callback=params.one_of(*HYBRID_BASES),
                                          help="hybrid: the verifier whose top max(3, half) is kept.")]
 
 

@@ -31,13 +31,14 @@ def train(ctx: typer.Context,
     """Train the embedded verifier (a CPU logistic regression) on rollouts labelled by the real harness."""
     from sweworld.cli.select_cmd import tasks_of
     from sweworld.data.sft import load_runs
-    from sweworld.verify.embedded import default_sources, train_verifier
+    from sweworld.verify.embedded import train_verifier
+    from sweworld.world.embedded_swr.predict import repo_sources
 
     runs = common.existing_paths(runs, ctx, "--runs")
     with common.reported():
         found = load_runs(runs)
         model = train_verifier(found, tasks_of(found, dataset, split), feature_set=features, l2=l2,
-                               sources=default_sources(str(repos_dir) if repos_dir else None))
+                               sources=repo_sources(str(repos_dir) if repos_dir else None))
         model.save(out)
     meta = model.meta
     common.out.print(f"verifier ({features}): {meta['examples']} samples ({meta['resolved']} resolved) of "

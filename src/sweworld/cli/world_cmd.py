@@ -14,11 +14,10 @@ from rich.table import Table
 
 from sweworld.cli import common, params
 from sweworld.cli.backend_opts import PromptStyle, WorldModel, WorldURL
-from sweworld.cli.common import Dataset, InstanceIds, ReposDir, Split, Workers
+from sweworld.cli.common import PLAIN, Dataset, InstanceIds, ReposDir, Split, Workers
 from sweworld.cli.rollout_cmd import InputFile, ModelName, ModelUrl, Out, PolicyName, rollout
 from sweworld.cli.runner_opts import RayAddress, RunnerName
 
-PLAIN = {"soft_wrap": True, "markup": False, "highlight": False}
 """Lines that tests and scripts read: never wrapped, no markup."""
 app = typer.Typer(no_args_is_help=True, help="The simulated world: traces, replay server, fidelity, embedded models.")
 TraceFiles = Annotated[list[Path], typer.Option("--traces", "-t", exists=True, readable=True, help=(

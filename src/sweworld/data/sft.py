@@ -36,7 +36,7 @@ from pydantic import BaseModel, Field
 from sweworld.data.formats import Arguments, Format, chat_row
 from sweworld.data.tokens import TokenCounter
 from sweworld.errors import DatasetError
-from sweworld.trajectory import Trajectory
+from sweworld.trajectory import LIMIT_STATUSES, Trajectory
 
 FILTERS: dict[str, str] = {
     "failed": "a model or infrastructure failure (error_kind): never kept",
@@ -47,7 +47,6 @@ FILTERS: dict[str, str] = {
     "too_long": "over --max-tokens",
     "cap": "over --cap-per-instance (the longest first)",
 }
-LIMITS = ("step_limit", "time_limit", "context_limit")
 TRAJECTORIES_FILE = "trajectories.jsonl"
 
 
@@ -105,7 +104,7 @@ def removed_by(traj: Trajectory, options: SFTOptions, tokens: int) -> str | None
         return "unresolved"
     if any(step.format_error for step in traj.steps):
         return "format_errors"
-    if traj.exit_status in LIMITS:
+    if traj.exit_status in LIMIT_STATUSES:
         return "hit_limit"
     if traj.exit_status != "submitted" or not traj.steps:
         return "not_submitted"

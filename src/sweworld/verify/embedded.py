@@ -40,6 +40,7 @@ from sweworld.verify.verifiers import need_task
 from sweworld.world.embedded_swr.features import features as diff_features
 from sweworld.world.embedded_swr.model import SWRClassifier, fit
 from sweworld.world.embedded_swr.patched import FileSource
+from sweworld.world.embedded_swr.predict import repo_sources
 
 FORMAT = "sweworld-verifier-logistic/1"
 FeatureSet = Literal["blind", "solo", "reference"]
@@ -78,10 +79,6 @@ class VerifierModel(BaseModel):
             raise ModelError(f"the verifier model {path} is damaged: {exc}", hint=HINT) from exc
 
 
-def default_sources(repos_dir: str | None = None) -> Sources:
-    from sweworld.world.embedded_swr.predict import repo_sources
-    return repo_sources(repos_dir)
-
 
 def sample_features(task: Task, trajectory: Trajectory, read: FileSource, feature_set: str,
                     agreed: float = 0.0) -> dict[str, float]:
@@ -103,7 +100,7 @@ def train_verifier(samples: Sequence[tuple[str, Trajectory]], tasks: Mapping[str
     """Fit on every sample with an outcome (see the module docstring)."""
     if feature_set not in FEATURE_SETS:
         raise ConfigError(f"no feature set {feature_set!r}", hint=f"use one of {', '.join(FEATURE_SETS)}")
-    sources = sources or default_sources()
+    sources = sources or repo_sources()
     kept = [t for _, t in samples if not t.failed]
     agreed = agreement(kept)
     rows = [sample_features(_task_of(tasks, t), t, sources(_task_of(tasks, t)), feature_set, agreed[t.key])
@@ -126,7 +123,7 @@ class EmbeddedVerifier:
         if model is None:
             raise ConfigError("the embedded verifier needs a trained model", hint=HINT + ", then --verifier-model M.json")
         self.model = model if isinstance(model, VerifierModel) else VerifierModel.load(model)
-        self.sources = sources or default_sources(repos_dir)
+        self.sources = sources or repo_sources(repos_dir)
         self._agreement: dict[tuple[str, int], float] = {}
 
     def prepare(self, samples: Sequence[Trajectory], tasks: Mapping[str, Task] | None = None) -> None:

@@ -25,7 +25,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 
-from sweworld.trajectory import Step, Trajectory
+from sweworld.trajectory import LIMIT_STATUSES, Step, Trajectory
 from sweworld.world.embedded_swr.features import FEATURES
 
 DIFF_FEATURES = ("empty", "parsed", "applies", "syntax_ok", "files", "hunks", "added", "removed", "new_files",
@@ -40,7 +40,6 @@ EDITS = {"create", "str_replace", "insert", "undo_edit"}
 _TEST_COMMAND = re.compile(r"\bpytest\b|\bpython3?\s+(?:-m\s+unittest\b|[\w./-]+\.py\b)|\btox\b|\bnosetests\b")
 _SUMMARY = re.compile(r"(\d+) (passed|failed|errors?|xfailed|xpassed)\b")
 _TRACEBACK = re.compile(r"^Traceback \(most recent call last\)|^E\s+\w+(Error|Exception)\b", re.M)
-_LIMITS = ("step_limit", "time_limit", "context_limit")
 
 
 def _log(n: float) -> float:
@@ -91,7 +90,7 @@ def trajectory_features(trajectory: Trajectory) -> dict[str, float]:
         "nonzero_exits": _log(sum(s.exit_code not in (None, 0) for s in steps)),
         "format_errors": _log(sum(s.format_error for s in steps)),
         "submitted": float(trajectory.exit_status == "submitted"),
-        "hit_limit": float(trajectory.exit_status in _LIMITS),
+        "hit_limit": float(trajectory.exit_status in LIMIT_STATUSES),
         "agreement": 0.0,
     }
 

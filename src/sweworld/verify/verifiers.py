@@ -109,11 +109,13 @@ def _tests(backend: Any = None, log_dir: str | None = None) -> Verifier:
 
 def _hybrid(base: str = "swr", **options: Any) -> Verifier:
     from sweworld.verify.regression import HybridVerifier
-    if base in ("hybrid", "tests", "oracle"):
-        raise ConfigError(f"the hybrid rule cannot rank by {base!r}", hint="give --hybrid-base embedded, llm, swr "
-                          "or random")
+    if base not in HYBRID_BASES:
+        raise ConfigError(f"the hybrid rule cannot rank by {base!r}", hint=f"give --hybrid-base {', '.join(HYBRID_BASES)}")
     return HybridVerifier(create_verifier(base, **options), create_verifier("tests", **options))
 
+
+HYBRID_BASES = ("swr", "embedded", "llm", "random")
+"""What the hybrid rule ranks by first (not the tests it ranks by next, nor the label)."""
 
 _embedded.needs_tasks = _llm.needs_tasks = _tests.needs_tasks = _hybrid.needs_tasks = True  # type: ignore[attr-defined]
 VERIFIERS: dict[str, Callable[..., Verifier]] = {
