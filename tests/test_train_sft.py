@@ -42,7 +42,7 @@ def exported(tmp_path_factory) -> dict[str, Path]:
     """policy.jsonl, world/swt.jsonl, world/swr.jsonl and verifier.jsonl, written by the exporters."""
     from data_traces import record
 
-    from sweworld.data.sft import write_sft
+    from sweworld.data.sft import load_runs, write_sft
     from sweworld.data.verifier import write_verifier
     from sweworld.data.world import write_world
     from sweworld.types import Task
@@ -51,7 +51,7 @@ def exported(tmp_path_factory) -> dict[str, Path]:
     runs = write_run(root / "run", [trajectory(i, k, steps=3, reward=float(k == 0)) for i in "ab" for k in range(2)])
     write_sft([runs], root / "policy.jsonl")
     tasks = {i: Task(instance_id=i, repo="org/repo", base_commit="0" * 40, problem_statement=f"Fix {i}.") for i in "ab"}
-    write_verifier([runs], tasks, root / "verifier.jsonl")
+    write_verifier(load_runs([runs]), tasks, root / "verifier.jsonl")
     write_world([record(root / "traces")], root / "world")
     return {"policy": root / "policy.jsonl", "swt": root / "world" / "swt.jsonl", "swr": root / "world" / "swr.jsonl",
             "verifier": root / "verifier.jsonl"}

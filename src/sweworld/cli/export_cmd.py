@@ -129,7 +129,8 @@ def verifier(ctx: typer.Context,
     with common.reported():
         options = VerifierOptions(input=_choice(input, ("trajectory", "diff"), "--input"), balance=balance, seed=seed,
                                   max_chars=max_chars, format=_choice(fmt, ("openai", "sharegpt"), "--format"))
-        summary = write_verifier(runs, tasks_of(load_runs(runs), dataset, split), out, options)
+        samples = load_runs(runs)
+        summary = write_verifier(samples, tasks_of(samples, dataset, split), out, options)
     common.out.print(f"verifier: {summary.trajectories} trajectories read ({summary.failed} failed, {summary.yes} "
                      f"resolved, {summary.no} not); {summary.balanced_out} removed to balance; {summary.rows} rows "
                      f"-> {out}; summary: {summary_path(out)}", **common.PLAIN)

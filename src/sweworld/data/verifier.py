@@ -119,13 +119,13 @@ def export_verifier(found: Sequence[tuple[str, Trajectory]], tasks: Mapping[str,
     return rows, summary
 
 
-def write_verifier(runs: Sequence[str | Path], tasks: Mapping[str, Task], out: Path,
+def write_verifier(samples: Sequence[tuple[str, Trajectory]], tasks: Mapping[str, Task], out: Path,
                    options: VerifierOptions | None = None) -> VerifierSummary:
-    """Export and write ``out`` and its summary (``<name>.summary.json``)."""
-    from sweworld.data.sft import load_runs, summary_path, write_jsonl
+    """Export ``samples`` (``sft.load_runs``) and write ``out`` and its summary (``<name>.summary.json``)."""
+    from sweworld.data.sft import summary_path, write_jsonl
     from sweworld.harness.report import write_atomic
 
-    rows, summary = export_verifier(load_runs(runs), tasks, options)
+    rows, summary = export_verifier(samples, tasks, options)
     write_jsonl(out, rows)
     write_atomic(summary_path(out), summary.model_dump_json(indent=2) + "\n")
     return summary
