@@ -28,21 +28,10 @@ from sweworld.agents.policies import OraclePolicy
 from sweworld.backends.real import RealBackend
 from sweworld.datasets import path_of
 from sweworld.distributed import LocalRunner, environment_group, make_runner
+from sweworld.envs.store import disk_usage
 from sweworld.rollout.runner import run_rollouts
 from sweworld.rollout.store import TrajectoryStore
 from sweworld.tasks import load_tasks
-
-
-def disk(path: Path) -> int:
-    """Bytes under ``path`` (files counted once, symlinks not followed)."""
-    seen, total = set(), 0
-    for root, _, files in os.walk(path):
-        for name in files:
-            st = os.lstat(os.path.join(root, name))
-            if st.st_ino not in seen:
-                seen.add(st.st_ino)
-                total += st.st_blocks * 512
-    return total
 
 
 def build_seconds(keys) -> float:
@@ -149,9 +138,9 @@ def main() -> None:
     episode = statistics.median(t.timings.get("total", 0.0) for t in per_item)
     driver = store_cost()
     envs = {layer.env.key: layer.env.path for layer in layers}
-    env_mb = statistics.median(disk(p / "venv") for p in envs.values()) / 2**20
-    layer_mb = statistics.median(disk(layer.path) for layer in layers) / 2**20
-    tree_mb = statistics.median(disk(Path(layer.tree)) for layer in layers) / 2**20
+    env_mb = statistics.median(disk_usage(p / "venv") for p in envs.values()) / 2**20
+    layer_mb = statistics.median(disk_usage(layer.path) for layer in layers) / 2**20
+    tree_mb = statistics.median(disk_usage(Path(layer.tree)) for layer in layers) / 2**20
     print(f"per item: {1 / rates[('ray', 1)]:.2f} s with one Ray worker, of which the agent episode {episode:.2f} s "
           f"(median) and the rest the evaluation (a fresh episode running the tests); the driver storing one result "
           f"{driver * 1000:.2f} ms")

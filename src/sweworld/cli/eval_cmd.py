@@ -23,6 +23,7 @@ from sweworld.cli.backend_opts import (
 )
 from sweworld.cli.common import Dataset, InstanceIds, ReposDir, SkipInvalid, Split, Workers
 from sweworld.cli.runner_opts import RayAddress, RunnerName, runner_from_options
+from sweworld.rollout.runner import audit_part
 
 Predictions = Annotated[str, typer.Option("--predictions", "-p", help="Predictions (.json/.jsonl of "
                                           "{instance_id, model_name_or_path, model_patch}) or 'gold'.")]
@@ -104,9 +105,11 @@ def eval_(dataset: Dataset = common.DEFAULT_DATASET, predictions: Predictions = 
         ours = {i: (None if r.error_kind == "infra" else r.resolved) for i, r in reports.items()}
         ours.update({i: False for i in summary["empty_patch_ids"]})
         say(compare(ours, reference).line())
-    audits = getattr(chosen, "audit_summary", None)
-    if audits:
-        for kind, figures in audits().items():
+    audits = audit_part(chosen, where).get("audits", {})
+    if audits.get("collected") is False:
+        say(f"hybrid audits: {audits['why']}")
+    else:
+        for kind, figures in audits.items():
             say(f"hybrid audits, {kind}: {figures['agreed']}/{figures['audited']} agree "
                 f"(95% Wilson {figures['wilson95'][0]:.2f}-{figures['wilson95'][1]:.2f})")
     say(f"summary: {path}")
