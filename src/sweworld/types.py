@@ -14,7 +14,8 @@ SWEBENCH_FIELDS = (
     "instance_id", "repo", "base_commit", "patch", "test_patch", "problem_statement", "hints_text",
     "created_at", "version", "environment_setup_commit", "FAIL_TO_PASS", "PASS_TO_PASS",
 )
-ENV_FIELDS = ("python", "pre_install", "install", "packages", "pip_packages", "test_cmd", "repo_source")
+ENV_FIELDS = ("python", "pre_install", "install", "packages", "pip_packages", "test_cmd", "exclude_newer",
+              "repo_source")
 
 
 def _as_list(value: Any) -> Any:
@@ -63,6 +64,9 @@ class Task(BaseModel):
     packages: str | None = Field(default=None, description="Space-separated packages, or 'requirements.txt'.")
     pip_packages: list[str] | None = Field(default=None, description="Extra pip requirements.")
     test_cmd: str | None = Field(default=None, description="Test command; test files are appended.")
+    exclude_newer: str | None = Field(default=None, description=(
+        "Resolve the environment's unpinned requirements as of this date (ISO 8601), e.g. the date of "
+        "the environment commit of a mined instance."))
     repo_source: str | None = Field(
         default=None, description="Where the repository comes from: a git URL, a local dir, 'pypi:NAME==VER'.")
 

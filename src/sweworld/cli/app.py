@@ -15,6 +15,7 @@ from sweworld.cli import (
     eval_cmd,
     exec_cmd,
     export_cmd,
+    mine_cmd,
     rollout_cmd,
     select_cmd,
     synth_cmd,
@@ -35,6 +36,7 @@ app.command("eval")(eval_cmd.eval_)
 app.command("validate")(validate_cmd.validate)
 app.command("rollout")(rollout_cmd.rollout)
 app.command("synth")(synth_cmd.synth)
+app.command("mine")(mine_cmd.mine)
 app.command("select", context_settings=export_cmd.MORE)(select_cmd.select)
 app.command("demo")(demo.demo)
 app.add_typer(world_cmd.app, name="world")

@@ -145,7 +145,7 @@ class EnvBuilder:
 
     def key(self, task: Task, recipe: EnvRecipe | None = None) -> str:
         recipe = recipe or self.recipe(task)
-        pinned = task.version if recipe.source == "swebench" else task.env_commit
+        pinned = task.version if recipe.source in ("swebench", "swegym") else task.env_commit
         return env_key(recipe, task.repo, pinned)
 
     def environment(self, task: Task) -> Environment:

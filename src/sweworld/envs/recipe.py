@@ -20,6 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, field_validator
 
 from sweworld.envs import swebench_specs as sbs
+from sweworld.envs import swegym_specs
 from sweworld.envs.era import SWEBENCH_ERA_DATE, era_constraints, era_seeds
 from sweworld.envs.services import stand_ins
 from sweworld.errors import EnvBuildError
@@ -75,7 +76,8 @@ class EnvRecipe(BaseModel):
     services: list[str] = Field(default_factory=list, description=(
         "Local stand-ins started inside the episode for test runs (names from envs/services.py, e.g. "
         "'httpbin' for tests that call httpbin.org); the sandbox still reaches nothing outside."))
-    source: Literal["task", "swebench", "default"] = Field(default="default", description="Where it came from.")
+    source: Literal["task", "swebench", "swegym", "default"] = Field(default="default",
+                                                                     description="Where it came from.")
     notes: list[str] = Field(default_factory=list, description="Everything translated, dropped or guessed.")
 
     @field_validator("python", mode="before")
@@ -250,8 +252,10 @@ def _test_cmd(value: Any) -> str:
     return " && ".join(value) if isinstance(value, list) else (value or DEFAULT_TEST_CMD)
 
 
-def from_spec(spec: dict[str, Any], repo: str, tree: Path | None, version: str | None = None) -> EnvRecipe:
-    """Translate a swebench spec dict (of ``repo`` at release line ``version``) into an EnvRecipe."""
+def from_spec(spec: dict[str, Any], repo: str, tree: Path | None, version: str | None = None, *,
+              source: Literal["swebench", "swegym"] = "swebench") -> EnvRecipe:
+    """Translate a swebench-style spec dict (of ``repo`` at release line ``version``; swebench's or
+    SWE-Gym's, which share the shape) into an EnvRecipe."""
     notes: list[str] = []
     fields = _packages(spec.get("packages"), repo, tree, notes)
     if spec.get("no_use_env"):
@@ -281,7 +285,7 @@ def from_spec(spec: dict[str, Any], repo: str, tree: Path | None, version: str |
                      constraints=constraints, services=services, **fields,
                      pip_packages=list(spec.get("pip_packages") or []),
                      pre_install=pre, install=spec.get("install"), test_cmd=_test_cmd(spec.get("test_cmd")),
-                     eval_commands=evals, env_vars=env_vars, source="swebench", notes=notes)
+                     eval_commands=evals, env_vars=env_vars, source=source, notes=notes)
 
 
 def from_task(task: Task, tree: Path | None) -> EnvRecipe:
@@ -296,7 +300,7 @@ def from_task(task: Task, tree: Path | None) -> EnvRecipe:
     recipe = EnvRecipe(python=task.python or base.python, **fields, pip_packages=list(task.pip_packages or []),
                        pre_install=sbs.drop_system_commands(list(task.pre_install or []), "pre_install", notes),
                        install=task.install, test_cmd=task.test_cmd or DEFAULT_TEST_CMD, source="task",
-                       notes=notes)
+                       exclude_newer=task.exclude_newer, notes=notes)
     if task.install is None:  # the default install: deps in the env stage, --no-deps per instance
         recipe.install = DEFAULT_INSTALL
         recipe.install_repo_in_env = True
@@ -313,7 +317,7 @@ def resolve_recipe(task: Task, tree: Path | None) -> EnvRecipe:
 
     First match wins: the task's own fields (when it sets any of install, python, test_cmd,
     packages, pip_packages, pre_install), then the swebench spec for (task.repo, task.version),
-    then the default read from the tree.
+    then SWE-Gym's published spec for it (``envs/swegym_specs.py``), then the default read from the tree.
     """
     own = (task.install, task.python, task.test_cmd, task.packages, task.pip_packages, task.pre_install)
     if any(value is not None for value in own):
@@ -321,4 +325,7 @@ def resolve_recipe(task: Task, tree: Path | None) -> EnvRecipe:
     spec = sbs.spec_for(task.repo, task.version)
     if spec is not None:
         return from_spec(spec, task.repo, tree, None if task.version is None else str(task.version))
+    spec = swegym_specs.spec_for(task.repo, task.version)
+    if spec is not None:
+        return from_spec(spec, task.repo, tree, str(task.version), source="swegym")
     return default_recipe(tree)

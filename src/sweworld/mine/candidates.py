@@ -1,0 +1,96 @@
+"""Steps of a history -> candidate instances (SWE-bench rows without FAIL_TO_PASS yet).
+
+For each step that ``rules.skip_reason`` lets through: the diff split into ``patch`` and
+``test_patch``, ``base_commit`` = the first parent, ``version`` read from the tree and snapped as
+swebench does (``mine.version``), the statement from the message, and the environment: instances
+of one version share one ``environment_setup_commit`` (the newest base commit of that version among
+the candidates, as in SWE-bench's rows) and one recipe (``mine.recipes``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sweworld.mine.history import Commit, step_diff
+from sweworld.mine.recipes import Choice, infer, version_for
+from sweworld.mine.rules import Limits, skip_reason
+from sweworld.mine.split import split_diff
+from sweworld.mine.statement import message_statement, pull_number
+from sweworld.mine.version import read_version
+from sweworld.types import Task
+
+
+@dataclass
+class Candidate:
+    commit: Commit
+    task: Task
+
+
+@dataclass
+class Screen:
+    """The candidates of a history and the steps dropped before validation, by reason."""
+
+    steps: int = 0
+    candidates: list[Candidate] = field(default_factory=list)
+    dropped: Counter = field(default_factory=Counter)
+    versions: dict[str, Choice] = field(default_factory=dict)
+
+
+def instance_id(repo: str, commit: Commit, taken: set[str]) -> str:
+    """``owner__name-<pull request>`` as SWE-bench names them, ``owner__name-<sha>`` without one."""
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", repo.replace("/", "__"))
+    number = pull_number(commit.message)
+    out = f"{stem}-{number}" if number else f"{stem}-{commit.sha[:10]}"
+    if out in taken:
+        out = f"{stem}-{commit.sha[:10]}"
+    taken.add(out)
+    return out
+
+
+def screen(commits: list[Commit], *, mirror: Path, repo: str, source: str, limits: Limits,
+           tree_of: Callable[[str], Path], available_pythons: list[str],
+           on_step: Callable[[], None] | None = None) -> Screen:
+    """Candidates of ``commits`` (newest first); ``tree_of(sha)`` checks out an environment commit
+    (only for recipes inferred from the tree)."""
+    out = Screen(steps=len(commits))
+    taken: set[str] = set()
+    drafts: list[tuple[Commit, dict[str, Any]]] = []
+    for commit in commits:
+        if on_step:
+            on_step()
+        reason = skip_reason(commit, limits)
+        if reason is None:
+            patch, test_patch = split_diff(step_diff(mirror, commit), what=commit.sha)
+            if not patch.strip() or not test_patch.strip():
+                reason = "no source change" if not patch.strip() else "no test change"
+        if reason is not None:
+            out.dropped[reason] += 1
+            continue
+        read, where = read_version(mirror, commit.first_parent)
+        kind, version = version_for(repo, read)
+        statement = message_statement(commit.message)
+        drafts.append((commit, {
+            "instance_id": instance_id(repo, commit, taken), "repo": repo, "base_commit": commit.first_parent,
+            "patch": patch, "test_patch": test_patch, "problem_statement": statement.text,
+            "created_at": commit.committed, "version": version, "repo_source": source,
+            "mined_from": commit.sha, "statement_source": statement.source,
+            "references": list(statement.references), "version_read": f"{read} ({where})", "recipe_source": kind}))
+    for commit, row in drafts:  # newest first: the first of a version is its environment commit
+        choice = out.versions.get(row["version"])
+        if choice is None:
+            choice = out.versions[row["version"]] = Choice(kind=row["recipe_source"], version=row["version"])
+            choice.fields["environment_setup_commit"] = row["base_commit"]
+            if choice.kind == "inferred":
+                fields, notes = infer(tree_of(row["base_commit"]), commit.committed, available_pythons)
+                choice.fields.update(fields)
+                choice.notes = notes
+        row.update(choice.fields)
+        if choice.notes:
+            row["recipe_notes"] = choice.notes
+        out.candidates.append(Candidate(commit=commit, task=Task.model_validate(row)))
+    return out

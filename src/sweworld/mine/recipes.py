@@ -1,0 +1,148 @@
+"""The environment of a mined instance, chosen per repository and release line as swebench does.
+
+1. A repository that the ``swebench`` package has install specs for: ``version`` snapped to its
+   known release lines; the row carries no environment fields (the spec decides, as for
+   SWE-bench's own rows).
+2. A repository of SWE-Gym's (``envs/swegym_specs.py``): the same with SWE-Gym's published specs.
+3. Anything else: a recipe inferred from the tree at the environment commit and written on the row
+   (``python``, ``packages``, ``pip_packages``, ``test_cmd``, ``exclude_newer``), with
+   ``recipe_source: "inferred"`` and ``recipe_notes`` saying what was guessed and from what. The
+   editable install with the project's test extras comes from the default recipe (envs/recipe.py).
+
+Python for an inferred recipe: the versions the project declares (``requires-python``, trove
+classifiers), the newest of them released before the environment commit (an interpreter of 2019
+for a 2019 commit), among the interpreters found here. Unpinned requirements resolve as of the
+environment commit's date.
+"""
+
+from __future__ import annotations
+
+import configparser
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from sweworld.envs import swebench_specs, swegym_specs
+from sweworld.envs.recipe import _load_toml, read_extras
+from sweworld.mine.version import snap
+
+PYTHON_RELEASED = {"3.6": "2016-12-23", "3.7": "2018-06-27", "3.8": "2019-10-14", "3.9": "2020-10-05",
+                   "3.10": "2021-10-04", "3.11": "2022-10-24", "3.12": "2023-10-02", "3.13": "2024-10-07"}
+"""First release of each Python line (python.org), for the era of a commit."""
+ERA_LAG_DAYS = 180
+"""A Python line counts for a commit once it has been out this long (projects adopt it late)."""
+TEST_REQUIREMENTS = ("requirements-dev.txt", "requirements-test.txt", "requirements_test.txt",
+                     "requirements-tests.txt", "test-requirements.txt", "test_requirements.txt",
+                     "dev-requirements.txt", "requirements_dev.txt", "requirements/test.txt",
+                     "requirements/tests.txt", "requirements/testing.txt", "requirements/dev.txt",
+                     "tests/requirements.txt", "requirements/tests.in", "requirements-testing.txt")
+_CLASSIFIER = re.compile(r"Programming Language :: Python :: (3\.\d+)")
+_NOX_INSTALL = re.compile(r"session\.install\(([^)]*)\)")
+_QUOTED = re.compile(r"""['"]([A-Za-z0-9][A-Za-z0-9._\-\[\]<>=!~,]*)['"]""")
+
+Kind = Literal["swebench", "swegym", "inferred"]
+
+
+@dataclass
+class Choice:
+    """How one release line of a repository gets its environment."""
+
+    kind: Kind
+    version: str
+    fields: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def known_versions(repo: str) -> tuple[Kind, list[str]] | None:
+    """(which table, its release lines) for a repository with published specs, else None."""
+    if swebench_specs.has_repo(repo):
+        return "swebench", list(swebench_specs.all_specs()[repo])
+    if swegym_specs.has_repo(repo):
+        return "swegym", swegym_specs.versions(repo)
+    return None
+
+
+def version_for(repo: str, read: str | None) -> tuple[Kind, str]:
+    """(kind, ``version``) of a commit whose tree says it is release line ``read``."""
+    known = known_versions(repo)
+    if known is not None:
+        kind, lines = known
+        return kind, snap(read or "0.0", lines) or (read or "0.0")
+    return "inferred", read or "0.0"
+
+
+def _classifiers(tree: Path) -> list[str]:
+    text = ""
+    for name in ("pyproject.toml", "setup.cfg", "setup.py"):
+        path = tree / name
+        if path.is_file():
+            text += path.read_text(encoding="utf-8", errors="replace")
+    return sorted(set(_CLASSIFIER.findall(text)), key=lambda v: tuple(int(p) for p in v.split(".")))
+
+
+def era_python(date: str, declared: list[str], requires: str | None, available: list[str]) -> tuple[str, str]:
+    """(Python 'X.Y', why) for a commit of ``date`` (ISO)."""
+    from datetime import date as Date
+    from datetime import timedelta
+
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    day = Date.fromisoformat(date[:10]) - timedelta(days=ERA_LAG_DAYS)
+    out_then = [v for v, released in PYTHON_RELEASED.items() if Date.fromisoformat(released) <= day]
+    try:
+        spec = SpecifierSet(requires) if requires else None
+    except InvalidSpecifier:
+        spec = None
+    allowed = [v for v in available if v in PYTHON_RELEASED and (spec is None or spec.contains(f"{v}.0"))]
+    for pool, why in ((declared, "declared in the classifiers"), (allowed, "allowed by requires-python")):
+        chosen = [v for v in pool if v in allowed and v in out_then]
+        if chosen:
+            return chosen[-1], f"the newest Python {why} that was out by {date[:10]}"
+    fallback = (allowed or available or ["3.11"])[0 if out_then == [] else -1]
+    return fallback, f"no declared Python of the commit's era; Python {fallback}"
+
+
+def _tox_deps(tree: Path) -> list[str]:
+    path = tree / "tox.ini"
+    if not path.is_file():
+        return []
+    parser = configparser.ConfigParser(interpolation=None, strict=False)
+    try:
+        parser.read_string(path.read_text(encoding="utf-8", errors="replace"))
+    except configparser.Error:
+        return []
+    raw = parser.get("testenv", "deps", fallback="")
+    return [line.split("#")[0].strip() for line in raw.splitlines()
+            if line.strip() and not line.strip().startswith(("-", "#", ".", "{")) and "{" not in line]
+
+
+def _nox_deps(tree: Path) -> list[str]:
+    path = tree / "noxfile.py"
+    if not path.is_file():
+        return []
+    text = path.read_text(encoding="utf-8", errors="replace")
+    return [m for call in _NOX_INSTALL.findall(text) for m in _QUOTED.findall(call) if m not in (".", "-e")]
+
+
+def infer(tree: Path, env_date: str, available: list[str]) -> tuple[dict[str, Any], list[str]]:
+    """(row fields, notes) of a recipe read from ``tree`` (the environment commit's checkout)."""
+    notes: list[str] = []
+    _extras, requires = read_extras(tree)
+    project = (_load_toml(tree / "pyproject.toml").get("project") or {}) if (tree / "pyproject.toml").is_file() else {}
+    requires = requires or project.get("requires-python")
+    python, why = era_python(env_date, _classifiers(tree), requires, available)
+    notes.append(f"python {python}: {why}" + (f" (requires-python '{requires}')" if requires else ""))
+    fields: dict[str, Any] = {"python": python, "test_cmd": "pytest -rA", "exclude_newer": env_date[:10]}
+    notes.append(f"unpinned requirements as of {env_date[:10]} (the environment commit's date)")
+    found = next((name for name in TEST_REQUIREMENTS if (tree / name).is_file()), None)
+    if found:
+        fields["packages"] = found
+        notes.append(f"test requirements from {found}")
+    extra = list(dict.fromkeys([*_tox_deps(tree), *_nox_deps(tree)]))
+    if extra:
+        notes.append(f"test dependencies from tox.ini/noxfile.py: {' '.join(extra)}")
+    fields["pip_packages"] = list(dict.fromkeys(["pytest", *extra]))
+    notes.append("test command 'pytest -rA' on the files the test patch touches; the repository installed "
+                 "editable with its test extras at the environment commit")
+    return fields, notes

@@ -1,0 +1,54 @@
+"""``mine_repository``: the whole run behind ``sweworld mine``, as a library call.
+
+Writes three files: ``OUT`` (the validated instances, SWE-bench rows), ``OUT.summary.json`` (what
+was looked at, what was kept, every drop by reason, time and CPU) and ``OUT.mine.jsonl`` (the
+ledger a rerun resumes from).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from sweworld.distributed import Runner
+from sweworld.mine.candidates import screen
+from sweworld.mine.ledger import Ledger
+from sweworld.mine.pipeline import MineOptions, MineResult, validate_candidates
+from sweworld.mine.repository import open_repository, steps
+from sweworld.repos import RepoStore
+from sweworld.tasks import save_tasks
+
+
+def output_paths(out: Path) -> tuple[Path, Path]:
+    """(summary, ledger) beside ``out``."""
+    return out.with_name(out.name + ".summary.json"), out.with_name(out.name + ".mine.jsonl")
+
+
+def mine_repository(repo: str, out: Path, options: MineOptions, *, backend: Any, repos: RepoStore,
+                    name: str | None = None, runner: Runner | None = None,
+                    on_stage: Callable[[str, int], None] | None = None, on_step: Callable[[], None] | None = None,
+                    on_entry: Callable[[dict[str, Any]], None] | None = None) -> tuple[MineResult, dict[str, Any]]:
+    """Mine ``repo`` (``--repo``'s text) into ``out``; ``backend`` validates (a real backend over ``repos``)."""
+    from sweworld.envs.discovery import list_interpreters
+
+    source, label, mirror = open_repository(repo, repos, name)
+    history = steps(mirror, rev=options.rev, since=options.since, until=options.until, commits=options.commits)
+    if on_stage:
+        on_stage(f"screen {label}", len(history))
+    screened = screen(history, mirror=mirror, repo=label, source=source.describe(), limits=options.limits,
+                      tree_of=lambda sha: repos.tree(label, sha, source),
+                      available_pythons=[i.version for i in list_interpreters()], on_step=on_step)
+    if on_stage:
+        on_stage(f"validate {label}", min(len(screened.candidates), options.max_candidates or 10**9))
+    summary_path, ledger_path = output_paths(out)
+    result = validate_candidates(screened, backend, options, ledger=Ledger(ledger_path), runner=runner,
+                                 on_entry=on_entry)
+    save_tasks(result.instances, out)
+    summary = result.summary(repo=label, source=source.describe(), rev=options.rev, since=options.since,
+                             until=options.until, commits=options.commits, out=str(out))
+    summary["drops"] = [{k: e[k] for k in ("instance_id", "commit", "drop", "reason")}
+                        for e in result.entries if not e["kept"]]
+    summary_path.write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    return result, summary
