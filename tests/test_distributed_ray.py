@@ -160,6 +160,28 @@ def test_ray_synthesis_decides_what_local_synthesis_decides(ray_cluster, tmp_pat
     assert len(outcomes) == len(set(outcomes))  # the driver wrote each outcome once
 
 
+def test_ray_mining_decides_what_local_mining_decides(ray_cluster, tmp_path):
+    from sweworld.cli.demo_mine import build_history
+    from sweworld.envs import EnvBuilder
+    from sweworld.mine.pipeline import MineOptions
+    from sweworld.mine.run import mine_repository
+    from sweworld.repos import RepoStore
+
+    history = build_history(tmp_path / "history")
+    merge, refactor = (history.git("log", "--format=%H", "--grep", pattern, "-n", "1")
+                       for pattern in ("Merge pull request #901", "Comment ilen"))
+    options = MineOptions(commits=[merge, refactor], timeout=300)
+    runs = {}
+    for name in ("local", "ray"):
+        repos = RepoStore()
+        result, _summary = mine_repository(str(history.root), tmp_path / name / "tasks.jsonl", options,
+                                          backend=RealBackend(EnvBuilder(repos)), repos=repos,
+                                          name="more-itertools/more-itertools", runner=make_runner(name))
+        runs[name] = [(e["commit"], e["kept"], e["drop"], (e.get("row") or {}).get("FAIL_TO_PASS")) for e in result.entries]
+    assert runs["ray"] == runs["local"]
+    assert [kept for _, kept, _, _ in runs["ray"]] == [True, False] and runs["ray"][1][2] == "no FAIL_TO_PASS"
+
+
 def test_world_collect_on_the_running_cluster_from_the_cli(ray_cluster, tmp_path, sweworld_home):
     address = ray_cluster.get_runtime_context().gcs_address
     out = tmp_path / "traces"

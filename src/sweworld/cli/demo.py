@@ -15,6 +15,9 @@ The demo is a list of steps (``STEPS``); each prints what it did and returns rep
    CPU world models (hybrid with confidence routing) and their fidelity table (``cli/demo_embedded.py``).
 7. Data: the SFT set from the real rollouts and the SWT/SWR sets from the traces (``cli/demo_data.py``).
 
+After the evaluation, mining: ``sweworld mine`` over a history built from a shipped release's sdist,
+and the mined instances evaluated (``cli/demo_mine.py``).
+
 Then an HTML report (``<out>/report/index.html``). New steps (best-of-n) append themselves to ``STEPS``.
 """
 
@@ -36,6 +39,7 @@ from sweworld.cli.backend_opts import BackendName, WorldURL
 from sweworld.cli.common import ReposDir, Workers
 from sweworld.cli.demo_data import data
 from sweworld.cli.demo_embedded import embedded
+from sweworld.cli.demo_mine import mining
 from sweworld.cli.demo_steps import environments, harness, plural, rollouts, substrate
 from sweworld.cli.demo_world import traces_path, world
 
@@ -177,6 +181,7 @@ STEPS: list[Step] = [
     Step("environments", environments),
     Step("isolation", substrate),
     Step("evaluation", harness),
+    Step("mining", mining),
     Step("rollouts", rollouts),
     Step("world", world),
     Step("embedded world", embedded),

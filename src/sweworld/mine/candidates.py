@@ -38,6 +38,8 @@ class Screen:
     steps: int = 0
     candidates: list[Candidate] = field(default_factory=list)
     dropped: Counter = field(default_factory=Counter)
+    skipped: dict[str, str] = field(default_factory=dict)
+    """sha -> why the step is not a candidate."""
     versions: dict[str, Choice] = field(default_factory=dict)
 
 
@@ -70,6 +72,7 @@ def screen(commits: list[Commit], *, mirror: Path, repo: str, source: str, limit
                 reason = "no source change" if not patch.strip() else "no test change"
         if reason is not None:
             out.dropped[reason] += 1
+            out.skipped[commit.sha] = reason
             continue
         read, where = read_version(mirror, commit.first_parent)
         kind, version = version_for(repo, read)

@@ -1,0 +1,165 @@
+"""The pieces of ``sweworld mine`` that need no sandbox: path rules, screening, the diff split, the
+version of a commit, recipes, statements (a real local chat server) and the CLI's bad input."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from chatserver import ChatServer
+from conftest import git
+from sweworld.cli.app import app
+from sweworld.envs.recipe import resolve_recipe
+from sweworld.mine.history import Commit, FileChange, first_parent_chain, step_diff
+from sweworld.mine.recipes import era_python, version_for
+from sweworld.mine.rules import Limits, is_test_path, skip_reason
+from sweworld.mine.split import split_diff
+from sweworld.mine.statement import leaked_line, model_statement, pull_number, references
+from sweworld.mine.version import read_version, snap
+from sweworld.models.base import ModelConfig
+from sweworld.models.openai import OpenAIChatModel
+from sweworld.types import Task
+
+
+@pytest.mark.parametrize("path, expected", [
+    ("tests/test_x.py", True), ("pkg/tests/data/input.json", True), ("testing/util.py", True),
+    ("pylint/testutils/checker.py", True), ("src/pkg/test_mod.py", True), ("pkg/mod_test.py", True),
+    ("conftest.py", True), ("e2e/run.py", True), ("pkg/core.py", False), ("pytest_plugin/x.py", False),
+    ("src/pkg/contest.py", False), ("docs/testing.rst", False),
+])
+def test_test_paths(path, expected):
+    assert is_test_path(path) is expected
+
+
+def _commit(message: str, *files: tuple[str, int | None], parents=("p",)) -> Commit:
+    return Commit(sha="c" * 40, parents=parents, committed="2023-01-01T00:00:00+00:00",
+                  authored="2023-01-01T00:00:00+00:00", message=message,
+                  files=tuple(FileChange(p, n, 0 if n is not None else None) for p, n in files))
+
+
+@pytest.mark.parametrize("commit, reason", [
+    (_commit("Fix x", ("pkg/a.py", 3), ("tests/test_a.py", 5)), None),
+    (_commit("Fix x", ("pkg/a.py", 3), ("tests/test_a.py", 5), parents=()), "root commit"),
+    (_commit("Revert \"Fix x\"", ("pkg/a.py", 3), ("tests/test_a.py", 5)), "revert"),
+    (_commit("Bump version to 1.2.3", ("pkg/a.py", 1), ("tests/test_a.py", 1)), "release"),
+    (_commit("1.2.3", ("pkg/a.py", 1), ("tests/test_a.py", 1)), "release"),
+    (_commit("Docs", ("docs/index.rst", 3), ("CHANGES.rst", 2)), "docs only"),
+    (_commit("Tests", ("tests/test_a.py", 3)), "tests only"),
+    (_commit("CI", (".github/workflows/ci.yml", 3), ("tests/test_a.py", 1)), "no source change"),
+    (_commit("Refactor", ("pkg/a.py", 3)), "no test change"),
+    (_commit("Vendor", ("pkg/_vendor/six.py", 3), ("tests/test_a.py", 1)), "vendored"),
+    (_commit("Regen", ("pkg/api_pb2.py", 30), ("tests/test_a.py", 1)), "generated"),
+    (_commit("Logo", ("pkg/a.py", 3), ("tests/data/logo.png", None)), "binary files"),
+    (_commit("Big", ("pkg/a.py", 401), ("tests/test_a.py", 1)), "patch over 400 lines"),
+])
+def test_skip_reasons(commit, reason):
+    assert skip_reason(commit, Limits()) == reason
+
+
+@pytest.fixture
+def history(tmp_path: Path) -> Path:
+    """A real repository: a package, then a fix with its test merged from a branch (--no-ff)."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / "pkg").mkdir()
+    (root / "tests").mkdir()
+    (root / "pkg" / "__init__.py").write_text('__version__ = "1.4.2"\n\ndef add(a, b):\n    return a - b\n\n \n')
+    (root / "tests" / "test_old.py").write_text("def test_old():\n    assert True\n\n \n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "initial")
+    git(root, "checkout", "-qb", "fix")
+    (root / "pkg" / "__init__.py").write_text('__version__ = "1.4.2"\n\ndef add(a, b):\n    return a + b\n\n \n')
+    (root / "tests" / "test_add.py").write_text("from pkg import add\n\ndef test_add():\n    assert add(1, 2) == 3\n")
+    (root / "tests" / "test_old.py").write_text("def test_old():\n    assert 1\n\n \n")  # ends in a line of a space
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "Fix add (fixes #12)")
+    git(root, "checkout", "-q", "main")
+    git(root, "merge", "-q", "--no-ff", "fix", "-m", "Merge pull request #13 from someone/fix\n\nFix add")
+    return root
+
+
+def test_history_split_and_version(history: Path):
+    chain = first_parent_chain(history / ".git")
+    assert [c.is_merge for c in chain] == [True, False]  # the branch's own commit is not a step
+    merge = chain[0]
+    assert {f.path for f in merge.files} == {"pkg/__init__.py", "tests/test_add.py", "tests/test_old.py"}
+    assert skip_reason(merge) is None
+    diff = step_diff(history / ".git", merge)
+    assert diff.endswith("\n  \n")  # a context line of one space survives (git() would strip it)
+    patch, test_patch = split_diff(diff)
+    assert "pkg/__init__.py" in patch and "tests/" not in patch
+    assert "tests/test_add.py" in test_patch and "pkg/" not in test_patch
+    git(history, "checkout", "-q", merge.first_parent)
+    for part in (patch, test_patch):
+        subprocess.run(["git", "apply", "--check", "-"], cwd=history, input=part, text=True, check=True)
+    assert read_version(history / ".git", merge.first_parent) == ("1.4", "pkg/__init__.py")
+    assert pull_number(merge.message) == "13"
+    assert references(merge.message) == ("#13",)
+
+
+def test_version_snaps_to_known_lines():
+    assert snap("0.15", ["0.12", "0.18", "2022.03"]) == "0.12"  # as SWE-bench's xarray rows
+    assert snap("2022.06", ["0.12", "0.18", "2022.03"]) == "2022.03"
+    assert snap("0.1", ["0.12", "0.18"]) == "0.12"
+    assert snap("0.18", ["0.12", "0.18"]) == "0.18"
+    assert version_for("psf/requests", "2.0")[0] == "swebench"
+    assert version_for("getmoto/moto", "5.0") == ("swegym", "5.0")
+    assert version_for("someone/else", "3.1") == ("inferred", "3.1")
+
+
+def test_swegym_spec_is_the_recipe_of_its_repositories():
+    task = Task(instance_id="getmoto__moto-1", repo="getmoto/moto", base_commit="a" * 40, version="5.0")
+    recipe = resolve_recipe(task, None)
+    assert recipe.source == "swegym"
+    assert recipe.python == "3.12" and recipe.install == "make init" and recipe.test_cmd == "pytest -n0 -rA"
+
+
+def test_era_python():
+    available = ["3.8", "3.9", "3.10", "3.11", "3.12", "3.13"]
+    assert era_python("2020-06-01", [], None, available)[0] == "3.8"
+    assert era_python("2023-06-01", ["3.8", "3.9", "3.10"], ">=3.8", available)[0] == "3.10"
+    assert era_python("2024-12-01", [], ">=3.8,<3.12", available)[0] == "3.11"
+
+
+PATCH = ("diff --git a/pkg/core.py b/pkg/core.py\n--- a/pkg/core.py\n+++ b/pkg/core.py\n@@ -1,2 +1,2 @@\n"
+         " def add(a, b):\n-    return a - b\n+    return functools.reduce(operator.add, (a, b))\n")
+
+
+def test_statement_from_a_model_refuses_the_fix():
+    leaky = "add is wrong. Use `return functools.reduce(operator.add, (a, b))` instead."
+    assert leaked_line(leaky, PATCH) == "return functools.reduce(operator.add, (a, b))"
+    good = "`add(1, 2)` returns -1; expected 3."
+    with ChatServer([leaky, good]) as server:
+        model = OpenAIChatModel(ModelConfig(url=server.url, model="m", max_retries=0))
+        refused = model_statement(model, repo="o/p", message="Fix add (#5)", fail_to_pass=["t::x"], patch=PATCH,
+                                  test_patch="")
+        written = model_statement(model, repo="o/p", message="Fix add (#5)", fail_to_pass=["t::x"], patch=PATCH,
+                                  test_patch="")
+        prompt = server.requests[0]["messages"][0]["content"]
+    assert refused.source.startswith("message (model refused: the reply quotes the fix")
+    assert refused.text.startswith("Fix add (#5)") and refused.references == ("#5",)
+    assert written.source == "model" and written.text == good + "\n"
+    assert "t::x" in prompt and "Fix add (#5)" in prompt and "return a - b" in prompt
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["--repo", "{tmp}/nothing-here"], "does not exist"),
+    (["--repo", "{tmp}"], "is not a git repository"),
+    (["--repo", "file://{tmp}/absent.git"], "cannot be cloned"),
+    (["--repo", "{repo}", "--until", "1990-01-01"], "no commits on the first-parent chain"),
+    (["--repo", "{repo}", "--commit", "0123456789abcdef0123456789abcdef01234567"], "is not in the repository"),
+])
+def test_bad_input_is_one_clear_error(tmp_path: Path, history: Path, args, expected):
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "tasks.jsonl").write_text('{"kept": "from before"}\n')
+    argv = [a.format(tmp=tmp_path / "plain", repo=history) for a in args]
+    (tmp_path / "plain").mkdir()
+    result = CliRunner().invoke(app, ["mine", *argv, "--out", str(tmp_path / "out" / "tasks.jsonl")])
+    assert result.exit_code != 0
+    assert expected in " ".join(result.output.split()), result.output
+    assert "Traceback" not in result.output
+    assert (tmp_path / "out" / "tasks.jsonl").read_text() == '{"kept": "from before"}\n'  # nothing lost
