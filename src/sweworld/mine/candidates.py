@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sweworld.mine.history import Commit, step_diff
+from sweworld.mine.history import Commit, step_diff, step_message
 from sweworld.mine.recipes import Choice, infer, version_for
 from sweworld.mine.rules import Limits, skip_reason
 from sweworld.mine.split import split_diff
@@ -29,6 +29,8 @@ from sweworld.types import Task
 class Candidate:
     commit: Commit
     task: Task
+    message: str = ""
+    """The step's whole message (a merge's and those of the commits it brings)."""
 
 
 @dataclass
@@ -61,7 +63,7 @@ def screen(commits: list[Commit], *, mirror: Path, repo: str, source: str, limit
     (only for recipes inferred from the tree)."""
     out = Screen(steps=len(commits))
     taken: set[str] = set()
-    drafts: list[tuple[Commit, dict[str, Any]]] = []
+    drafts: list[tuple[Commit, str, dict[str, Any]]] = []
     for commit in commits:
         if on_step:
             on_step()
@@ -76,14 +78,15 @@ def screen(commits: list[Commit], *, mirror: Path, repo: str, source: str, limit
             continue
         read, where = read_version(mirror, commit.first_parent)
         kind, version = version_for(repo, read)
-        statement = message_statement(commit.message)
-        drafts.append((commit, {
+        message = step_message(mirror, commit)
+        statement = message_statement(message)
+        drafts.append((commit, message, {
             "instance_id": instance_id(repo, commit, taken), "repo": repo, "base_commit": commit.first_parent,
             "patch": patch, "test_patch": test_patch, "problem_statement": statement.text,
             "created_at": commit.committed, "version": version, "repo_source": source,
             "mined_from": commit.sha, "statement_source": statement.source,
             "references": list(statement.references), "version_read": f"{read} ({where})", "recipe_source": kind}))
-    for commit, row in drafts:  # newest first: the first of a version is its environment commit
+    for commit, message, row in drafts:  # newest first: the first of a version is its environment commit
         choice = out.versions.get(row["version"])
         if choice is None:
             choice = out.versions[row["version"]] = Choice(kind=row["recipe_source"], version=row["version"])
@@ -95,5 +98,5 @@ def screen(commits: list[Commit], *, mirror: Path, repo: str, source: str, limit
         row.update(choice.fields)
         if choice.notes:
             row["recipe_notes"] = choice.notes
-        out.candidates.append(Candidate(commit=commit, task=Task.model_validate(row)))
+        out.candidates.append(Candidate(commit=commit, task=Task.model_validate(row), message=message))
     return out

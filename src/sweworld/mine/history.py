@@ -111,3 +111,17 @@ def step_diff(mirror: Path, commit: Commit) -> str:
             "--no-renames", commit.first_parent, commit.sha, "--"]
     # not git(): it strips the output, and a patch may end in a context line that is one space
     return run_cmd(argv, env=git_env(), what=f"diff of {commit.sha}").decode("utf-8", "replace")
+
+
+MAX_MERGED_MESSAGES = 10
+
+
+def step_message(mirror: Path, commit: Commit) -> str:
+    """The message of a step: a merge's own message, then those of the commits it brings (a pull
+    request's commits carry its details and ``Fixes #N``), at most ``MAX_MERGED_MESSAGES`` of them."""
+    if not commit.is_merge:
+        return commit.message
+    text = git(f"--git-dir={mirror}", "log", "--no-merges", f"--max-count={MAX_MERGED_MESSAGES}", "--format=%B%x00",
+               f"{commit.first_parent}..{commit.sha}", what=f"messages merged by {commit.sha}")
+    merged = [m.strip() for m in text.split("\x00") if m.strip() and m.strip() not in commit.message]
+    return "\n\n".join([commit.message, *merged])

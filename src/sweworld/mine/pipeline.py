@@ -117,7 +117,7 @@ def _entry(key: str, candidate: Candidate, verdict: Validation, model: ChatModel
         task = candidate.task.model_copy(update={"FAIL_TO_PASS": verdict.fail_to_pass,
                                                  "PASS_TO_PASS": verdict.pass_to_pass})
         if model is not None:
-            statement = model_statement(model, repo=task.repo, message=candidate.commit.message,
+            statement = model_statement(model, repo=task.repo, message=candidate.message,
                                         fail_to_pass=task.FAIL_TO_PASS, patch=task.patch, test_patch=task.test_patch)
             row = dump_row(task)
             row.update(problem_statement=statement.text, statement_source=statement.source)
