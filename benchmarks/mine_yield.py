@@ -5,7 +5,8 @@
 
 Prints: commits on the first-parent chain, candidates, candidates validated, instances kept, drops
 by reason, wall and CPU time (the whole machine's user+system time over the run, sandboxes
-included: meaningful on an otherwise idle machine), validated instances per CPU-hour, and disk per
+included: meaningful on an otherwise idle machine) and of the run itself (this process and every
+child it waited for: the sandboxes and their test runs), validated instances per CPU-hour, and disk per
 kept instance beyond the shared environments (the instance install layers plus the base trees the
 run checked out, divided by the instances kept). SWE-Gym: 2,438 instances for about 10k CPU-hours
 of Docker builds (0.24 per CPU-hour) and a 2.6 GB image per instance. The script names no repository.
@@ -56,14 +57,15 @@ def main() -> None:
                                       name=args.name)
     kept = summary["validated"]
     disk = instance_disk(repos, summary["repo"])
-    cpu_h = (summary["cpu_seconds"] or 0) / 3600
+    cpu_h, own_h = (summary["cpu_seconds"] or 0) / 3600, summary["process_cpu_seconds"] / 3600
     print(f"{summary['repo']} {args.since or 'start'}..{args.until or 'now'}: {summary['steps']} commits, "
           f"{summary['candidates']} candidates, {summary['validated_candidates']} validated, {kept} kept")
     print("drops:", json.dumps(summary["dropped"]))
     print("versions:", {v: c["recipe"] for v, c in summary["versions"].items()})
-    print(f"wall {summary['seconds'] / 3600:.2f} h, CPU {cpu_h:.2f} h: {summary['validated_per_cpu_hour']} kept per "
-          f"CPU-hour ({(summary['validated_per_cpu_hour'] or 0) / SWEGYM_PER_CPU_HOUR:.0f}x SWE-Gym's "
-          f"{SWEGYM_PER_CPU_HOUR:.2f})")
+    own = summary["validated_per_process_cpu_hour"] or 0
+    print(f"wall {summary['seconds'] / 3600:.2f} h; CPU of the run {own_h:.2f} h (machine {cpu_h:.2f} h): {own} kept "
+          f"per CPU-hour of the run ({own / SWEGYM_PER_CPU_HOUR:.0f}x SWE-Gym's {SWEGYM_PER_CPU_HOUR:.2f}); "
+          f"{summary['validated_per_cpu_hour']} per CPU-hour of the machine")
     if kept:
         print(f"disk beyond the shared environments: {disk / kept / 1e6:.1f} MB per kept instance "
               f"(SWE-Gym: {SWEGYM_IMAGE_MB} MB image per instance)")
