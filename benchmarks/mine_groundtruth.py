@@ -3,11 +3,12 @@ label SWE-bench's instances as SWE-bench did?
 
     python benchmarks/mine_groundtruth.py --dataset ROWS.json --repos-dir DIR [--workers 2] [--out runs/mine-gt]
 
-For each row the step of the default branch's first-parent chain that brought its fix is located
-(a commit of any branch's first-parent chain touching the row's patch files, committed within two
-years after ``created_at``, whose changed lines cover the row's patch and test patch best); then ``mine`` runs over exactly those
-steps, repository by repository, and the script prints per repository: rows, steps located, steps
-that pass the screen (candidates), validated, ``FAIL_TO_PASS`` and ``PASS_TO_PASS`` equal to
+For each row the step that brought its fix is located among the steps ``mine`` walks (the default
+branch's first-parent chain and the pull request merges merged into it): one touching the row's
+patch files, committed within two years after ``created_at``, whose changed lines cover the row's
+patch and test patch best. Then ``mine`` runs over exactly those steps, repository by repository,
+and the script prints per repository: rows, steps located, steps that pass the screen (candidates),
+validated, ``FAIL_TO_PASS`` and ``PASS_TO_PASS`` equal to
 SWE-bench's (exact set equality), with the differences listed after the table. ``DIR`` holds a
 clone or bare mirror per repository (``DIR/owner__name``). The script names no dataset and no
 repository.
@@ -25,6 +26,7 @@ from pathlib import Path
 from sweworld.backends.real import RealBackend
 from sweworld.envs import EnvBuilder
 from sweworld.mine.pipeline import MineOptions
+from sweworld.mine.repository import steps
 from sweworld.mine.run import mine_repository
 from sweworld.repos import RepoStore, find_in_repos_dir
 from sweworld.repos.git import try_git
@@ -39,28 +41,35 @@ def changed(diff: str) -> tuple[set[str], set[str]]:
     return plus - {""}, minus - {""}
 
 
-def locate(mirror: Path, task) -> tuple[str | None, float]:
-    """(the first-parent step of some branch that brought ``task``'s fix, how much of the row's change it
-    covers): the best cover, then the step whose first parent is the row's base, then the oldest. Fixes
-    of maintenance branches (``2.0.x``) are steps of that branch, merged into the default one later."""
+def history_steps(mirror: Path, tasks) -> list:
+    """The steps ``mine`` walks (``mine.repository.steps``) over the rows' window: from 3 days before
+    the first row to two years after the last."""
+    dates = sorted(datetime.fromisoformat(t.created_at.replace("Z", "+00:00")) for t in tasks)
+    return steps(mirror, rev="HEAD", since=(dates[0] - timedelta(days=3)).isoformat(),
+                 until=(dates[-1] + WINDOW).isoformat(), commits=None)
+
+
+def locate(mirror: Path, task, walked: list) -> tuple[str | None, float]:
+    """(the step of the walk that brought ``task``'s fix, how much of the row's changed lines it covers):
+    among the steps within two years after ``created_at`` that touch the row's patch files, the best
+    cover, then the one whose first parent is the row's base, then the oldest."""
     from sweworld.harness.patches import patch_paths
 
     start = datetime.fromisoformat(task.created_at.replace("Z", "+00:00")) - timedelta(days=3)
-    files = patch_paths(task.patch)
-    shas = (try_git(f"--git-dir={mirror}", "log", "--first-parent", "--format=%H %P", f"--since={start.isoformat()}",
-                    f"--until={(start + WINDOW).isoformat()}", "--branches", "--", *files) or "").splitlines()
+    files = set(patch_paths(task.patch))
     want_plus, want_minus = changed(task.patch + task.test_patch)
     scored = []
-    for index, line in enumerate(reversed(shas)):  # oldest first
-        sha, *parents = line.split()
-        diff = try_git(f"--git-dir={mirror}", "show", "--diff-merges=first-parent", "--no-renames", "--format=", sha)
+    for commit in walked:
+        when = datetime.fromisoformat(commit.committed)
+        if not (start <= when <= start + WINDOW) or not files & {f.path for f in commit.files}:
+            continue
+        diff = try_git(f"--git-dir={mirror}", "show", "--diff-merges=first-parent", "--no-renames", "--format=",
+                       commit.sha)
         plus, minus = changed(diff or "")
         covered = (len(want_plus & plus) + len(want_minus & minus)) / max(1, len(want_plus) + len(want_minus))
-        scored.append((round(covered, 3), parents[:1] == [task.base_commit], -index, sha))
-    best = max(scored, default=(0.0, False, 0, None))
-    score = best[0]
-    best = best[3]
-    return (best, score) if score >= 0.5 else (None, score)
+        scored.append((round(covered, 3), commit.first_parent == task.base_commit, -when.timestamp(), commit.sha))
+    best = max(scored, default=(0.0, False, 0.0, None))
+    return (best[3], best[0]) if best[0] >= 0.5 else (None, best[0])
 
 
 def main() -> None:
@@ -81,7 +90,8 @@ def main() -> None:
     for repo, tasks in sorted(by_repo.items()):
         clone = find_in_repos_dir(args.repos_dir, repo)
         started = time.monotonic()
-        located = {t.instance_id: locate(clone, t) for t in tasks}
+        walked = history_steps(clone, tasks)
+        located = {t.instance_id: locate(clone, t, walked) for t in tasks}
         shas = [sha for sha, _ in located.values() if sha]
         out = args.out / f"{repo.replace('/', '__')}.jsonl"
         out.parent.mkdir(parents=True, exist_ok=True)

@@ -3,9 +3,12 @@
 Every commit on the first-parent chain is one step of the branch: a direct commit, a squash merge,
 or a merge commit (whose change is its diff against the first parent, the state of the branch
 before the merge). Commits reached only through a merge's second parent are not candidates: what
-they changed arrives on the branch as that merge. One ``git log`` call lists the chain with the
-files each step changes (``--numstat``, renames off, so a rename is a delete plus an add, the way
-the patch is written).
+they changed arrives on the branch as that merge; except pull request merges ("Merge pull request
+#N"), wherever they are: a fix merged into a maintenance branch (flask's ``2.0.x``, sphinx's ``3.x``)
+reaches the default branch only through a later merge of that whole branch, so its own merge commit
+is the step (``steps`` adds them; the branch merges are then skipped: ``rules``). One ``git log`` call
+lists the steps with the files each changes (``--numstat``, renames off, so a rename is a delete plus
+an add, the way the patch is written).
 """
 
 from __future__ import annotations
@@ -73,11 +76,17 @@ def _numstat(lines: list[str]) -> tuple[FileChange, ...]:
     return tuple(out)
 
 
+PULL_REQUEST_MERGE = "^Merge pull request #[0-9]"
+
+
 def first_parent_chain(mirror: Path, rev: str = "HEAD", *, since: str | None = None,
-                       until: str | None = None, max_count: int | None = None) -> list[Commit]:
-    """The steps of ``rev``'s first-parent chain, newest first, committed in [since, until]."""
-    args = ["log", "--first-parent", "--diff-merges=first-parent", "--no-renames", "--numstat",
-            f"--format={_FORMAT}"]
+                       until: str | None = None, max_count: int | None = None,
+                       pull_request_merges: bool = False) -> list[Commit]:
+    """The steps of ``rev``'s first-parent chain, newest first, committed in [since, until]; with
+    ``pull_request_merges``, instead every pull request's merge commit reachable from ``rev`` (those
+    of maintenance branches merged in later included)."""
+    walk = ["--merges", f"--grep={PULL_REQUEST_MERGE}"] if pull_request_merges else ["--first-parent"]
+    args = ["log", *walk, "--diff-merges=first-parent", "--no-renames", "--numstat", f"--format={_FORMAT}"]
     if max_count:
         args.append(f"--max-count={max_count}")
     if since:

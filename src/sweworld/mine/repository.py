@@ -46,7 +46,8 @@ def open_repository(text: str, repos: RepoStore, name: str | None = None) -> tup
 
 def steps(mirror: Path, *, rev: str, since: str | None, until: str | None,
           commits: list[str] | None) -> list[Commit]:
-    """The steps to screen: the commits named, or ``rev``'s first-parent chain in [since, until]."""
+    """The steps to screen, newest first: the commits named, or ``rev``'s first-parent chain in [since,
+    until] with the pull request merges of the branches merged into it (``history``)."""
     if commits:
         found = []
         for sha in commits:
@@ -59,6 +60,10 @@ def steps(mirror: Path, *, rev: str, since: str | None, until: str | None,
         raise RepoError(f"--rev {rev} names no commit of the repository", where=str(mirror),
                         hint="give a branch, tag or sha of it (default HEAD)")
     chain = first_parent_chain(mirror, rev, since=since, until=until)
+    on_chain = {c.sha for c in chain}
+    merged = [c for c in first_parent_chain(mirror, rev, since=since, until=until, pull_request_merges=True)
+              if c.sha not in on_chain]
+    chain = sorted(chain + merged, key=lambda c: (c.committed, c.sha), reverse=True)
     if not chain:
         window = f"since {since or 'the start'} until {until or 'now'}"
         raise SWEWorldError(f"no commits on the first-parent chain of {rev} {window}", where=str(mirror),

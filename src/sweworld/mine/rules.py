@@ -30,6 +30,8 @@ DOC_SUFFIXES = (".rst", ".md", ".txt", ".adoc")
 DOC_NAMES = re.compile(r"^(changes|changelog|history|news|authors|contributors|release[-_]?notes)\b", re.I)
 VENDOR_DIRS = frozenset({"vendor", "_vendor", "vendored", "third_party", "thirdparty", "extern", "externals"})
 GENERATED = re.compile(r"(_pb2(_grpc)?\.pyi?|(^|/)parsetab\.py|(^|/)lextab\.py|(^|/)_version\.py)$|(^|/)generated/")
+BRANCH_MERGE = re.compile(r"^Merge (remote-tracking )?branch '[^']+'( of \S+)?( into \S+)?$")
+"""A merge of a whole branch (a maintenance branch forward-merged): its pull requests are steps of their own."""
 REVERT = re.compile(r"^(revert\b|reverts\b)|^this reverts commit", re.I | re.M)
 RELEASE = re.compile(r"^(release|releasing|bump(ed)? (the )?version|version bump|prepare(d)? (for )?(the )?release|"
                      r"v?\d+(\.\d+){1,3}([-.]?(rc|a|b|dev|post)\d*)?$)", re.I)
@@ -91,6 +93,8 @@ def skip_reason(commit: Commit, limits: Limits = Limits()) -> str | None:
         return "revert"
     if RELEASE.match(commit.subject.strip()):
         return "release"
+    if commit.is_merge and BRANCH_MERGE.match(commit.subject.strip()):
+        return "branch merge"
     tests = [f for f in commit.files if is_test_path(f.path)]
     others = [f for f in commit.files if not is_test_path(f.path)]
     sources = [f for f in others if is_source_path(f.path)]
