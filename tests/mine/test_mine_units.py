@@ -163,3 +163,28 @@ def test_bad_input_is_one_clear_error(tmp_path: Path, history: Path, args, expec
     assert expected in " ".join(result.output.split()), result.output
     assert "Traceback" not in result.output
     assert (tmp_path / "out" / "tasks.jsonl").read_text() == '{"kept": "from before"}\n'  # nothing lost
+
+
+def test_a_fix_merged_into_a_maintenance_branch_is_a_step(history: Path):
+    from sweworld.mine.repository import steps
+
+    git(history, "checkout", "-qb", "1.4.x", "HEAD~1")  # the state before the fix reached main
+    git(history, "checkout", "-qb", "backport")
+    (history / "pkg" / "extra.py").write_text("def sub(a, b):\n    return a - b\n")
+    (history / "tests" / "test_extra.py").write_text("from pkg.extra import sub\n\ndef test_sub():\n    assert sub(3, 1) == 2\n")
+    git(history, "add", "-A")
+    git(history, "commit", "-qm", "Add sub")
+    git(history, "checkout", "-q", "1.4.x")
+    git(history, "merge", "-q", "--no-ff", "backport", "-m", "Merge pull request #20 from someone/backport")
+    git(history, "branch", "-D", "backport")
+    git(history, "checkout", "-q", "main")
+    git(history, "merge", "-q", "--no-ff", "1.4.x", "-m", "Merge branch '1.4.x'")
+    git(history, "branch", "-D", "1.4.x")  # gone, as maintenance branches go
+    walked = steps(history / ".git", rev="HEAD", since=None, until=None, commits=None)
+    by_subject = {c.subject: c for c in walked}
+    assert set(by_subject) == {"Merge branch '1.4.x'", "Merge pull request #20 from someone/backport",
+                               "Merge pull request #13 from someone/fix", "initial"}  # not "Add sub": inside #20
+    assert skip_reason(by_subject["Merge branch '1.4.x'"]) == "branch merge"
+    backport = by_subject["Merge pull request #20 from someone/backport"]
+    assert skip_reason(backport) is None
+    assert [f.path for f in backport.files] == ["pkg/extra.py", "tests/test_extra.py"]

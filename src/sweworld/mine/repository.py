@@ -63,7 +63,7 @@ def steps(mirror: Path, *, rev: str, since: str | None, until: str | None,
     on_chain = {c.sha for c in chain}
     merged = [c for c in first_parent_chain(mirror, rev, since=since, until=until, pull_request_merges=True)
               if c.sha not in on_chain]
-    chain = sorted(chain + merged, key=lambda c: (c.committed, c.sha), reverse=True)
+    chain = sorted(chain + merged, key=lambda c: c.committed, reverse=True)  # stable: chain order on ties
     if not chain:
         window = f"since {since or 'the start'} until {until or 'now'}"
         raise SWEWorldError(f"no commits on the first-parent chain of {rev} {window}", where=str(mirror),
