@@ -13,6 +13,7 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,10 @@ class Screen:
     skipped: dict[str, str] = field(default_factory=dict)
     """sha -> why the step is not a candidate."""
     versions: dict[str, Choice] = field(default_factory=dict)
+
+
+def _when(commit: Commit) -> datetime:
+    return datetime.fromisoformat(commit.committed)
 
 
 def instance_id(repo: str, commit: Commit, taken: set[str]) -> str:
@@ -86,15 +91,19 @@ def screen(commits: list[Commit], *, mirror: Path, repo: str, source: str, limit
             "created_at": commit.committed, "version": version, "repo_source": source,
             "mined_from": commit.sha, "statement_source": statement.source,
             "references": list(statement.references), "version_read": f"{read} ({where})", "recipe_source": kind}))
-    for commit, message, row in drafts:  # newest first: the first of a version is its environment commit
-        choice = out.versions.get(row["version"])
-        if choice is None:
-            choice = out.versions[row["version"]] = Choice(kind=row["recipe_source"], version=row["version"])
-            choice.fields["environment_setup_commit"] = row["base_commit"]
-            if choice.kind == "inferred":
-                fields, notes = infer(tree_of(row["base_commit"]), commit.committed, available_pythons)
-                choice.fields.update(fields)
-                choice.notes = notes
+    newest: dict[str, tuple[Commit, dict[str, Any]]] = {}
+    for commit, _message, row in drafts:  # the newest step of a version gives its environment commit
+        if row["version"] not in newest or _when(commit) > _when(newest[row["version"]][0]):
+            newest[row["version"]] = (commit, row)
+    for version, (commit, row) in newest.items():
+        choice = out.versions[version] = Choice(kind=row["recipe_source"], version=version)
+        choice.fields["environment_setup_commit"] = row["base_commit"]
+        if choice.kind == "inferred":
+            fields, notes = infer(tree_of(row["base_commit"]), commit.committed, available_pythons)
+            choice.fields.update(fields)
+            choice.notes = notes
+    for commit, message, row in drafts:
+        choice = out.versions[row["version"]]
         row.update(choice.fields)
         if choice.notes:
             row["recipe_notes"] = choice.notes
