@@ -59,7 +59,7 @@ def test_mined_instances_and_drops(mined):
     assert first.version == "10.5" and first.environment_setup_commit == by_id[
         "more-itertools__more-itertools-904"].base_commit  # one environment per version: the newest base
     extra = first.model_extra
-    assert extra["recipe_source"] == "inferred" and first.python == "3.11" and first.exclude_newer == "2023-06-05"
+    assert extra["recipe_source"] == "inferred" and first.python == "3.11" and first.exclude_newer == "2023-06-12"
     assert any("requires-python" in note for note in extra["recipe_notes"])
 
 
