@@ -5,8 +5,9 @@
 
 Prints: commits on the first-parent chain, candidates, candidates validated, instances kept, drops
 by reason, wall and CPU time (the whole machine's user+system time over the run, sandboxes
-included: meaningful on an otherwise idle machine) and of the run itself (this process and every
-child it waited for: the sandboxes and their test runs), validated instances per CPU-hour, and disk per
+included: meaningful on an otherwise idle machine) and, when run as root where a cpuacct (v1) or
+cpu (v2) cgroup can be made, of the run alone (the script moves itself into a cgroup of its own, which
+every sandbox and test run it starts inherits), validated instances per CPU-hour, and disk per
 kept instance beyond the shared environments (the instance install layers plus the base trees the
 run checked out, divided by the instances kept). SWE-Gym: 2,438 instances for about 10k CPU-hours
 of Docker builds (0.24 per CPU-hour) and a 2.6 GB image per instance. The script names no repository.
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
 
 from sweworld.backends.real import RealBackend
@@ -27,6 +29,33 @@ from sweworld.repos import RepoStore
 
 SWEGYM_PER_CPU_HOUR = 2438 / 10_000
 SWEGYM_IMAGE_MB = 2600
+
+
+def own_cgroup() -> Path | None:
+    """A CPU-accounting cgroup holding this process (and so everything it starts), or None."""
+    if os.geteuid() != 0:
+        return None
+    v1, v2 = Path("/sys/fs/cgroup/cpuacct"), Path("/sys/fs/cgroup")
+    controllers = (v2 / "cgroup.controllers").read_text().split() if (v2 / "cgroup.controllers").is_file() else []
+    if (v1 / "cpuacct.usage").is_file():
+        group = v1 / f"sweworld-bench-{os.getpid()}"
+    elif "cpu" in controllers:
+        group = v2 / f"sweworld-bench-{os.getpid()}"
+    else:
+        return None
+    try:
+        group.mkdir(exist_ok=True)
+        (group / "cgroup.procs").write_text(str(os.getpid()))
+    except OSError:
+        return None
+    return group
+
+
+def cgroup_cpu_seconds(group: Path) -> float:
+    if (group / "cpuacct.usage").is_file():
+        return int((group / "cpuacct.usage").read_text()) / 1e9
+    stat = dict(line.split() for line in (group / "cpu.stat").read_text().splitlines())
+    return int(stat["usage_usec"]) / 1e6
 
 
 def instance_disk(repos: RepoStore, label: str) -> int:
@@ -48,6 +77,7 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=600.0)
     parser.add_argument("--out", type=Path, default=Path("runs/mine-yield"))
     args = parser.parse_args()
+    group = own_cgroup()
     repos = RepoStore()
     options = MineOptions(rev=args.rev, since=args.since, until=args.until, max_candidates=args.max_candidates,
                           workers=args.workers, timeout=args.timeout)
@@ -57,15 +87,14 @@ def main() -> None:
                                       name=args.name)
     kept = summary["validated"]
     disk = instance_disk(repos, summary["repo"])
-    cpu_h, own_h = (summary["cpu_seconds"] or 0) / 3600, summary["process_cpu_seconds"] / 3600
-    print(f"{summary['repo']} {args.since or 'start'}..{args.until or 'now'}: {summary['steps']} commits, "
-          f"{summary['candidates']} candidates, {summary['validated_candidates']} validated, {kept} kept")
-    print("drops:", json.dumps(summary["dropped"]))
-    print("versions:", {v: c["recipe"] for v, c in summary["versions"].items()})
-    own = summary["validated_per_process_cpu_hour"] or 0
-    print(f"wall {summary['seconds'] / 3600:.2f} h; CPU of the run {own_h:.2f} h (machine {cpu_h:.2f} h): {own} kept "
-          f"per CPU-hour of the run ({own / SWEGYM_PER_CPU_HOUR:.0f}x SWE-Gym's {SWEGYM_PER_CPU_HOUR:.2f}); "
-          f"{summary['validated_per_cpu_hour']} per CPU-hour of the machine")
+    cpu_h = (summary["cpu_seconds"] or 0) / 3600
+    own_h = cgroup_cpu_seconds(group) / 3600 if group is not None else None
+    summary["run_cpu_seconds"] = round(own_h * 3600, 1) if own_h is not None else None
+    line = f"wall {summary['seconds'] / 3600:.2f} h; CPU of the machine {cpu_h:.2f} h"
+    if own_h:
+        line += f", of the run (its cgroup) {own_h:.2f} h: {kept / own_h:.1f} kept per CPU-hour"
+        line += f" ({kept / own_h / SWEGYM_PER_CPU_HOUR:.0f}x SWE-Gym's {SWEGYM_PER_CPU_HOUR:.2f})"
+    print(line + f"; {summary['validated_per_cpu_hour']} per CPU-hour of the machine")
     if kept:
         print(f"disk beyond the shared environments: {disk / kept / 1e6:.1f} MB per kept instance "
               f"(SWE-Gym: {SWEGYM_IMAGE_MB} MB image per instance)")

@@ -62,15 +62,6 @@ class MineOptions:
     """Writes the statements of kept instances; None: the commit message."""
 
 
-def process_cpu_seconds() -> float:
-    """User + system time of this process and of every child it waited for (sandboxes, test runs):
-    the run's own CPU, whatever else the machine does."""
-    import resource
-
-    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
-
-
 def drop_key(verdict: Validation) -> str:
     """The summary's name for why a validated candidate was dropped."""
     reason = verdict.reason
@@ -98,8 +89,6 @@ class MineResult:
     seconds: float
     cpu_seconds: float | None
     """The whole machine's CPU time over the run (sandboxes of every kind included)."""
-    process_cpu_seconds: float = 0.0
-    """This process's and its children's CPU time (the run's own, local runner)."""
 
     @property
     def instances(self) -> list[Task]:
@@ -110,7 +99,6 @@ class MineResult:
         dropped.update(e["drop"] for e in self.entries if not e["kept"])
         validated = sum(e["kept"] for e in self.entries)
         per_hour = round(validated * 3600 / self.cpu_seconds, 1) if self.cpu_seconds else None
-        own = round(validated * 3600 / self.process_cpu_seconds, 1) if self.process_cpu_seconds > 1 else None
         return {**head, "steps": self.screen.steps, "candidates": len(self.screen.candidates),
                 "validated_candidates": len(self.entries), "validated": validated,
                 "resumed": self.resumed, "dropped": dict(dropped.most_common()),
@@ -119,8 +107,7 @@ class MineResult:
                                  "notes": c.notes}
                              for v, c in self.screen.versions.items()},
                 "seconds": round(self.seconds, 1), "cpu_seconds": self.cpu_seconds,
-                "process_cpu_seconds": round(self.process_cpu_seconds, 1),
-                "validated_per_cpu_hour": per_hour, "validated_per_process_cpu_hour": own}
+                "validated_per_cpu_hour": per_hour}
 
 
 def _entry(key: str, candidate: Candidate, verdict: Validation, model: ChatModel | None) -> dict[str, Any]:
@@ -144,7 +131,7 @@ def validate_candidates(screened: Screen, backend: Any, options: MineOptions, *,
                         runner: Runner | None = None,
                         on_entry: Callable[[dict[str, Any]], None] | None = None) -> MineResult:
     """Validate ``screened``'s candidates on ``backend`` (a real backend), reusing the ledger."""
-    started, cpu0, own0 = time.monotonic(), machine_cpu_seconds(), process_cpu_seconds()
+    started, cpu0 = time.monotonic(), machine_cpu_seconds()
     candidates = screened.candidates[: options.max_candidates] if options.max_candidates else screened.candidates
     keys = [verdict_key(c.task, options.timeout, options.runs) for c in candidates]
     resumed = sum(k in ledger.known for k in keys)
@@ -188,5 +175,4 @@ def validate_candidates(screened: Screen, backend: Any, options: MineOptions, *,
                               submit=submit)
     cpu = machine_cpu_seconds()
     return MineResult(screen=screened, entries=entries, resumed=resumed, seconds=time.monotonic() - started,
-                      cpu_seconds=round(cpu - cpu0, 1) if cpu is not None and cpu0 is not None else None,
-                      process_cpu_seconds=process_cpu_seconds() - own0)
+                      cpu_seconds=round(cpu - cpu0, 1) if cpu is not None and cpu0 is not None else None)
