@@ -10,8 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from chatserver import ChatServer
-from conftest import git
 from sweworld.cli.app import app
+from sweworld.cli.demo_mine import History
 from sweworld.envs.recipe import resolve_recipe
 from sweworld.mine.history import Commit, FileChange, first_parent_chain, step_diff
 from sweworld.mine.recipes import era_python, version_for
@@ -59,11 +59,18 @@ def test_skip_reasons(commit, reason):
     assert skip_reason(commit, Limits()) == reason
 
 
+def _git(root: Path):
+    """``git(root, *args)`` with a fixed author and date (the demo history's)."""
+    runner = History(root)
+    return lambda _cwd, *args: runner.git(*args)
+
+
 @pytest.fixture
 def history(tmp_path: Path) -> Path:
     """A real repository: a package, then a fix with its test merged from a branch (--no-ff)."""
     root = tmp_path / "repo"
     root.mkdir()
+    git = _git(root)
     git(root, "init", "-q", "-b", "main")
     (root / "pkg").mkdir()
     (root / "tests").mkdir()
@@ -93,7 +100,7 @@ def test_history_split_and_version(history: Path):
     patch, test_patch = split_diff(diff)
     assert "pkg/__init__.py" in patch and "tests/" not in patch
     assert "tests/test_add.py" in test_patch and "pkg/" not in test_patch
-    git(history, "checkout", "-q", merge.first_parent)
+    History(history).git("checkout", "-q", merge.first_parent)
     for part in (patch, test_patch):
         subprocess.run(["git", "apply", "--check", "-"], cwd=history, input=part, text=True, check=True)
     assert read_version(history / ".git", merge.first_parent) == ("1.4", "pkg/__init__.py")
@@ -167,6 +174,8 @@ def test_bad_input_is_one_clear_error(tmp_path: Path, history: Path, args, expec
 
 def test_a_fix_merged_into_a_maintenance_branch_is_a_step(history: Path):
     from sweworld.mine.repository import steps
+
+    git = _git(history)
 
     git(history, "checkout", "-qb", "1.4.x", "HEAD~1")  # the state before the fix reached main
     git(history, "checkout", "-qb", "backport")
