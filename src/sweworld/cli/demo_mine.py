@@ -1,11 +1,12 @@
 """The demo's mining step: real tasks from a real history, then evaluated (``sweworld mine``).
 
 The history is built here, offline but for the release's sdist (cached like every other demo
-repository): more-itertools 10.5.0 as published, then seven commits of 2023 the way a project's
-history has them (a regression slipped in without a test, a docs change, a fix with its test merged
-from a pull request, a refactor whose new test already passed, another regression and its fix with a
-test, a release). ``mine`` screens the eight steps, validates the candidates by real runs and keeps
-the two real fixes; their gold patches then resolve and the empty patch does not.
+repository): more-itertools 10.5.0 as published, then commits of 2023 the way a project's history
+has them (a regression slipped in without a test, a docs change, a fix with its test merged from a
+pull request, a refactor whose new test already passed, another regression and its fix with a test,
+a release). ``mine`` screens the eight steps of the first-parent chain, validates the three
+candidates by real runs and keeps the two real fixes; their gold patches then resolve and the empty
+patch does not.
 """
 
 from __future__ import annotations
