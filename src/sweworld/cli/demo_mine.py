@@ -149,10 +149,10 @@ def mining(run: DemoRun) -> list[Section]:
     common.out.print(f"mined instances -> {out}: gold resolves {verdicts['gold']}/{len(tasks)}, "
                      f"the empty patch {verdicts['empty']}/{len(tasks)}")
     run.results["mine"] = {"summary": summary, "resolved": verdicts}
-    text = (f"`sweworld mine` over a history of {summary['steps']} commits built from the {NAME} {VERSION} sdist: "
+    text = (f"`sweworld mine` over a history of {summary['steps']} steps built from the {NAME} {VERSION} sdist: "
             f"{summary['candidates']} candidates, {summary['validated']} validated (drops by reason: "
-            f"{summary['dropped']}). Gold patches of the mined instances resolve {verdicts['gold']}/{len(tasks)}, "
-            f"the empty patch {verdicts['empty']}/{len(tasks)}.")
+            f"{', '.join(f'{reason} {n}' for reason, n in summary['dropped'].items())}). Gold patches of the mined "
+            f"instances resolve {verdicts['gold']}/{len(tasks)}, the empty patch {verdicts['empty']}/{len(tasks)}.")
     return [Section(title="Mining: real tasks from a history", text=text,
                     table=ReportTable(columns=["commit", "instance", "verdict", "FAIL_TO_PASS", "PASS_TO_PASS"],
                                       rows=rows))]
