@@ -40,9 +40,13 @@ class Screen:
 
     steps: int = 0
     candidates: list[Candidate] = field(default_factory=list)
-    dropped: Counter = field(default_factory=Counter)
     skipped: dict[str, str] = field(default_factory=dict)
     """sha -> why the step is not a candidate."""
+
+    @property
+    def dropped(self) -> Counter:
+        """The skipped steps counted by reason."""
+        return Counter(self.skipped.values())
     versions: dict[str, Choice] = field(default_factory=dict)
 
 
@@ -78,7 +82,6 @@ def screen(commits: list[Commit], *, mirror: Path, repo: str, source: str, limit
             if not patch.strip() or not test_patch.strip():
                 reason = "no source change" if not patch.strip() else "no test change"
         if reason is not None:
-            out.dropped[reason] += 1
             out.skipped[commit.sha] = reason
             continue
         read, where = read_version(mirror, commit.first_parent)

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from sweworld.envs import swebench_specs, swegym_specs
-from sweworld.envs.recipe import _load_toml, read_extras
+from sweworld.envs.recipe import read_extras
 from sweworld.mine.version import snap
 
 PYTHON_RELEASED = {"3.6": "2016-12-23", "3.7": "2018-06-27", "3.8": "2019-10-14", "3.9": "2020-10-05",
@@ -129,8 +129,6 @@ def infer(tree: Path, env_date: str, available: list[str]) -> tuple[dict[str, An
     """(row fields, notes) of a recipe read from ``tree`` (the environment commit's checkout)."""
     notes: list[str] = []
     _extras, requires = read_extras(tree)
-    project = (_load_toml(tree / "pyproject.toml").get("project") or {}) if (tree / "pyproject.toml").is_file() else {}
-    requires = requires or project.get("requires-python")
     python, why = era_python(env_date, _classifiers(tree), requires, available)
     notes.append(f"python {python}: {why}" + (f" (requires-python '{requires}')" if requires else ""))
     fields: dict[str, Any] = {"python": python, "test_cmd": "pytest -rA", "exclude_newer": env_date[:10]}

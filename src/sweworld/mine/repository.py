@@ -9,7 +9,7 @@ from sweworld.errors import RepoError, SWEWorldError
 from sweworld.mine.history import Commit, commits_by_sha, first_parent_chain
 from sweworld.repos import RepoSource, RepoStore
 from sweworld.repos.git import try_git
-from sweworld.repos.mirror import update_mirror
+from sweworld.repos.mirror import is_complete, mirror_path, update_mirror
 
 _OWNER_NAME = re.compile(r"[/:]([\w.-]+)/([\w.-]+?)(?:\.git)?/?$")
 
@@ -34,7 +34,7 @@ def open_repository(text: str, repos: RepoStore, name: str | None = None) -> tup
         raise RepoError(f"--repo {text}: a PyPI release has no history to mine",
                         hint="give a local clone, a bare mirror or a git URL")
     label = name or repo_name(source)
-    existed = (repos.root / "mirrors").is_dir() and any((repos.root / "mirrors").glob(f"{source.mirror_name()}.git"))
+    existed = is_complete(mirror_path(repos.root, source))
     mirror = repos.mirror(label, source)
     if existed:
         try:
