@@ -191,3 +191,32 @@ def test_sim_backend_with_the_embedded_swr_writes_the_harness_layout(real_traces
             assert report.resolved and saved["tests_status"]["FAIL_TO_PASS"]["success"] == task.FAIL_TO_PASS
     empty = sim.evaluate(tasks[0], Prediction(instance_id=tasks[0].instance_id, model_patch=""), tmp_path / "empty")
     assert not empty.resolved and not (tmp_path / "empty" / "test_output.txt").exists()
+
+
+OTHER = "clamp/util.py"
+UTIL = "def double(x):\n    return 2 * x\n"
+
+
+def test_a_patch_that_leaves_the_gold_files_alone_is_not_the_gold():
+    """Regression: files the gold patch changes and the agent's leaves alone were dropped from the
+    AST views, so a comment in another file scored modules_equal=1 and was predicted resolved."""
+    files = {**FILES, OTHER: UTIL}
+    comment = unified(OTHER, UTIL, "# a note\n" + UTIL)
+    values = features(TASK, comment, files.get)
+    assert (values["modules_equal"], values["gold_funcs_unchanged"], values["funcs_jaccard"]) == (0, 1, 0)
+    assert values["executable"] == 0
+    assert decide(EmbeddedSWR().model, TASK, comment, files.get)[0] == 0.0
+    assert features(TASK, TASK.patch + comment, files.get)["modules_equal"] == 1
+
+
+def test_a_method_added_at_the_end_of_a_class_keeps_the_class():
+    """Regression: the blank lines after a class belong to no statement, so a method inserted there
+    was masked without its class and failed to parse ("unexpected indent")."""
+    path = "shapes.py"
+    base = "class Square:\n    def __init__(self, side):\n        self.side = side\n\n\ndef unit():\n    return Square(1)\n"
+    fixed = base.replace("        self.side = side\n\n",
+                         "        self.side = side\n\n    def area(self):\n        return self.side ** 2\n\n")
+    task = TASK.model_copy(update={"patch": unified(path, base, fixed), "FAIL_TO_PASS": ["tests/test_shapes.py::test_area"]})
+    values = features(task, task.patch, {path: base}.get)
+    assert values["syntax_ok"] == 1 and values["modules_equal"] == 1 and values["executable"] == 1
+    assert decide(EmbeddedSWR().model, task, task.patch, {path: base}.get)[0] > 0

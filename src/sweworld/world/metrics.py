@@ -8,7 +8,11 @@
 - ``same_outcome``: two runs of a command agree on the exit code and on whether tests failed;
 - ``timing_ms``: mean and 95th percentile of per-call seconds, in milliseconds;
 - ``wilson``: the Wilson score interval of a proportion (agreement rates of hybrid audits);
-- ``binary``: accuracy, precision, recall, F1 and the confusion matrix of predicted vs real verdicts.
+- ``binary``: accuracy, precision, recall, F1 and the confusion matrix of predicted vs real verdicts;
+- ``auc``: the area under the ROC curve of probabilities against real verdicts (ties count half);
+- ``ece``: expected calibration error over equal-width probability bins (10 by default);
+- ``scored``: ``binary`` of the verdicts at a threshold, with AUC, ECE and the majority-class
+  baseline's accuracy beside them (accuracy alone hides a model that always says "unresolved").
 """
 
 from __future__ import annotations
@@ -97,3 +101,42 @@ def binary(pairs: list[tuple[bool, bool]]) -> dict:
         0.0 if precision is not None and recall is not None else None)
     return {"n": n, "accuracy": (tp + tn) / n if n else None, "precision": precision, "recall": recall, "f1": f1,
             "confusion": {"tp": tp, "fp": fp, "fn": fn, "tn": tn}}
+
+
+def auc(scored: list[tuple[float, bool]]) -> float | None:
+    """P(a random real positive scores above a random real negative), ties counting half (the
+    Mann-Whitney form of the ROC area); None without both classes."""
+    ranked = sorted(scored, key=lambda pair: pair[0])
+    positives = sum(real for _, real in ranked)
+    negatives = len(ranked) - positives
+    if not positives or not negatives:
+        return None
+    rank_sum, i = 0.0, 0
+    while i < len(ranked):
+        j = i
+        while j < len(ranked) and ranked[j][0] == ranked[i][0]:
+            j += 1
+        mid = (i + j + 1) / 2  # the mean 1-based rank of the tied run
+        rank_sum += mid * sum(real for _, real in ranked[i:j])
+        i = j
+    return (rank_sum - positives * (positives + 1) / 2) / (positives * negatives)
+
+
+def ece(scored: list[tuple[float, bool]], bins: int = 10) -> float | None:
+    """Sum over equal-width bins of (share of predictions in the bin) x |mean probability - share
+    really positive|; a probability of 1.0 falls in the last bin. None when there is nothing."""
+    if not scored:
+        return None
+    groups: dict[int, list[tuple[float, bool]]] = {}
+    for p, real in scored:
+        groups.setdefault(min(int(p * bins), bins - 1), []).append((p, real))
+    return sum(abs(sum(p for p, _ in g) - sum(r for _, r in g)) for g in groups.values()) / len(scored)
+
+
+def scored(pairs: list[tuple[float, bool]], threshold: float = 0.5) -> dict:
+    """``binary`` of (P >= threshold, real), with ``auc``, ``ece`` and ``majority_accuracy`` (the
+    accuracy of always predicting the more common real verdict)."""
+    out = binary([(p >= threshold, real) for p, real in pairs])
+    positives = sum(real for _, real in pairs)
+    return {**out, "auc": auc(pairs), "ece": ece(pairs),
+            "majority_accuracy": max(positives, len(pairs) - positives) / len(pairs) if pairs else None}

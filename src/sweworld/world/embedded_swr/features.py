@@ -47,7 +47,7 @@ FEATURES = (
     "empty", "parsed", "applies", "syntax_ok", "files", "hunks", "added", "removed", "new_files",
     "tests_modified", "files_jaccard", "lines_jaccard", "tokens_jaccard", "lines_off_gold",
     "modules_equal", "gold_funcs_equal", "gold_funcs_all_equal", "gold_funcs_similarity", "gold_funcs_unchanged",
-    "funcs_jaccard", "extra_funcs", "extra_funcs_tested", "funcs_named_in_tests",
+    "funcs_jaccard", "extra_funcs", "extra_funcs_tested", "funcs_named_in_tests", "executable",
 )
 _HUNK = re.compile(r"^@@ ", re.M)
 _GOLD_CACHE: dict[tuple[str, str, int], Patched] = {}
@@ -93,6 +93,12 @@ def _view(path: str, gold: Patched, agent: Patched, read: FileSource) -> View:
                                               for i, ln in enumerate(split_lines(base), 1))
     side = lambda p: module((p.masked(path, keep) or "") if path in p.after else blank or "")  # noqa: E731
     return View(module(blank or ""), side(gold), side(agent))
+
+
+def _present(agent: Patched, path: str) -> bool:
+    """``path`` exists after the agent's patch: patched by it, or left as in the base (a file only
+    the gold patch changes is compared too: the agent's version of it is the base)."""
+    return agent.after.get(path) is not None or path not in agent.after
 
 
 def _off(a: str | None, b: str | None) -> int:
@@ -155,6 +161,24 @@ def _code(views: dict[str, View], gold: Patched) -> tuple[dict[str, float], Func
             {p: names - gold_funcs.get(p, set()) for p, names in agent_funcs.items()}, agent_funcs)
 
 
+_DOCS = re.compile(r"(^|/)(docs?|doc_src)/|\.(rst|md|adoc)$|(^|/)(CHANGES|CHANGELOG|AUTHORS|NEWS|HISTORY)[^/]*$")
+
+
+def _executable(agent: Patched, views: dict[str, View]) -> bool:
+    """The agent's patch changes something that can run: the code (AST) of a Python file outside
+    the tests, a new Python module, or a file that is neither Python, documentation nor a test (a
+    template, a config file). Comments, docstring-free reformatting, docs and tests alone cannot fix."""
+    for path in agent.paths:
+        if is_test_file(path) or _DOCS.search(path):
+            continue
+        if path in views:
+            if views[path].changed(views[path].agent):
+                return True
+        elif path in agent.added or not path.endswith(".py") or agent.after.get(path) is None:
+            return True
+    return False
+
+
 def features(task: Task, patch: str | None, read: FileSource) -> dict[str, float]:
     """The features of ``patch`` on ``task`` (see the module docstring); files the patch adds at the
     repository root (reproduction and scratch scripts: nothing imports them) are left out."""
@@ -166,7 +190,7 @@ def features(task: Task, patch: str | None, read: FileSource) -> dict[str, float
              for p in (patch, task.patch)]
     paths = set(agent.paths) | set(gold.paths)
     views = {p: _view(p, gold, agent, read) for p in paths
-             if p.endswith(".py") and p not in agent.added and agent.after.get(p) is not None}
+             if p.endswith(".py") and p not in agent.added and _present(agent, p)}
     text_paths = paths - set(views)
     off = sum(_off(v.agent.text, v.gold.text) for v in views.values()) + sum(
         _off(agent.after.get(p, gold.base.get(p)), gold.after.get(p, agent.base.get(p))) for p in text_paths)
@@ -189,4 +213,5 @@ def features(task: Task, patch: str | None, read: FileSource) -> dict[str, float
         "extra_funcs": _log(sum(len(n) for n in extra.values())),
         "extra_funcs_tested": _named(task, extra, read) if covered is None else covered,
         "funcs_named_in_tests": _named(task, touched, read),
+        "executable": float(_executable(agent, views)),
     }

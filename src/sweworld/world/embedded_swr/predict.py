@@ -1,8 +1,8 @@
 """Deciding with the classifier: P(resolved) of a patch, and per-test statuses from it.
 
 ``decide(model, task, patch, read) -> (probability, features)``: an empty patch, one that does not
-parse as a diff, or one leaving a patched Python file that does not parse is unresolved (0.0)
-without the classifier (its training runs hold too few of them to learn it); else the
+parse as a diff, one leaving a patched Python file that does not parse, or one that changes nothing
+executable (comments, docs, tests only) is unresolved (0.0) without the classifier (its training runs hold too few of them to learn it); else the
 classifier's probability.
 
 ``test_statuses(model, task, probability, features, test_ids)`` -> {test: (status, confidence)}:
@@ -31,7 +31,7 @@ BROKEN_CONFIDENCE = 0.9
 def decide(model: SWRClassifier, task: Task, patch: str | None, read: FileSource) -> tuple[float, dict[str, float]]:
     """See the module docstring."""
     values = features(task, patch, read)
-    if values["empty"] or not values["parsed"] or not values["syntax_ok"]:
+    if values["empty"] or not values["parsed"] or not values["syntax_ok"] or not values.get("executable", 1):
         return 0.0, values
     return model.probability(values), values
 

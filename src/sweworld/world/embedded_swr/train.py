@@ -64,6 +64,11 @@ def fit_traces(pairs: Sequence[tuple[EvalTrace, dict[str, float]]], **options: A
     return model.model_copy(update={"pass_rate": _pass_rate([t for t, _ in pairs])})
 
 
+def fit_rows(rows: Sequence[dict], **options: Any) -> SWRClassifier:
+    """A model of rows holding ``features`` and ``label`` (the real verdict)."""
+    return fit([r["features"] for r in rows], [r["label"] for r in rows], FEATURES, **options)
+
+
 def measure(model: SWRClassifier, traces: Sequence[EvalTrace], source: Sources) -> dict[str, Any]:
     """Figures of ``model`` on ``traces``: every evaluation decided as ``EmbeddedSWR`` decides it,
     with the time of each prediction (features + classifier; reading the base files included)."""

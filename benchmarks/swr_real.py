@@ -1,0 +1,142 @@
+"""The embedded SWR on real agent patches of real repositories, leaving whole repositories out.
+
+    python benchmarks/swr_real.py --patches agent-patches.jsonl --dataset lite.json --repos-dir DIR \
+        [--traces T.jsonl ...] [--out report.json]
+
+``--patches``: rows of (instance_id, model_name_or_path, model_patch, docker_resolved), the real
+verdict of SWE-bench's Docker harness; ``--dataset``: the instances' rows; ``--repos-dir``: clones
+(``DIR/owner__name``, bare or not) read through git's objects, no checkout. ``--traces``: real
+evaluations (``sweworld world collect``) added to the training rows of every fold whose held-out
+repository they are not from.
+
+For each repository R: the shipped model's verdicts on R's patches, and a model fitted on every
+other repository's patches (and traces) and scored on R's. Printed: pooled over the folds,
+accuracy/precision/recall/F1/AUC/ECE beside the majority-class baseline; per repository; per agent;
+recall on resolving patches that differ from the gold (not AST-equal) and on those equal to it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from sweworld.repos.blobs import GitBlobs
+from sweworld.repos.source import safe_name
+from sweworld.tasks import load_tasks
+from sweworld.types import Task
+from sweworld.world.embedded_swr.features import features
+from sweworld.world.embedded_swr.model import SWRClassifier
+from sweworld.world.embedded_swr.swr import shipped_path
+from sweworld.world.embedded_swr.train import fit_rows
+from sweworld.world.metrics import scored
+from sweworld.world.traces import EvalTrace, load_traces
+
+
+def load_rows(patches: Path, dataset: Path, repos_dir: Path) -> list[dict]:
+    tasks = {t.instance_id: t for t in load_tasks(str(dataset))}
+    blobs: dict[str, GitBlobs] = {}
+    rows = []
+    for line in patches.read_text().splitlines():
+        raw = json.loads(line)
+        task = tasks[raw["instance_id"]]
+        reader = blobs.setdefault(task.repo, GitBlobs(repos_dir / safe_name(task.repo)))
+        rows.append({"task": task, "patch": raw.get("model_patch") or "", "label": bool(raw["docker_resolved"]),
+                     "agent": raw["model_name_or_path"], "read": reader.source(task.base_commit)})
+    return rows
+
+
+def trace_rows(paths: list[Path], repos_dir: Path) -> list[dict]:
+    blobs: dict[str, GitBlobs] = {}
+    rows = []
+    for path in paths:
+        for trace in load_traces(path):
+            if isinstance(trace, EvalTrace):
+                task = Task.model_validate(trace.task)
+                reader = blobs.setdefault(task.repo, GitBlobs(repos_dir / safe_name(task.repo)))
+                rows.append({"task": task, "patch": trace.patch, "label": trace.resolved, "agent": "traces",
+                             "read": reader.source(task.base_commit), "applies": trace.patch_applies})
+    return rows
+
+
+def with_features(rows: list[dict]) -> float:
+    start = time.perf_counter()
+    for row in rows:
+        row["features"] = features(row["task"], row["patch"], row["read"])
+    return (time.perf_counter() - start) / max(len(rows), 1)
+
+
+def decided(row: dict) -> bool:
+    f = row["features"]
+    return not (f["empty"] or not f["parsed"] or not f["syntax_ok"] or row.get("applies") is False)
+
+
+def probability(model: SWRClassifier, row: dict) -> float:
+    return model.probability(row["features"]) if decided(row) else 0.0
+
+
+def block(rows: list[dict], probs: list[float], threshold: float) -> dict:
+    out = scored(list(zip(probs, [r["label"] for r in rows], strict=True)), threshold)
+    return {k: (round(v, 3) if isinstance(v, float) else v) for k, v in out.items()}
+
+
+def leave_repo_out(rows: list[dict], extra: list[dict], fit: Callable[[list[dict]], SWRClassifier]) -> list[float]:
+    probs = [0.0] * len(rows)
+    for repo in sorted({r["task"].repo for r in rows}):
+        train = [r for r in [*rows, *extra] if r["task"].repo != repo and decided(r)]
+        model = fit(train)
+        for i, r in enumerate(rows):
+            if r["task"].repo == repo:
+                probs[i] = probability(model, r)
+    return probs
+
+
+def report(rows: list[dict], probs: list[float], threshold: float) -> dict:
+    out = {"pooled": block(rows, probs, threshold)}
+    for key in ("repo", "agent"):
+        groups: dict[str, list[int]] = {}
+        for i, r in enumerate(rows):
+            groups.setdefault(r["task"].repo if key == "repo" else r["agent"], []).append(i)
+        out[key] = {g: block([rows[i] for i in idx], [probs[i] for i in idx], threshold) for g, idx in groups.items()}
+    for name, keep in (("gold_equal", 1.0), ("gold_differs", 0.0)):
+        idx = [i for i, r in enumerate(rows) if r["label"] and r["features"]["modules_equal"] == keep]
+        out[f"recall_{name}"] = {"n": len(idx), "found": sum(probs[i] >= threshold for i in idx)}
+    return out
+
+
+def show(name: str, result: dict) -> None:
+    p = result["pooled"]
+    print(f"{name}: n {p['n']} acc {p['accuracy']} prec {p['precision']} rec {p['recall']} F1 {p['f1']} "
+          f"AUC {p['auc']} ECE {p['ece']} (majority acc {p['majority_accuracy']}) "
+          f"differs {result['recall_gold_differs']} equal {result['recall_gold_equal']}")
+    for repo, b in result["repo"].items():
+        print(f"    {repo:24} n {b['n']:3} acc {b['accuracy']} F1 {b['f1']} AUC {b['auc']} {b['confusion']}")
+    for agent, b in result["agent"].items():
+        print(f"    {agent:32} acc {b['accuracy']} F1 {b['f1']} {b['confusion']}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--patches", type=Path, required=True)
+    parser.add_argument("--dataset", type=Path, required=True)
+    parser.add_argument("--repos-dir", type=Path, required=True)
+    parser.add_argument("--traces", type=Path, nargs="*", default=[])
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    rows = load_rows(args.patches, args.dataset, args.repos_dir)
+    extra = trace_rows(args.traces, args.repos_dir)
+    seconds = with_features(rows + extra)
+    print(f"{len(rows)} agent patches, {len(extra)} trace evaluations; features {1000 * seconds:.1f} ms each")
+    shipped = SWRClassifier.load(shipped_path())
+    results = {"shipped": report(rows, [probability(shipped, r) for r in rows], shipped.threshold)}
+    results["refit"] = report(rows, leave_repo_out(rows, extra, fit_rows), 0.5)
+    for name, result in results.items():
+        show(name, result)
+    if args.out:
+        args.out.write_text(json.dumps(results, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
