@@ -11,7 +11,8 @@ from rich.table import Table
 from sweworld.cli import common, params
 from sweworld.cli.export_cmd import MORE
 
-app = typer.Typer(no_args_is_help=True, help="Train on exported rows (needs `pip install 'sweworld[train]'`).")
+# `\\[`: typer renders help as rich markup, where a bare [train] is a style tag and vanishes
+app = typer.Typer(no_args_is_help=True, help="Train on exported rows (needs `pip install 'sweworld\\[train]'`).")
 
 
 def _summary_table(summary) -> Table:
