@@ -64,7 +64,8 @@ def test_exec_with_the_sim_backend_prints_the_prediction(tmp_path):
     assert result.exit_code == 0 and "PREDICTED 42" in result.output
 
 
-def test_sim_backend_without_an_endpoint_is_one_clear_error(tmp_path):
-    result = invoke("eval", "-d", "demo", "-i", FIX_ID, "--backend", "sim", "--out", str(tmp_path),
+def test_served_world_models_without_an_endpoint_is_one_clear_error(tmp_path):
+    result = invoke("eval", "-d", "demo", "-i", FIX_ID, "--backend", "sim", "--world", "openai", "--out", str(tmp_path),
                     "--logs-dir", str(tmp_path / "logs"))
     assert result.exit_code == 2 and "--world-url" in result.output and "Traceback" not in result.output
+    assert "--world embedded" in result.output  # the other way: no endpoint needed

@@ -3,7 +3,9 @@
 ``--backend real`` (default) builds environments and runs everything for real; ``sim`` predicts code
 execution with SWT and test runs with SWR (no environment is built); ``hybrid`` is ``sim`` with
 ``--audit-rate`` of its steps and evaluations also run for real. The world's models are served
-behind OpenAI-compatible endpoints (``--world-url``, several for round-robin).
+behind OpenAI-compatible endpoints (``--world openai --world-url``, several for round-robin) or are
+the embedded CPU models (``--world embedded``): without ``--world-url`` and ``--world``, sim and hybrid
+use the embedded ones (the offline default) and say so in one line.
 """
 
 from __future__ import annotations
@@ -13,16 +15,20 @@ from typing import Annotated, Any
 
 import typer
 
-from sweworld.cli import params
+from sweworld.cli import common, params
+
+EMBEDDED_DEFAULT = ("no --world-url: using the embedded world (CPU models); pass --world openai --world-url URL "
+                    "for served models")
 
 BackendName = Annotated[str, typer.Option(
     "--backend", callback=params.one_of("real", "sim", "hybrid"),
     help="real (built environments), sim (SWT/SWR predict execution and tests) or hybrid (sim, audited).")]
 WorldURL = Annotated[list[str] | None, typer.Option(
     "--world-url", help="OpenAI-compatible base URL of the world models (SWT and SWR); repeat for round-robin.")]
-WorldKind = Annotated[str, typer.Option(
+WorldKind = Annotated[str | None, typer.Option(
     "--world", callback=params.one_of("openai", "embedded"),
-    help="World models: openai (served at --world-url) or embedded (CPU models, no GPU, no endpoint).")]
+    help="World models: openai (served at --world-url) or embedded (CPU models, no GPU, no endpoint); "
+    "default: openai with --world-url, else embedded.")]
 WorldModel = Annotated[str, typer.Option(
     "--world-model", help="openai: the model name served at --world-url; embedded: a saved SWT model file.")]
 WorldTraces = Annotated[list[str] | None, typer.Option(
@@ -42,7 +48,8 @@ def backend_from_options(name: str, *, repos_dir: Path | None = None, network: b
                          world_url: list[str] | None = None, world_model: str = "world",
                          prompt_style: str = "sweworld", audit_rate: float = 0.1, traces: Path | None = None,
                          sandbox_config: Any = None, builder: Any = None, route_below: float | None = None,
-                         world: str = "openai", world_traces: list[str] | None = None, dataset: str | None = None):
+                         world: str | None = None, world_traces: list[str] | None = None,
+                         dataset: str | None = None):
     """The backend the options name (``InfraError``/``ConfigError`` reach the caller's ``reported``)."""
     from sweworld.backends import make_backend
     from sweworld.envs import EnvBuilder
@@ -52,9 +59,27 @@ def backend_from_options(name: str, *, repos_dir: Path | None = None, network: b
     if name == "real":
         return make_backend("real", builder=builder, sandbox_config=sandbox_config, network=network, traces=traces)
     from sweworld.world.config import WorldConfig
-    config = WorldConfig.from_options(urls=world_url, model=world_model, style=prompt_style, kind=world,
+    config = WorldConfig.from_options(urls=world_url, model=world_model, style=prompt_style,
+                                      kind=world_kind(world, world_url),
                                       traces=world_traces, dataset=dataset)
     if name == "sim":
         return make_backend("sim", world=config, builder=builder)
     return make_backend("hybrid", builder=builder, world=config, audit_rate=audit_rate, traces=traces,
                         route_below=route_below)
+
+
+def world_kind(world: str | None, world_url: list[str] | None) -> str:
+    """``--world`` as given, else ``openai`` with ``--world-url`` and ``embedded`` without (said in one line).
+    ``--world openai`` without ``--world-url`` is a ConfigError that names both ways out."""
+    if world is None:
+        if world_url:
+            return "openai"
+        common.console.print(EMBEDDED_DEFAULT, markup=False, highlight=False, soft_wrap=True)
+        return "embedded"
+    if world == "openai" and not world_url:
+        from sweworld.errors import ConfigError
+        raise ConfigError("the sim and hybrid backends need the world models' endpoint (--world openai)",
+                          hint="pass --world-url http://HOST:PORT/v1 (an OpenAI-compatible server, e.g. vLLM, or "
+                               "`sweworld world serve --traces T` replaying recorded traces), or --world embedded "
+                               "for the CPU models (no endpoint)")
+    return world

@@ -80,7 +80,7 @@ class DemoRun:
             else:
                 from sweworld.cli.backend_opts import backend_from_options
                 self._backend = backend_from_options(self.backend_name, world_url=self.world_url,
-                                                     builder=self.builder)
+                                                     builder=self.builder, dataset=self.dataset)
         return self._backend
 
 
@@ -118,7 +118,7 @@ def demo(dataset: Annotated[str, typer.Option(
         chosen = choose(tasks, instances)
         run = DemoRun(dataset=dataset, tasks=chosen, builder=EnvBuilder(RepoStore(repos_dir=repos_dir)),
                       out=out, workers=workers, backend_name=backend, world_url=world_url)
-        _ = run.backend  # a sim/hybrid backend without --world-url fails here, before any work
+        _ = run.backend  # made before any work (sim/hybrid without --world-url: the embedded world)
         traces_path(out).unlink(missing_ok=True)  # this run's traces only
         if instance is not None:
             run.instance = common.load(dataset, instance_ids=[instance]).by_id(instance)

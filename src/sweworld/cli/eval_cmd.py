@@ -50,7 +50,7 @@ def eval_(dataset: Dataset = common.DEFAULT_DATASET, predictions: Predictions = 
           backend: BackendName = "real", world_url: WorldURL = None, world_model: WorldModel = "world",
           prompt_style: PromptStyle = "sweworld", audit_rate: AuditRate = 0.1, traces: Traces = None,
           route_below: RouteBelow = None,
-          world: WorldKind = "openai", world_traces: WorldTraces = None, runner: RunnerName = "local",
+          world: WorldKind = None, world_traces: WorldTraces = None, runner: RunnerName = "local",
           ray_address: RayAddress = None) -> None:
     """Evaluate predictions: apply each patch in a fresh isolated episode, run the tests, grade
     (``--backend sim``: SWR predicts the test run, graded by the same code)."""

@@ -26,7 +26,7 @@ Timeout = Annotated[float, typer.Option("--timeout", callback=params.positive, h
 
 def _open(dataset: str, split: str | None, instance: str, repos_dir, isolation: str, timeout: float,
           backend: str = "real", world_url: list[str] | None = None, world_model: str = "world",
-          prompt_style: str = "sweworld", world: str = "openai", world_traces: list[str] | None = None):
+          prompt_style: str = "sweworld", world: str | None = None, world_traces: list[str] | None = None):
     from sweworld.sandbox import SandboxConfig
     task = common.load(dataset, split=split, instance_ids=[instance]).by_id(instance)
     chosen = backend_from_options(backend, repos_dir=repos_dir, world_url=world_url, world_model=world_model,
@@ -38,7 +38,7 @@ def _open(dataset: str, split: str | None, instance: str, repos_dir, isolation: 
 def exec_(ctx: typer.Context, dataset: Dataset = common.DEFAULT_DATASET, instance: Instance = ...,
           split: Split = None, repos_dir: ReposDir = None, isolation: Isolation = "bwrap",
           timeout: Timeout = 300.0, backend: BackendName = "real", world_url: WorldURL = None,
-          world_model: WorldModel = "world", prompt_style: PromptStyle = "sweworld", world: WorldKind = "openai",
+          world_model: WorldModel = "world", prompt_style: PromptStyle = "sweworld", world: WorldKind = None,
           world_traces: WorldTraces = None) -> None:
     """Run one command (after --) in a fresh isolated episode of an instance; exit with its status."""
     command = (ctx.args[0] if len(ctx.args) == 1 else shlex.join(ctx.args)).strip()
@@ -57,7 +57,7 @@ def exec_(ctx: typer.Context, dataset: Dataset = common.DEFAULT_DATASET, instanc
 def shell(dataset: Dataset = common.DEFAULT_DATASET, instance: Instance = ..., split: Split = None,
           repos_dir: ReposDir = None, isolation: Isolation = "bwrap", timeout: Timeout = 300.0,
           backend: BackendName = "real", world_url: WorldURL = None, world_model: WorldModel = "world",
-          prompt_style: PromptStyle = "sweworld", world: WorldKind = "openai", world_traces: WorldTraces = None) -> None:
+          prompt_style: PromptStyle = "sweworld", world: WorldKind = None, world_traces: WorldTraces = None) -> None:
     """An interactive shell in an isolated episode (one command per line; `exit` or EOF leaves)."""
     with common.reported(), _open(dataset, split, instance, repos_dir, isolation, timeout, backend, world_url,
                                   world_model, prompt_style, world, world_traces) as sandbox:

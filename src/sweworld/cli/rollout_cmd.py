@@ -114,7 +114,7 @@ def rollout(dataset: Dataset = common.DEFAULT_DATASET, policy: PolicyName = "ora
             skip_invalid: SkipInvalid = False, backend: BackendName = "real", world_url: WorldURL = None,
             world_model: WorldModel = "world", prompt_style: PromptStyle = "sweworld", audit_rate: AuditRate = 0.1,
             traces: Traces = None, perturb_p: PerturbP = 0.5, seed: Seed = 0, route_below: RouteBelow = None,
-            world: WorldKind = "openai", world_traces: WorldTraces = None, runner: RunnerName = "local",
+            world: WorldKind = None, world_traces: WorldTraces = None, runner: RunnerName = "local",
             ray_address: RayAddress = None) -> None:
     """Roll out a policy: trajectories appended one by one (resumable), predictions, metrics."""
     from sweworld.agents.config import load_agent_config
