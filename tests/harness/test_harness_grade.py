@@ -268,3 +268,14 @@ def test_summarize_every_key(tmp_path: Path) -> None:
     made = make_summary(dataset, reports, predictions, run_id="run", model="org/model")
     path = write_summary(tmp_path, made)
     assert path.name == "org__model.run.json" and '"run_id"' not in path.read_text()
+
+
+def test_an_infrastructure_failure_is_an_error_even_for_an_empty_patch() -> None:
+    """One count (issue 20): every report recording an infrastructure failure is in error_ids and
+    infra_error_ids, never in empty_patch_ids, whatever the patch."""
+    reports = {i: InstanceReport.build(i, patch, error="RepoError: commit not found")
+               for i, patch in (("e1", ""), ("n1", None), ("p1", "p"))}
+    summary = summarize(["e1", "n1", "p1", "e2"], reports, {"e1": "", "n1": None, "p1": "p", "e2": ""},
+                        run_id="run", model="m")
+    assert summary["error_ids"] == summary["infra_error_ids"] == ["e1", "n1", "p1"]
+    assert summary["empty_patch_ids"] == ["e2"] and summary["error_instances"] == 3

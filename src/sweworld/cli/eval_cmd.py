@@ -85,7 +85,7 @@ def eval_(dataset: Dataset = common.DEFAULT_DATASET, predictions: Predictions = 
         def done(report) -> None:
             reports[report.instance_id] = report
             counts["resolved"] += report.resolved
-            counts["errors"] += report.error is not None
+            counts["errors"] += report.is_infra_error  # as the summary counts them (a timeout is unresolved)
             progress.update(bar, advance=1, **counts)
 
         with common.reported():
@@ -113,7 +113,7 @@ def eval_(dataset: Dataset = common.DEFAULT_DATASET, predictions: Predictions = 
             say(f"hybrid audits, {kind}: {figures['agreed']}/{figures['audited']} agree "
                 f"(95% Wilson {figures['wilson95'][0]:.2f}-{figures['wilson95'][1]:.2f})")
     say(f"summary: {path}")
-    infra = {i: r.error or "" for i, r in reports.items() if r.error_kind == "infra"}
+    infra = {i: reports[i].error or "" for i in summary["infra_error_ids"]}  # the summary's count, listed
     failures.report("infrastructure failures (not the model's; details in each run_instance.log)", infra)
     if infra and len(infra) == len(reports):
         raise typer.Exit(1)

@@ -4,18 +4,31 @@ so that the reason of a failure is on the console and not only in a per-instance
 from __future__ import annotations
 
 from collections.abc import Mapping
+from itertools import takewhile
 
 from sweworld.cli import common
 from sweworld.harness.predictions import listing
 
 
+def reason(text: str) -> str:
+    """The first line of an error text; for a failed command (a ``stderr:`` block follows), with the
+    line of its stderr that says why (the first ``fatal:``/``error:`` one, else the first)."""
+    lines = text.strip().splitlines() or ["(no message)"]
+    if "stderr:" not in (stripped := [line.strip() for line in lines]):
+        return lines[0]
+    said = [line.replace("\0", "").strip() for line in stripped[stripped.index("stderr:") + 1:]]
+    said = list(takewhile(lambda line: not line.startswith("what to do:"), filter(None, said)))
+    why = next((line for line in said if "fatal:" in line or "error:" in line), said[0] if said else "")
+    return f"{lines[0]}: {why}" if why else lines[0]
+
+
 def causes(errors: Mapping[str, str]) -> list[str]:
-    """``{instance id: error text}`` -> one line per distinct cause (the text's first line, without the
-    instance's own id), the most frequent first: ``<cause> [<ids>]``."""
+    """``{instance id: error text}`` -> one line per distinct cause (``reason``: the text's first line,
+    and the failed command's own words), without the instance's own id, the most frequent first:
+    ``<cause> [<ids>]``."""
     groups: dict[str, list[str]] = {}
     for instance_id, text in sorted(errors.items()):
-        first = (text.strip().splitlines() or ["(no message)"])[0]
-        cause = first.replace(f"instance {instance_id}: ", "").replace(f"{instance_id}: ", "")
+        cause = reason(text).replace(f"instance {instance_id}: ", "").replace(f"{instance_id}: ", "")
         groups.setdefault(cause, []).append(instance_id)
     ordered = sorted(groups.items(), key=lambda item: -len(item[1]))
     return [f"{cause} [{len(ids)}: {listing(ids)}]" for cause, ids in ordered]

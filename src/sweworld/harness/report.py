@@ -10,12 +10,14 @@ with sorted keys, so grading the same output again gives byte-identical files.
 ``summarize`` follows ``swebench.harness.reporting.make_run_report`` (4.1.0) key by key:
 
 - ``incomplete_ids``: dataset instances WITHOUT a prediction (SWE-bench's naming);
-- ``empty_patch_ids``: predictions whose patch is ``""`` or None (never run, never "completed");
+- ``empty_patch_ids``: predictions whose patch is ``""`` or None (no test run, never "completed");
 - ``completed_ids``: instances with a report; each is resolved or unresolved;
-- ``error_ids``: a non-empty prediction without a report, or (sweworld) with a report that records
-  an infrastructure failure. SWE-bench writes no report for those, so they are not completed;
-  ``infra_error_ids`` lists the latter apart. Model failures (patch does not apply, tests crash or
-  time out) have a report and are unresolved; SWE-bench counts them as errors;
+- ``error_ids``: a non-empty prediction without a report, or (sweworld) any prediction, an empty one
+  too, with a report that records an infrastructure failure (its base tree or environment could not
+  be made: SWE-bench writes no report for those, so they are not completed); ``infra_error_ids``
+  lists the latter apart, exactly the reports whose ``error_kind`` is ``infra``. Model failures
+  (patch does not apply, tests crash or time out) have a report and are unresolved; SWE-bench counts
+  them as errors;
 - ``submitted_instances``/``submitted_ids``: every prediction, in the dataset or not (as SWE-bench).
 """
 
@@ -218,13 +220,13 @@ def make_summary(dataset_ids: list[str], reports: dict[str, InstanceReport],
     for instance_id in dataset_ids:
         if instance_id not in predictions:
             incomplete.add(instance_id)
+        elif instance_id in reports and reports[instance_id].is_infra_error:  # before empty: one count
+            errors.add(instance_id)
+            infra.add(instance_id)
         elif predictions[instance_id] in ("", None):
             empty.add(instance_id)
         elif instance_id not in reports:
             errors.add(instance_id)
-        elif reports[instance_id].is_infra_error:
-            errors.add(instance_id)
-            infra.add(instance_id)
         else:
             completed.add(instance_id)
             (resolved if reports[instance_id].resolved else unresolved).add(instance_id)
