@@ -42,6 +42,7 @@ def test_an_unbuildable_base_tree_is_one_infrastructure_error_counted_alike(tmp_
     preds = "gold" if predictions == "gold" else empty_predictions(tmp_path / "preds.json")
     out = tmp_path / "out"
     result = invoke("eval", "-d", data, "-p", preds, *backend, "--out", out, "--logs-dir", out / "logs")
+    assert isinstance(result.exception, SystemExit), repr(result.exception)  # no crash: reported errors
     assert result.exit_code == 1, result.output  # every instance failed for the infrastructure
     summary = json.loads((out / f"{predictions}.sweworld.json").read_text())
     assert summary["infra_error_ids"] == summary["error_ids"] == [NO_BLOB, NO_COMMIT]
