@@ -25,3 +25,16 @@ def test_final_counts_reads_the_last_closing_line():
 def test_same_outcome_needs_the_exit_code_and_whether_tests_failed(predicted, code, agree):
     assert same_outcome(predicted, code, PYTEST_END, 0) is agree
     assert same_outcome("anything", 3, "not a test run", 3)
+
+
+def test_auc_ece_and_the_majority_baseline_beside_the_verdicts():
+    from sweworld.world.metrics import auc, ece, scored
+
+    assert auc([(0.9, True), (0.8, True), (0.3, False), (0.1, False)]) == 1.0
+    assert auc([(0.5, True), (0.5, False)]) == 0.5 and auc([(0.2, True)]) is None
+    assert auc([(0.1, True), (0.9, False), (0.5, True), (0.4, False)]) == 0.25
+    assert ece([(1.0, True), (0.0, False)]) == 0.0 and ece([]) is None
+    assert abs(ece([(0.9, False), (0.9, True)]) - 0.4) < 1e-9  # one bin: mean .9 against half positive
+    always_no = scored([(0.0, False)] * 8 + [(0.0, True)] * 2)
+    assert always_no["accuracy"] == always_no["majority_accuracy"] == 0.8 and always_no["auc"] == 0.5
+    assert always_no["recall"] == 0.0 and always_no["ece"] == 0.2

@@ -98,9 +98,12 @@ def audit_text(kind: str, a: dict) -> str:
 
 
 def print_fidelity(result: dict, title: str) -> None:
+    """The fidelity table as two: SWT's columns, then SWR's (one table is too wide for a terminal)."""
     from sweworld.world.fidelity import COLUMNS, rows
-    table = Table(*COLUMNS, title=title)
-    table.columns[0].no_wrap = True
-    for row in rows(result):
-        table.add_row(*("-" if cell is None else str(cell) for cell in row))
-    common.out.print(table)
+    for part, keep in (("SWT", [0, 1, 2, 3, 4]), ("SWR", [0, 1, *range(5, len(COLUMNS))])):
+        table = Table(*(COLUMNS[i] for i in keep), title=f"{title}: {part}")
+        table.columns[0].no_wrap = True
+        for row in rows(result):
+            if any(row[i] is not None for i in keep[2:]):
+                table.add_row(*("-" if row[i] is None else str(row[i]) for i in keep))
+        common.out.print(table)

@@ -6,9 +6,11 @@
 - SWR, on every ``EvalTrace``: the verdict for the stored context against the real one, decided as
   ``SWR.evaluate`` decides it (an empty patch, or one that does not apply, is unresolved without a
   call; ``no_call`` counts them); accuracy, precision, recall, F1 and the confusion matrix
-  (``metrics.binary``); ``invalid`` counts evaluations without a valid reply (unresolved).
+  (``metrics.binary``), AUC and expected calibration error (10 bins) of P(resolved), and the
+  accuracy of always answering the more common verdict beside them (``metrics.scored``);
+  ``invalid`` counts evaluations without a valid reply (unresolved).
 
-Per repository and overall, with a train/test split BY REPOSITORY (``split_of``: a hash of the repo
+Per repository, per agent (``EvalTrace.agent``, where the traces name one) and overall, with a train/test split BY REPOSITORY (``split_of``: a hash of the repo
 name puts it in ``test`` with probability ``test_fraction``), so that a model trained on the train
 repositories' traces is judged on repositories it has never seen. Beside SWE-World's published
 SWR figures against real Docker runs (Table 4).
@@ -21,11 +23,11 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from sweworld.report.model import BarChart, Cell, Section, Table
 from sweworld.types import Task
-from sweworld.world.metrics import binary, similarity
+from sweworld.world.metrics import binary, scored, similarity
 from sweworld.world.swr import SWR
 from sweworld.world.swt import SWT
 from sweworld.world.traces import EvalTrace, StepTrace
@@ -55,6 +57,8 @@ class EvalScore(BaseModel):
     repo: str
     predicted: bool
     real: bool
+    probability: float = Field(default=0.0, description="P(resolved): the SWR's, else 1/0 from its verdict.")
+    agent: str = ""
     called: bool = True
     invalid: bool = False
 
@@ -67,10 +71,12 @@ def score_step(swt: SWT, trace: StepTrace) -> StepScore:
 
 def score_eval(swr: SWR, trace: EvalTrace) -> EvalScore:
     if not trace.patch.strip() or trace.patch_applies is False:
-        return EvalScore(repo=trace.repo, predicted=False, real=trace.resolved, called=False)
+        return EvalScore(repo=trace.repo, predicted=False, real=trace.resolved, agent=trace.agent, called=False)
     task = Task.model_validate(trace.task)
     report = swr.evaluate_context(task, trace.patch, trace.context)
-    return EvalScore(repo=trace.repo, predicted=report.resolved, real=trace.resolved, invalid=report.error is not None)
+    p = report.sim_probability if report.sim_probability is not None else float(report.resolved)
+    return EvalScore(repo=trace.repo, predicted=report.resolved, real=trace.resolved, probability=p,
+                     agent=trace.agent, invalid=report.error is not None)
 
 
 def swt_metrics(scores: Sequence[StepScore]) -> dict[str, Any]:
@@ -81,8 +87,10 @@ def swt_metrics(scores: Sequence[StepScore]) -> dict[str, Any]:
 
 
 def swr_metrics(scores: Sequence[EvalScore]) -> dict[str, Any]:
-    return {**binary([(s.predicted, s.real) for s in scores]), "no_call": sum(not s.called for s in scores),
-            "invalid": sum(s.invalid for s in scores)}
+    ranked = scored([(s.probability, s.real) for s in scores])
+    return {**binary([(s.predicted, s.real) for s in scores]),
+            **{k: ranked[k] for k in ("auc", "ece", "majority_accuracy")},
+            "no_call": sum(not s.called for s in scores), "invalid": sum(s.invalid for s in scores)}
 
 
 def measure(traces: Iterable[StepTrace | EvalTrace], swt: SWT, swr: SWR, *, test_fraction: float = 0.5,
@@ -112,17 +120,24 @@ def measure(traces: Iterable[StepTrace | EvalTrace], swt: SWT, swr: SWR, *, test
             "swr_samples": swr.config.k,
             "splits": {name: block(lambda repo, name=name: name == "all" or split[repo] == name) for name in SPLITS},
             "repos": {repo: {"split": split[repo], **block(lambda r, repo=repo: r == repo)} for repo in repos},
+            "agents": {agent: swr_metrics([s for s in eval_scores if s.agent == agent])
+                       for agent in sorted({s.agent for s in eval_scores if s.agent})},
             "reference": REFERENCE}
 
 
-COLUMNS = ["scope", "split", "SWT n", "exit acc", "out sim", "SWR n", "acc", "prec", "rec", "F1", "tp/fp/fn/tn"]
+COLUMNS = ["scope", "split", "SWT n", "exit acc", "out sim", "SWR n", "acc", "majority acc", "prec", "rec", "F1",
+           "AUC", "ECE", "tp/fp/fn/tn"]
 
 
 def _row(scope: str, split: str, block: dict[str, Any]) -> list[Cell]:
     swt, swr = block["swt"], block["swr"]
+    return [scope, split, swt["n"], _r(swt["exit_code_accuracy"]), _r(swt["output_similarity"]), *_swr_cells(swr)]
+
+
+def _swr_cells(swr: dict[str, Any]) -> list[Cell]:
     confusion = swr["confusion"]
-    return [scope, split, swt["n"], _r(swt["exit_code_accuracy"]), _r(swt["output_similarity"]), swr["n"],
-            _r(swr["accuracy"]), _r(swr["precision"]), _r(swr["recall"]), _r(swr["f1"]),
+    return [swr["n"], _r(swr["accuracy"]), _r(swr.get("majority_accuracy")), _r(swr["precision"]),
+            _r(swr["recall"]), _r(swr["f1"]), _r(swr.get("auc")), _r(swr.get("ece")),
             "/".join(str(confusion[k]) for k in ("tp", "fp", "fn", "tn"))]
 
 
@@ -134,9 +149,11 @@ def rows(result: dict[str, Any]) -> list[list[Cell]]:
     """The fidelity table: overall per split, each repository, then the published references."""
     out = [_row("overall", name, result["splits"][name]) for name in SPLITS]
     out += [_row(repo, block["split"], block) for repo, block in result["repos"].items()]
+    out += [[f"agent {agent}", "all", None, None, None, *_swr_cells(swr)]
+            for agent, swr in result.get("agents", {}).items()]
     for name, ref in result["reference"].items():
-        out.append([name, "Verified", None, None, None, None, ref["accuracy"], ref["precision"],
-                    ref["recall"], ref["f1"], None])
+        out.append([name, "Verified", None, None, None, None, ref["accuracy"], None, ref["precision"],
+                    ref["recall"], ref["f1"], None, None, None])
     return out
 
 

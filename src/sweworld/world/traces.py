@@ -68,6 +68,8 @@ class EvalTrace(BaseModel):
     report: dict[str, Any] = Field(description="The harness's InstanceReport (model_dump).")
     test_output: str = Field(default="", description="test_output.txt of the run (nonce masked as <nonce>).")
     backend: str = "real"
+    agent: str = Field(default="", description=(
+        "Who wrote the patch (a policy, or a run's model_name_or_path); fidelity groups by it."))
     at: float = Field(default_factory=time.time)
 
     @property
