@@ -31,6 +31,8 @@ WorldKind = Annotated[str | None, typer.Option(
     "default: openai with --world-url, else embedded.")]
 WorldModel = Annotated[str, typer.Option(
     "--world-model", help="openai: the model name served at --world-url; embedded: a saved SWT model file.")]
+WorldMaxTokens = Annotated[int | None, typer.Option(
+    "--world-max-tokens", min=1, help="openai: cap on the tokens of each SWT/SWR reply (default: the server's).")]
 WorldTraces = Annotated[list[str] | None, typer.Option(
     "--world-traces", help="embedded: trace files the embedded SWT is fitted on (repeat).")]
 PromptStyle = Annotated[str, typer.Option(
@@ -49,7 +51,7 @@ def backend_from_options(name: str, *, repos_dir: Path | None = None, network: b
                          prompt_style: str = "sweworld", audit_rate: float = 0.1, traces: Path | None = None,
                          sandbox_config: Any = None, builder: Any = None, route_below: float | None = None,
                          world: str | None = None, world_traces: list[str] | None = None,
-                         dataset: str | None = None):
+                         dataset: str | None = None, world_max_tokens: int | None = None):
     """The backend the options name (``InfraError``/``ConfigError`` reach the caller's ``reported``)."""
     from sweworld.backends import make_backend
     from sweworld.envs import EnvBuilder
@@ -61,7 +63,7 @@ def backend_from_options(name: str, *, repos_dir: Path | None = None, network: b
     from sweworld.world.config import WorldConfig
     config = WorldConfig.from_options(urls=world_url, model=world_model, style=prompt_style,
                                       kind=world_kind(world, world_url),
-                                      traces=world_traces, dataset=dataset)
+                                      traces=world_traces, dataset=dataset, max_tokens=world_max_tokens)
     if name == "sim":
         return make_backend("sim", world=config, builder=builder)
     return make_backend("hybrid", builder=builder, world=config, audit_rate=audit_rate, traces=traces,

@@ -16,6 +16,7 @@ from sweworld.cli.backend_opts import (
     RouteBelow,
     Traces,
     WorldKind,
+    WorldMaxTokens,
     WorldModel,
     WorldTraces,
     WorldURL,
@@ -51,7 +52,7 @@ def eval_(dataset: Dataset = common.DEFAULT_DATASET, predictions: Predictions = 
           prompt_style: PromptStyle = "sweworld", audit_rate: AuditRate = 0.1, traces: Traces = None,
           route_below: RouteBelow = None,
           world: WorldKind = None, world_traces: WorldTraces = None, runner: RunnerName = "local",
-          ray_address: RayAddress = None) -> None:
+          ray_address: RayAddress = None, world_max_tokens: WorldMaxTokens = None) -> None:
     """Evaluate predictions: apply each patch in a fresh isolated episode, run the tests, grade
     (``--backend sim``: SWR predicts the test run, graded by the same code)."""
     from sweworld.harness.compare import compare, load_verdicts, verdicts_from_tasks
@@ -73,7 +74,7 @@ def eval_(dataset: Dataset = common.DEFAULT_DATASET, predictions: Predictions = 
         chosen = backend_from_options(backend, repos_dir=repos_dir, network=network, world_url=world_url,
                                       world_model=world_model, prompt_style=prompt_style, audit_rate=audit_rate,
                                       traces=traces, route_below=route_below, world=world, world_traces=world_traces,
-                                      dataset=dataset)
+                                      dataset=dataset, world_max_tokens=world_max_tokens)
         where = runner_from_options(runner, ray_address)
     columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TextColumn("resolved {task.fields[resolved]}  errors {task.fields[errors]}"))

@@ -17,6 +17,7 @@ from sweworld.cli.backend_opts import (
     RouteBelow,
     Traces,
     WorldKind,
+    WorldMaxTokens,
     WorldModel,
     WorldTraces,
     WorldURL,
@@ -115,7 +116,7 @@ def rollout(dataset: Dataset = common.DEFAULT_DATASET, policy: PolicyName = "ora
             world_model: WorldModel = "world", prompt_style: PromptStyle = "sweworld", audit_rate: AuditRate = 0.1,
             traces: Traces = None, perturb_p: PerturbP = 0.5, seed: Seed = 0, route_below: RouteBelow = None,
             world: WorldKind = None, world_traces: WorldTraces = None, runner: RunnerName = "local",
-            ray_address: RayAddress = None) -> None:
+            ray_address: RayAddress = None, world_max_tokens: WorldMaxTokens = None) -> None:
     """Roll out a policy: trajectories appended one by one (resumable), predictions, metrics."""
     from sweworld.agents.config import load_agent_config
     from sweworld.rollout.runner import run_rollouts
@@ -130,7 +131,7 @@ def rollout(dataset: Dataset = common.DEFAULT_DATASET, policy: PolicyName = "ora
         chosen = backend_from_options(backend, repos_dir=repos_dir, world_url=world_url, world_model=world_model,
                                       prompt_style=prompt_style, audit_rate=audit_rate, traces=traces,
                                       route_below=route_below, world=world, world_traces=world_traces,
-                                      dataset=dataset)
+                                      dataset=dataset, world_max_tokens=world_max_tokens)
         where = runner_from_options(runner, ray_address)
     with Progress(TextColumn(f"[bold]{policy}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=common.console) as progress:

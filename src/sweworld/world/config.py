@@ -35,9 +35,10 @@ class WorldConfig(BaseModel):
     @classmethod
     def from_options(cls, *, urls: list[str] | None, model: str = "world", style: str = "sweworld",
                      swr_samples: int = 1, kind: str = "openai", traces: list[str] | None = None,
-                     dataset: str | None = None, cache: bool = True) -> WorldConfig:
+                     dataset: str | None = None, cache: bool = True, max_tokens: int | None = None) -> WorldConfig:
         """From the CLI options: for ``openai`` one endpoint list serving both models (SWT at
-        temperature 0, SWR at 0.7 as SWE-World samples them); for ``embedded`` the CPU models."""
+        temperature 0, SWR at 0.7 as SWE-World samples them; ``max_tokens`` caps each reply, None
+        leaves it to the server); for ``embedded`` the CPU models."""
         if kind == "embedded":
             swt: dict[str, Any] = {"predictor": EMBEDDED_PREDICTOR, "traces": list(traces or []), "import_graph": True,
                                    "calibrate": True}
@@ -51,8 +52,8 @@ class WorldConfig(BaseModel):
             raise ConfigError("the sim and hybrid backends need the world models' endpoint",
                               hint="pass --world-url http://HOST:PORT/v1 (an OpenAI-compatible server, e.g. vLLM, "
                                    "or `sweworld world serve --traces T` replaying recorded traces)")
-        swt = OpenAIWorldConfig(urls=list(urls), model=model, temperature=0.0, cache=cache)
-        swr = OpenAIWorldConfig(urls=list(urls), model=model, temperature=0.7, cache=cache)
+        swt = OpenAIWorldConfig(urls=list(urls), model=model, temperature=0.0, cache=cache, max_tokens=max_tokens)
+        swr = OpenAIWorldConfig(urls=list(urls), model=model, temperature=0.7, cache=cache, max_tokens=max_tokens)
         return cls(swt_model=swt.model_dump(), swr_model=swr.model_dump(), swt=SWTConfig(style=style),
                    swr=SWRConfig(style=style, k=swr_samples))
 
