@@ -29,9 +29,10 @@ from sweworld.tasks import load_tasks
 from sweworld.types import Task
 from sweworld.world.embedded_swr.features import features
 from sweworld.world.embedded_swr.model import SWRClassifier
+from sweworld.world.embedded_swr.predict import repo_sources
 from sweworld.world.embedded_swr.swr import shipped_path
-from sweworld.world.embedded_swr.train import fit_rows
-from sweworld.world.metrics import scored
+from sweworld.world.embedded_swr.train import MODEL_FEATURES, fit_rows
+from sweworld.world.metrics import binary, scored
 from sweworld.world.traces import EvalTrace, load_traces
 
 
@@ -49,15 +50,22 @@ def load_rows(patches: Path, dataset: Path, repos_dir: Path) -> list[dict]:
 
 
 def trace_rows(paths: list[Path], repos_dir: Path) -> list[dict]:
+    """The evaluations of collect runs; base files through git's objects where ``repos_dir`` holds
+    the repository, else from the repository cache (``$SWEWORLD_HOME``: PyPI-built repositories)."""
     blobs: dict[str, GitBlobs] = {}
+    cache = repo_sources()
     rows = []
     for path in paths:
         for trace in load_traces(path):
             if isinstance(trace, EvalTrace):
                 task = Task.model_validate(trace.task)
-                reader = blobs.setdefault(task.repo, GitBlobs(repos_dir / safe_name(task.repo)))
+                clone = repos_dir / safe_name(task.repo)
+                if clone.exists():
+                    read = blobs.setdefault(task.repo, GitBlobs(clone)).source(task.base_commit)
+                else:
+                    read = cache(task)
                 rows.append({"task": task, "patch": trace.patch, "label": trace.resolved, "agent": "traces",
-                             "read": reader.source(task.base_commit), "applies": trace.patch_applies})
+                             "read": read, "applies": trace.patch_applies})
     return rows
 
 
@@ -77,32 +85,53 @@ def probability(model: SWRClassifier, row: dict) -> float:
     return model.probability(row["features"]) if decided(row) else 0.0
 
 
-def block(rows: list[dict], probs: list[float], threshold: float) -> dict:
-    out = scored(list(zip(probs, [r["label"] for r in rows], strict=True)), threshold)
+def block(rows: list[dict], probs: list[float], thresholds: list[float]) -> dict:
+    out = scored(list(zip(probs, [r["label"] for r in rows], strict=True)))
+    out.update(binary([(p >= t, r["label"]) for p, t, r in zip(probs, thresholds, rows, strict=True)]))
     return {k: (round(v, 3) if isinstance(v, float) else v) for k, v in out.items()}
 
 
-def leave_repo_out(rows: list[dict], extra: list[dict], fit: Callable[[list[dict]], SWRClassifier]) -> list[float]:
-    probs = [0.0] * len(rows)
+def leave_repo_out(rows: list[dict], extra: list[dict],
+                   fit: Callable[[list[dict]], SWRClassifier]) -> tuple[list[float], list[float]]:
+    """Each row's P from the model fitted without its repository, and that model's threshold."""
+    probs, thresholds = [0.0] * len(rows), [0.5] * len(rows)
     for repo in sorted({r["task"].repo for r in rows}):
         train = [r for r in [*rows, *extra] if r["task"].repo != repo and decided(r)]
         model = fit(train)
         for i, r in enumerate(rows):
             if r["task"].repo == repo:
-                probs[i] = probability(model, r)
-    return probs
+                probs[i], thresholds[i] = probability(model, r), model.threshold
+    return probs, thresholds
 
 
-def report(rows: list[dict], probs: list[float], threshold: float) -> dict:
-    out = {"pooled": block(rows, probs, threshold)}
+def report(rows: list[dict], probs: list[float], thresholds: list[float]) -> dict:
+    out = {"pooled": block(rows, probs, thresholds)}
     for key in ("repo", "agent"):
         groups: dict[str, list[int]] = {}
         for i, r in enumerate(rows):
             groups.setdefault(r["task"].repo if key == "repo" else r["agent"], []).append(i)
-        out[key] = {g: block([rows[i] for i in idx], [probs[i] for i in idx], threshold) for g, idx in groups.items()}
+        out[key] = {g: block([rows[i] for i in idx], [probs[i] for i in idx], [thresholds[i] for i in idx])
+                    for g, idx in groups.items()}
     for name, keep in (("gold_equal", 1.0), ("gold_differs", 0.0)):
         idx = [i for i, r in enumerate(rows) if r["label"] and r["features"]["modules_equal"] == keep]
-        out[f"recall_{name}"] = {"n": len(idx), "found": sum(probs[i] >= threshold for i in idx)}
+        out[f"recall_{name}"] = {"n": len(idx), "found": sum(probs[i] >= thresholds[i] for i in idx)}
+    return out
+
+
+ROUTE_BELOW = (0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.97, 0.99)
+
+
+def routing(rows: list[dict], probs: list[float], thresholds: list[float]) -> list[dict]:
+    """The hybrid backend's ``--route-below c`` on these evaluations: a decided patch whose
+    confidence max(P, 1 - P) is under c runs for real (its verdict: the real one), the others keep
+    the simulated verdict; the share run for real and the agreement with the real verdicts."""
+    out = []
+    for c in ROUTE_BELOW:
+        routed = [decided(r) and max(p, 1 - p) < c for r, p in zip(rows, probs, strict=True)]
+        agree = [True if real else (p >= t) == r["label"]
+                 for r, p, t, real in zip(rows, probs, thresholds, routed, strict=True)]
+        out.append({"route_below": c, "share_real": round(sum(routed) / len(rows), 3),
+                    "agreement": round(sum(agree) / len(rows), 3)})
     return out
 
 
@@ -115,6 +144,9 @@ def show(name: str, result: dict) -> None:
         print(f"    {repo:24} n {b['n']:3} acc {b['accuracy']} F1 {b['f1']} AUC {b['auc']} {b['confusion']}")
     for agent, b in result["agent"].items():
         print(f"    {agent:32} acc {b['accuracy']} F1 {b['f1']} {b['confusion']}")
+    for point in result.get("routing", []):
+        print(f"    route below {point['route_below']}: {point['share_real']:.1%} run for real, "
+              f"agreement {point['agreement']:.3f}")
 
 
 def main() -> None:
@@ -124,14 +156,19 @@ def main() -> None:
     parser.add_argument("--repos-dir", type=Path, required=True)
     parser.add_argument("--traces", type=Path, nargs="*", default=[])
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--features", nargs="*", default=list(MODEL_FEATURES))
+    parser.add_argument("--l2", type=float, nargs="*", default=[10.0])
     args = parser.parse_args()
     rows = load_rows(args.patches, args.dataset, args.repos_dir)
     extra = trace_rows(args.traces, args.repos_dir)
     seconds = with_features(rows + extra)
     print(f"{len(rows)} agent patches, {len(extra)} trace evaluations; features {1000 * seconds:.1f} ms each")
     shipped = SWRClassifier.load(shipped_path())
-    results = {"shipped": report(rows, [probability(shipped, r) for r in rows], shipped.threshold)}
-    results["refit"] = report(rows, leave_repo_out(rows, extra, fit_rows), 0.5)
+    results = {"shipped": report(rows, [probability(shipped, r) for r in rows], [shipped.threshold] * len(rows))}
+    for l2 in args.l2:
+        fit = lambda train, l2=l2: fit_rows(train, names=args.features, l2=l2)  # noqa: E731
+        probs, thresholds = leave_repo_out(rows, extra, fit)
+        results[f"refit l2={l2}"] = {**report(rows, probs, thresholds), "routing": routing(rows, probs, thresholds)}
     for name, result in results.items():
         show(name, result)
     if args.out:

@@ -9,6 +9,7 @@ import json
 
 import pytest
 from typer.testing import CliRunner
+from world_tasks import BUGGY as CALC_BUGGY
 from world_tasks import calc_task, world_model
 
 from realtasks import MODULE, real_tasks, sources, unified
@@ -105,7 +106,10 @@ def test_the_classifier_learns_saves_and_loads(table, tmp_path):
 
 def test_the_shipped_model_loads_and_separates_the_revert_from_a_mutation(table):
     swr = EmbeddedSWR(sources=lambda task: read)
-    assert swr.model.meta["evaluations"] > 0 and swr.model.features == list(FEATURES)
+    assert swr.model.meta["evaluations"] > 0 and set(swr.model.features) <= set(FEATURES)
+    assert swr.model.calibration and swr.model_for(TASK) is swr.model  # no test patch: synthesized
+    real = TASK.model_copy(update={"test_patch": unified(TEST, TESTS, TESTS + "\n\ndef test_more():\n    pass\n")})
+    assert swr.model_for(real) is swr.real_model and swr.real_model.meta["held_out"]["n"] == 200
     assert swr.model.probability(table["revert"]) > 0.5 > swr.model.probability(table["another_mutation"])
     statuses = swr.predict(TASK, patch_of(FIXED), [*TASK.FAIL_TO_PASS, "tests/test_other.py::test_x"])
     assert [s for s, _ in statuses.values()] == ["PASSED", "PASSED"] and all(0.5 <= c <= 1 for _, c in statuses.values())
@@ -120,7 +124,11 @@ def test_evaluate_is_graded_by_the_harness_and_decides_like_swr(tmp_path):
     assert gold.resolved and gold.sim_probability > 0.5 and gold.patch_successfully_applied
     assert gold.tests_status["FAIL_TO_PASS"]["success"] == task.FAIL_TO_PASS
     assert f"PASSED {task.FAIL_TO_PASS[0]}" in gold.sim_test_report and gold.sim_graded_from == ["report"]
-    wrong = swr.evaluate(task, task.patch.replace("a + b", "a * b"), executor)
+    # a real instance (it has a test patch) is judged by the model of real agent patches, which
+    # cannot tell `a * b` from `a + b` (one token off the gold): the wrong patch keeps the bug and
+    # adds a function beside it
+    wrong = swr.evaluate(task, unified("pkg/__init__.py", CALC_BUGGY, CALC_BUGGY + "\n\ndef mul(a, b):\n    return a * b\n"),
+                         executor)
     assert not wrong.resolved and wrong.tests_status["FAIL_TO_PASS"]["failure"] == task.FAIL_TO_PASS
     assert wrong.tests_status["PASS_TO_PASS"]["success"] == task.PASS_TO_PASS
     refused = swr.evaluate(task, task.patch.replace("a - b", "a / b"), executor)

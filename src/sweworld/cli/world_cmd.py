@@ -129,26 +129,41 @@ def fidelity(traces: TraceFiles, world_url: WorldURL = None, world_model: WorldM
         common.out.print(f"html: {html}")
 
 
+Verdicts = Annotated[list[Path] | None, typer.Option("--verdicts", exists=True, dir_okay=False, help=(
+    "JSON lines of published verdicts (instance_id, model_patch, docker_resolved, model_name_or_path) "
+    "of the --dataset's instances, used as real evaluations; repeat for several."))]
+
+
 @app.command("train")
-def train(traces: TraceFiles,
+def train(traces: Annotated[list[Path] | None, typer.Option("--traces", "-t", exists=True, readable=True, help=(
+              "Trace file (traces.jsonl) or a directory holding one (`world collect --out`); repeat."))] = None,
+          verdicts: Verdicts = None, dataset: Annotated[str | None, typer.Option(
+              "--dataset", "-d", help="The instances --verdicts grade (a file or a shipped name).")] = None,
           out: Annotated[Path, typer.Option("--out", "-o", callback=params.output_file, dir_okay=False,
                                             help="Model JSON to write.")] = Path("swr.json"),
           test_fraction: Annotated[float, typer.Option(min=0.0, max=1.0, help=(
               "Share of repositories (by a hash of the name) held out to measure the model."))] = 0.5,
+          by_repository: Annotated[bool, typer.Option("--leave-repo-out", help=(
+              "Measure each repository with the model fitted on the others (instead of --test-fraction)."))] = False,
           repos_dir: ReposDir = None,
           json_out: Annotated[Path | None, typer.Option("--json", callback=params.output_file, dir_okay=False,
                                                         help="Write the figures as JSON.")] = None) -> None:
-    """Train the embedded SWR (a CPU classifier) on the real evaluations in traces; measure it on held-out repositories."""
+    """Train the embedded SWR (a CPU classifier) on real evaluations (traces, published verdicts); measure it on held-out repositories."""
     from sweworld.world.embedded_swr.predict import repo_sources
     from sweworld.world.embedded_swr.train import rows, speed
     from sweworld.world.embedded_swr.train import train as fit_traces
     from sweworld.world.traces import load_traces
 
     with common.reported():
-        model, report = fit_traces(load_traces(*traces), repo_sources(repos_dir), test_fraction=test_fraction)
-        report["speed"] = speed(report, traces)
+        records = [*load_traces(*traces)] if traces else []
+        records += published(verdicts or [], dataset)
+        if not records:
+            raise typer.BadParameter("nothing to train on: pass --traces and/or --verdicts with --dataset")
+        model, report = fit_traces(records, repo_sources(repos_dir), test_fraction=test_fraction,
+                                   by_repository=by_repository)
+        report["speed"] = speed(report, traces or [])
         model.model_copy(update={"meta": {**model.meta, "speed": report["speed"]}}).save(out)
-    table = Table("model", "n", "accuracy", "precision", "recall", "F1", "ms/call",
+    table = Table("model", "n", "accuracy", "majority", "precision", "recall", "F1", "AUC", "ECE", "ms/call",
                   title=f"embedded SWR: {report['evaluations']} real evaluations, held out: "
                         f"{', '.join(report['test_repos']) or 'none'} (SWE-World: other data)")
     for row in rows(report):
@@ -162,3 +177,16 @@ def train(traces: TraceFiles,
     if json_out is not None:
         json_out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
         common.out.print(f"json: {json_out}", **PLAIN)
+
+
+def published(files: list[Path], dataset: str | None) -> list:
+    """The ``--verdicts`` files as evaluations of the ``--dataset``'s instances."""
+    if not files:
+        return []
+    if dataset is None:
+        raise typer.BadParameter("--verdicts needs --dataset: the instances the verdicts grade")
+    from sweworld.tasks import load_tasks
+    from sweworld.world.verdicts import verdict_traces
+
+    tasks = load_tasks(dataset)
+    return [trace for path in files for trace in verdict_traces(path, tasks)]

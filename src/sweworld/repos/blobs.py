@@ -1,6 +1,6 @@
 """Files of a commit read straight from a git repository's objects, with no checkout.
 
-``GitBlobs(git_dir)`` keeps one ``git cat-file --batch`` process; ``read(commit, path)`` returns the
+``GitBlobs(repo)`` (a clone or a bare repository) keeps one ``git cat-file --batch`` process; ``read(commit, path)`` returns the
 text of ``path`` at ``commit`` (None: no such file, or not a file), decoded as UTF-8 with
 replacement as ``tree_source`` reads files. ``source(commit)`` is that reader for one commit (a
 ``FileSource`` of ``world.embedded_swr.patched``). Reading a few files this way costs milliseconds
@@ -15,14 +15,18 @@ from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
-from sweworld.repos.git import git_env
+from sweworld.errors import RepoError
+from sweworld.repos.git import git_env, try_git
 
 
 class GitBlobs:
     """One ``cat-file --batch`` reader of a repository (thread-safe; see the module docstring)."""
 
-    def __init__(self, git_dir: str | Path):
-        self.git_dir = Path(git_dir)
+    def __init__(self, repo: str | Path):
+        found = try_git("rev-parse", "--absolute-git-dir", cwd=repo) if Path(repo).is_dir() else None
+        if not found:
+            raise RepoError(f"{repo} is not a git repository", hint="pass a clone or a bare mirror (DIR/owner__name)")
+        self.git_dir = Path(found)
         self._proc: subprocess.Popen | None = None
         self._lock = threading.Lock()
 
@@ -47,6 +51,10 @@ class GitBlobs:
                 return None
             data = proc.stdout.read(int(header[2]) + 1)[:-1]
         return data.decode("utf-8", errors="replace") if header[1] == "blob" else None
+
+    def has(self, commit: str) -> bool:
+        """``commit`` is a commit of this repository."""
+        return try_git("cat-file", "-e", f"{commit}^{{commit}}", cwd=self.git_dir) is not None
 
     def source(self, commit: str) -> Callable[[str], str | None]:
         return lambda path: self.read(commit, path)

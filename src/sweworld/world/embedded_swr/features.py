@@ -4,14 +4,18 @@ base files read through a ``FileSource`` (``patched``).
 - size: files, hunks, lines added/removed, new files, whether test files changed, empty patch;
 - validity: the patch parses and applies to the base files; every patched Python file parses;
 - text: Jaccard of the touched files, of the changed lines (sign + stripped text) and of their
-  tokens; lines by which the patched files differ from the gold-patched ones;
+  tokens; lines by which the patched files differ from the gold-patched ones; the share of the gold
+  patch's added and removed tokens (and of the string literals it adds) the agent's patch has, and
+  the share of the agent's added tokens the gold patch has;
 - code (AST, positions and comments ignored): patched modules equal to the gold-patched ones; for
   each function the gold patch changes (a synthesized instance's gold patch IS the revert of the
   injected bug): equal to the gold-patched function, token similarity of the two, left as in the
   base (bug kept); functions touched vs functions the gold patch touches (Jaccard, extra ones);
 - tests: extra functions the FAIL_TO_PASS/PASS_TO_PASS tests run (per-test ``coverage`` on the task
   row where it exists, else their names appear in the FAIL_TO_PASS test files), touched functions
-  named in those files.
+  named in those files; the share of the functions the agent's (and the gold) patch changes that
+  the FAIL_TO_PASS tests reach by a static call graph over names (``reach``), and whether any is;
+- executable: the patch changes code (not only comments, docs or tests).
 
 Python files are compared on the top-level statements either patch touches (the rest blanked,
 ``syntax.statements_around``), so a call parses what changed, not whole modules.
@@ -33,6 +37,7 @@ from sweworld.world.embedded.affected import change_signature, without_scratch
 from sweworld.world.embedded.structured import coverage_of
 from sweworld.world.embedded.testsource import is_test_file
 from sweworld.world.embedded_swr.patched import FileSource, Patched, apply_patch_text, split_lines
+from sweworld.world.embedded_swr.reach import reached, test_names
 from sweworld.world.embedded_swr.syntax import (
     MODULE,
     Module,
@@ -48,9 +53,12 @@ FEATURES = (
     "tests_modified", "files_jaccard", "lines_jaccard", "tokens_jaccard", "lines_off_gold",
     "modules_equal", "gold_funcs_equal", "gold_funcs_all_equal", "gold_funcs_similarity", "gold_funcs_unchanged",
     "funcs_jaccard", "extra_funcs", "extra_funcs_tested", "funcs_named_in_tests", "executable",
+    "agent_reached", "agent_reached_any", "gold_reached",
+    "gold_added_recall", "gold_removed_recall", "agent_added_precision", "gold_strings_recall",
 )
 _HUNK = re.compile(r"^@@ ", re.M)
 _GOLD_CACHE: dict[tuple[str, str, int], Patched] = {}
+_REACH_CACHE: dict[tuple, dict[str, set[str]]] = {}
 Funcs = dict[str, set[str]]
 """Path -> qualified names of functions (``MODULE``: outside any function)."""
 
@@ -71,6 +79,29 @@ def _jaccard(a: Iterable, b: Iterable) -> float:
     a, b = Counter(a), Counter(b)
     union = sum((a | b).values())
     return sum((a & b).values()) / union if union else 1.0
+
+
+def _recall(need: Iterable, have: Iterable) -> float:
+    """Share of ``need`` (a multiset) found in ``have`` (1.0 when nothing is needed)."""
+    need, have = Counter(need), Counter(have)
+    total = sum(need.values())
+    return sum((need & have).values()) / total if total else 1.0
+
+
+_STRING = re.compile(r"""(['"])((?:\\.|(?!\1).)*)\1""")
+
+
+def _asymmetric(agent: list[str], gold: list[str]) -> dict[str, float]:
+    """How much of the gold patch's change the agent's holds, and how much of the agent's is the
+    gold's, on tokens of the added and of the removed lines (sign + text), and on the string
+    literals the gold patch adds."""
+    side = lambda lines, sign: [t for line in lines if line[0] == sign for t in tokens(line[1:])]  # noqa: E731
+    literals = lambda lines, sign: {m[1] for line in lines if line[0] == sign for m in _STRING.findall(line)}  # noqa: E731
+    new_strings = literals(gold, "+") - literals(gold, "-")
+    return {"gold_added_recall": _recall(side(gold, "+"), side(agent, "+")),
+            "gold_removed_recall": _recall(side(gold, "-"), side(agent, "-")),
+            "agent_added_precision": _recall(side(agent, "+"), side(gold, "+")),
+            "gold_strings_recall": _recall(new_strings, literals(agent, "+"))}
 
 
 def _log(n: float) -> float:
@@ -120,10 +151,36 @@ def _named(task: Task, funcs: Funcs, read: FileSource) -> float:
     pairs = [(path, name) for path, names in funcs.items() for name in names if name != MODULE]
     if not pairs:
         return 0.0
-    tests = apply_patch_text(task.test_patch, read) if task.test_patch.strip() else Patched()
+    tests = _tests_patched(task, read)
     files = sorted({t.split("::", 1)[0] for t in task.FAIL_TO_PASS})
     words = _words("\n".join(tests.after.get(f) or read(f) or "" for f in files))
     return sum(name.rsplit(".", 1)[-1] in words for _, name in pairs) / len(pairs)
+
+
+def _reach(task: Task, gold: Patched, funcs: Funcs, read: FileSource) -> tuple[float, float]:
+    """(share of ``funcs`` the FAIL_TO_PASS tests reach, whether any is), by the call graph of the
+    files as the gold patch leaves them (``reach``; computed once per task and set of files, so the
+    agent's own texts are not parsed whole)."""
+    pairs = [(path, name) for path, names in funcs.items() for name in names if name != MODULE]
+    if not pairs:
+        return 0.0, 0.0
+    key = (task.instance_id, task.base_commit, hash(task.patch), frozenset(funcs))
+    if key not in _REACH_CACHE:
+        if len(_REACH_CACHE) > 1024:
+            _REACH_CACHE.clear()
+        tests = _tests_patched(task, read)
+        by_file: dict[str, list[str]] = {}
+        for test in task.FAIL_TO_PASS:
+            by_file.setdefault(test.split("::", 1)[0], []).append(test)
+        names = set().union(*(test_names(tests.after.get(f) or read(f) or "", ids) for f, ids in by_file.items()))
+        _REACH_CACHE[key] = reached(names, {p: gold.after.get(p) or read(p) or "" for p in funcs})
+    hit = _REACH_CACHE[key]
+    found = [name in hit[path] for path, name in pairs]
+    return sum(found) / len(found), float(any(found))
+
+
+def _tests_patched(task: Task, read: FileSource) -> Patched:
+    return apply_patch_text(task.test_patch, read) if task.test_patch.strip() else Patched()
 
 
 def _covered(task: Task, funcs: Funcs, read: FileSource) -> float | None:
@@ -136,9 +193,9 @@ def _covered(task: Task, funcs: Funcs, read: FileSource) -> float | None:
     return sum(bool(listed & set(coverage.tests_for(path, read(path) or "", [name]))) for path, name in pairs) / len(pairs)
 
 
-def _code(views: dict[str, View], gold: Patched) -> tuple[dict[str, float], Funcs, Funcs]:
+def _code(views: dict[str, View], gold: Patched) -> tuple[dict[str, float], Funcs, Funcs, Funcs]:
     """The code features of the module docstring, the functions the agent's patch touches beyond
-    the gold patch's, and all it touches."""
+    the gold patch's, all it touches, and all the gold patch touches."""
     equal = similar = unchanged = count = 0.0
     gold_funcs = {p: v.changed(v.gold) for p, v in views.items() if p in gold.after}
     agent_funcs = {p: v.changed(v.agent) if v.agent.ok else {MODULE} for p, v in views.items()}
@@ -158,7 +215,7 @@ def _code(views: dict[str, View], gold: Patched) -> tuple[dict[str, float], Func
              "gold_funcs_equal": per(equal), "gold_funcs_all_equal": float(bool(count) and equal == count),
              "gold_funcs_similarity": per(similar),
              "gold_funcs_unchanged": per(unchanged), "funcs_jaccard": _jaccard(q(agent_funcs), q(gold_funcs))},
-            {p: names - gold_funcs.get(p, set()) for p, names in agent_funcs.items()}, agent_funcs)
+            {p: names - gold_funcs.get(p, set()) for p, names in agent_funcs.items()}, agent_funcs, gold_funcs)
 
 
 _DOCS = re.compile(r"(^|/)(docs?|doc_src)/|\.(rst|md|adoc)$|(^|/)(CHANGES|CHANGELOG|AUTHORS|NEWS|HISTORY)[^/]*$")
@@ -194,7 +251,8 @@ def features(task: Task, patch: str | None, read: FileSource) -> dict[str, float
     text_paths = paths - set(views)
     off = sum(_off(v.agent.text, v.gold.text) for v in views.values()) + sum(
         _off(agent.after.get(p, gold.base.get(p)), gold.after.get(p, agent.base.get(p))) for p in text_paths)
-    code, extra, touched = _code(views, gold)
+    code, extra, touched, gold_funcs = _code(views, gold)
+    agent_reached, agent_reached_any = _reach(task, gold, touched, read)
     covered = _covered(task, extra, read)
     test_files = {t.split("::", 1)[0] for t in [*task.FAIL_TO_PASS, *task.PASS_TO_PASS]}
     new_py_ok = all(module(agent.after[p] or "").ok for p in agent.added if p.endswith(".py"))
@@ -214,4 +272,7 @@ def features(task: Task, patch: str | None, read: FileSource) -> dict[str, float
         "extra_funcs_tested": _named(task, extra, read) if covered is None else covered,
         "funcs_named_in_tests": _named(task, touched, read),
         "executable": float(_executable(agent, views)),
+        **_asymmetric(*signs),
+        "agent_reached": agent_reached, "agent_reached_any": agent_reached_any,
+        "gold_reached": _reach(task, gold, gold_funcs, read)[0],
     }

@@ -57,6 +57,8 @@ class SWRClassifier(BaseModel):
         "Share of PASS_TO_PASS tests passing in the training runs that applied and parsed (the "
         "confidence of a predicted PASSED for a test the patch is not judged on)."))
     meta: dict[str, Any] = Field(default_factory=dict, description="What it was trained on, and its figures.")
+    calibration: list[float] | None = Field(default=None, description=(
+        "Platt scaling [a, b]: P = sigmoid(a * score + b), fitted on out-of-fold scores (None: the raw score)."))
 
     def score(self, values: Mapping[str, float]) -> float:
         """The linear score (log-odds of resolved)."""
@@ -64,7 +66,10 @@ class SWRClassifier(BaseModel):
                                for name, w, m, s in zip(self.features, self.weights, self.mean, self.scale, strict=True))
 
     def probability(self, values: Mapping[str, float]) -> float:
-        return _sigmoid(self.score(values))
+        z = self.score(values)
+        if self.calibration:
+            z = self.calibration[0] * z + self.calibration[1]
+        return _sigmoid(z)
 
     def save(self, path: str | Path) -> Path:
         path = Path(path)
@@ -111,3 +116,32 @@ def fit(rows: Sequence[Mapping[str, float]], labels: Sequence[bool], names: Sequ
         if max(abs(s) for s in step) < tolerance:
             break
     return SWRClassifier(features=list(names), mean=mean, scale=scale, weights=w[1:], bias=w[0])
+
+
+def platt(scores: Sequence[float], labels: Sequence[bool]) -> list[float]:
+    """[a, b] of the logistic P = sigmoid(a * score + b) fitted to ``labels`` (held-out scores: the
+    raw model's on data it was not fitted on), so that P means what it says."""
+    one = fit([{"score": s} for s in scores], labels, ["score"], l2=1e-3)
+    a = one.weights[0] / one.scale[0]
+    return [a, one.bias - a * one.mean[0]]
+
+
+def fit_calibrated(rows: Sequence[Mapping[str, float]], labels: Sequence[bool], groups: Sequence[str],
+                   names: Sequence[str], **options: Any) -> SWRClassifier:
+    """``fit`` on every row, Platt-scaled on the out-of-fold scores of the models fitted without each
+    group (leave one group out: a repository the model never saw); uncalibrated when fewer than two
+    groups hold both outcomes on their complement."""
+    model = fit(rows, labels, names, **options)
+    scores, kept = [], []
+    for group in sorted(set(groups)):
+        inside = [i for i, g in enumerate(groups) if g != group]
+        if len({labels[i] for i in inside}) < 2:
+            continue
+        fold = fit([rows[i] for i in inside], [labels[i] for i in inside], names, **options)
+        for i, g in enumerate(groups):
+            if g == group:
+                scores.append(fold.score(rows[i]))
+                kept.append(labels[i])
+    if len(set(kept)) < 2:
+        return model
+    return model.model_copy(update={"calibration": platt(scores, kept)})

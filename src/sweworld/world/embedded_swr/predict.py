@@ -55,18 +55,37 @@ def pytest_log(statuses: dict[str, tuple[str, float]]) -> str:
 
 
 def repo_sources(repos_dir: str | Path | None = None) -> Callable[[Task], FileSource]:
-    """A task's base files from the repository cache (``RepoStore.base_tree``), one reader per
-    (repo, commit); a tree that cannot be had reads as empty (every file absent)."""
-    from sweworld.world.embedded.learn import repo_trees
+    """A task's base files, one reader per (repo, commit): read through git's objects in the
+    repository cache's mirror when the commit is there (no checkout: milliseconds, no disk), else
+    from its base tree (``RepoStore.base_tree``: a synthesized commit is derived there); a
+    repository that cannot be had reads as empty (every file absent)."""
+    from sweworld.errors import SWEWorldError
+    from sweworld.repos import RepoStore
+    from sweworld.repos.blobs import GitBlobs
 
-    trees = repo_trees(repos_dir)
+    store = RepoStore(repos_dir=repos_dir)
+    blobs: dict[str, GitBlobs | None] = {}
     readers: dict[tuple[str, str], FileSource] = {}
+
+    def mirror_reader(task: Task) -> FileSource | None:
+        if task.repo not in blobs:
+            try:
+                blobs[task.repo] = GitBlobs(store.mirror(task.repo, task.repo_source, instance_id=task.instance_id))
+            except SWEWorldError:
+                blobs[task.repo] = None
+        found = blobs[task.repo]
+        return found.source(task.base_commit) if found is not None and found.has(task.base_commit) else None
 
     def source(task: Task) -> FileSource:
         key = (task.repo, task.base_commit)
         if key not in readers:
-            tree = trees(task)
-            readers[key] = tree_source(tree) if tree is not None else (lambda path: None)
+            reader = mirror_reader(task)
+            if reader is None:
+                try:
+                    reader = tree_source(store.base_tree(task))
+                except SWEWorldError:
+                    reader = lambda path: None  # noqa: E731
+            readers[key] = reader
         return readers[key]
 
     return source

@@ -37,11 +37,21 @@ from sweworld.world.testfiles import inspect_patch
 from sweworld.world.traces import EvalTrace, StepTrace
 
 SHIPPED = "swr-default.json"
-"""The model in ``sweworld/world/models_data/`` (``sweworld world train`` on default-dataset traces)."""
+"""The model for synthesized instances in ``sweworld/world/models_data/`` (``sweworld world train``
+on default-dataset traces: the gold patch reverts an injected bug)."""
+SHIPPED_REAL = "swr-real.json"
+"""The model for real instances (a fix from a repository's history, with its test patch): trained
+on real agent patches of six SWE-bench repositories with SWE-bench's Docker verdicts."""
 
 
-def shipped_path() -> Path:
-    return Path(str(resources.files("sweworld.world").joinpath("models_data", SHIPPED)))
+def shipped_path(name: str = SHIPPED) -> Path:
+    return Path(str(resources.files("sweworld.world").joinpath("models_data", name)))
+
+
+def synthesized(task: Task) -> bool:
+    """A synthesized single-bug instance: no test patch (the existing tests catch the injected bug,
+    the gold patch reverts it), unlike a real fix, which comes with the tests it added."""
+    return not task.test_patch.strip()
 
 
 class EmbeddedSWRConfig(BaseModel):
@@ -60,11 +70,18 @@ class EmbeddedSWR:
     def __init__(self, model: SWRClassifier | None = None, config: EmbeddedSWRConfig | None = None, *,
                  sources: Callable[[Task], FileSource] | None = None):
         self.config = config or EmbeddedSWRConfig()
-        model = model or SWRClassifier.load(self.config.path or shipped_path())
-        if self.config.threshold is not None:
-            model = model.model_copy(update={"threshold": self.config.threshold})
-        self.model = model
+        self.model = self._tuned(model or SWRClassifier.load(self.config.path or shipped_path()))
+        self.real_model = self.model if model is not None or self.config.path else self._tuned(
+            SWRClassifier.load(shipped_path(SHIPPED_REAL)))
         self._sources = sources
+
+    def _tuned(self, model: SWRClassifier) -> SWRClassifier:
+        return model if self.config.threshold is None else model.model_copy(update={"threshold": self.config.threshold})
+
+    def model_for(self, task: Task) -> SWRClassifier:
+        """The classifier of ``task``'s kind: the shipped models are one for synthesized instances
+        and one for real ones; a given model (or ``config.path``) decides every task."""
+        return self.model if synthesized(task) else self.real_model
 
     def sources(self, task: Task) -> FileSource:
         if self._sources is None:
@@ -100,10 +117,11 @@ class EmbeddedSWR:
 
     def report(self, task: Task, patch: str, read: FileSource) -> SimInstanceReport:
         """Steps 3-4 of the module docstring (the patch known to apply)."""
-        probability, values = decide(self.model, task, patch, read)
-        resolved = probability >= self.model.threshold
+        model = self.model_for(task)
+        probability, values = decide(model, task, patch, read)
+        resolved = probability >= model.threshold
         tests = [*task.FAIL_TO_PASS, *task.PASS_TO_PASS]
-        log = pytest_log(test_statuses(self.model, task, probability, values, tests))
+        log = pytest_log(test_statuses(model, task, probability, values, tests))
         graded, source = grade_prediction(task, SWROutput(reasoning="", test_report=log, reward=int(resolved)))
         report = SimInstanceReport.build(task.instance_id, patch, patch_applied=True, graded=graded)
         return report.model_copy(update={
@@ -113,8 +131,9 @@ class EmbeddedSWR:
 
     def predict(self, task: Task, diff: str, test_ids: Sequence[str]) -> dict[str, tuple[str, float]]:
         """``TestOutcomePredictor``: the status and confidence of each test with ``diff`` applied."""
-        probability, values = decide(self.model, task, diff, self.sources(task))
-        return test_statuses(self.model, task, probability, values, test_ids)
+        model = self.model_for(task)
+        probability, values = decide(model, task, diff, self.sources(task))
+        return test_statuses(model, task, probability, values, test_ids)
 
 
 def predictor(path: str | None = None) -> EmbeddedSWR:
