@@ -2,8 +2,10 @@
 
 - ``InstanceFacts``: the task (gold fields included when an evaluation or a dataset gave them),
   per-test statuses by workspace state (``states[diff_digest]``; the empty digest is the base
-  commit), failure sections and summary lines of failed tests, test-run durations;
-- ``RepoFacts``: the pytest session header, Django's preamble, the static import graph;
+  commit), failure sections and summary lines of failed tests, test-run durations, the
+  docstring lines and skip reasons unittest prints;
+- ``RepoFacts``: the pytest session header, Django's lines around the report, sympy's header, the
+  lines tox and nox print before the test command, the static import graph;
 - ``StepRecord``: one recorded code-execution step (nearest-neighbour and exact replay);
 - ``EmbeddedData``: all of it, with ``replay`` (state key -> step) and ``problems`` (problem
   statement digest -> instance, to know the task of a ``swe-world`` prompt, which names none).
@@ -55,6 +57,8 @@ class InstanceFacts(BaseModel):
     failures: dict[str, list[str]] = Field(default_factory=dict, description="test -> recorded failure section")
     summaries: dict[str, str] = Field(default_factory=dict, description="test -> recorded short-summary line")
     durations: list[float] = Field(default_factory=list, description="Seconds of recorded test runs.")
+    descriptions: dict[str, str] = Field(default_factory=dict, description="unittest name -> docstring line.")
+    reasons: dict[str, str] = Field(default_factory=dict, description="test -> skip reason as printed.")
 
     def as_task(self) -> Task:
         return Task.model_validate(self.task)
@@ -75,6 +79,10 @@ class RepoFacts(BaseModel):
     warnings: list[str] = Field(default_factory=list, description="Collection-time warnings summary.")
     warning_count: int = 0
     preamble: list[str] = Field(default_factory=list, description="Django runner lines before the progress.")
+    epilogue: list[str] = Field(default_factory=list, description="Django runner lines after the result.")
+    sympy_header: list[str] = Field(default_factory=list, description="bin/test lines after its banner.")
+    wrapped: dict[str, list[str]] = Field(default_factory=dict,
+                                          description="tox | nox -> its lines before the test command.")
     graph: dict[str, list[str]] = Field(default_factory=dict, description="Static import graph (path -> imports).")
 
 

@@ -6,8 +6,9 @@
   exact replay by ``state_key``.
 - Every test run, a step's or an evaluation's, teaches per-test statuses for its workspace state
   (an evaluation's only when the task has no test patch: its tests ran on another tree), failure
-  sections, summary lines, the repository's pytest header or Django preamble, the runner's own
-  duration figure. A test a
+  sections, summary lines, the repository's pytest header, Django's lines around the report and
+  unittest's docstring lines and skip reasons, sympy's header, the lines tox and nox print before
+  the test command, the runner's own duration figure. A test a
   step named explicitly that the output does not list as failed passed when the final counts agree.
 - ``trees(task) -> Path | None``: the base tree of a task, to build its repository's import graph.
 """
@@ -20,6 +21,7 @@ from pathlib import Path
 
 from sweworld.types import Task
 from sweworld.world.context import SWTContext
+from sweworld.world.embedded.djangofmt import learned_parts
 from sweworld.world.embedded.facts import (
     EmbeddedData,
     InstanceFacts,
@@ -31,16 +33,17 @@ from sweworld.world.embedded.facts import (
 from sweworld.world.embedded.importgraph import graph_of_tree
 from sweworld.world.embedded.predictor import state_class
 from sweworld.world.embedded.pytestlog import parse_pytest
+from sweworld.world.embedded.sympyfmt import START, parse_sympy
 from sweworld.world.embedded.testcmd import TestRun, parse_test_command
-from sweworld.world.embedded.unittestfmt import parse_unittest
+from sweworld.world.embedded.unittestfmt import parse_notes, parse_unittest
+from sweworld.world.embedded.wrappers import learned_lines
 from sweworld.world.metrics import final_counts
 from sweworld.world.replay import recorded_test_report
 from sweworld.world.traces import EvalTrace, StepTrace
 
-_SECONDS = re.compile(r"(?:passed|failed|errors?|ran|deselected|skipped)[^\n]* in (\d+\.\d+)s\b|^Ran \d+ tests? in (\d+\.\d+)s$",
-                      re.MULTILINE)
-_PREAMBLE = ("Testing against Django", "System check identified", "Creating test database", "Found ",
-             "Cloning test database", "Using existing test database")
+_SECONDS = re.compile(r"(?:passed|failed|errors?|ran|deselected|skipped)[^\n]* in (\d+\.\d+)s\b"
+                      r"|^Ran \d+ tests? in (\d+\.\d+)s$"
+                      r"|^[ =]*(?:tests finished: .*)?\bin (\d+\.\d+) seconds\b", re.MULTILINE)
 
 
 def task_from_context(context: SWTContext) -> Task:
@@ -55,10 +58,18 @@ def task_from_context(context: SWTContext) -> Task:
 def learn_run(data: EmbeddedData, facts: InstanceFacts, run: TestRun | None, text: str, state: str | None) -> None:
     """What one recorded test run teaches (``state`` None: statuses not kept)."""
     repo = data.repos.setdefault(facts.task["repo"], RepoFacts())
-    if "test session starts" in text or (run is not None and run.runner == "pytest"):
+    if run is not None and run.wrapper is not None:
+        tool = run.wrapper.tool
+        repo.wrapped[tool] = learned_lines(run.wrapper, text) or repo.wrapped.get(tool, [])
+    if START in text or (run is not None and run.runner == "sympy"):
+        sympy = parse_sympy(text)
+        found, failures = dict(sympy.statuses), sympy.failures
+        repo.sympy_header = sympy.header or repo.sympy_header
+    elif "test session starts" in text or (run is not None and run.runner == "pytest"):
         log = parse_pytest(text, run.tb if run else "auto")
         found, failures = dict(log.statuses), log.failures
         facts.summaries.update(log.summaries)
+        facts.reasons.update(log.reasons)
         for test, lines in log.partial.items():
             facts.failures.setdefault(test, lines)
         repo.header = log.header or repo.header
@@ -74,12 +85,16 @@ def learn_run(data: EmbeddedData, facts: InstanceFacts, run: TestRun | None, tex
             found.update({t: "PASSED" for t in named if t not in found})
     else:
         found, failures = parse_unittest(text)
-        preamble = [line for line in text.splitlines()[:20] if line.startswith(_PREAMBLE)]
-        repo.preamble = preamble or repo.preamble
+        descriptions, reasons = parse_notes(text)
+        facts.descriptions.update(descriptions)
+        facts.reasons.update(reasons)
+        preamble, epilogue = learned_parts(text)
+        if preamble:
+            repo.preamble, repo.epilogue = preamble, epilogue
     facts.failures.update(failures)
     if state is not None and found:
         facts.states.setdefault(state, {}).update(found)
-    seconds = [a or b for a, b in _SECONDS.findall(text)]
+    seconds = [a or b or c for a, b, c in _SECONDS.findall(text)]
     if seconds and found:
         facts.durations = [*facts.durations[-49:], float(seconds[-1])]
 

@@ -5,7 +5,8 @@ path that produced it):
 
 (a) ``replay``: a recorded step of the same instance with the same command, diff and executed
     files (``facts.state_key``): its real output, confidence 1.0;
-(b) ``tests``: a pytest / unittest / Django test command of a task it knows (``structured``);
+(b) ``tests``: a pytest / unittest / Django / sympy test command (under tox or nox too) of a task it
+    knows (``structured``);
     ``script``: ``python FILE.py`` where the script names test ids of the task (``scripts``);
 (c) ``neighbour``: the nearest recorded step by similarity = TF-IDF cosine over the command and
     the names of the files it executes (``neighbors``) times the agreement of the workspace: 1 for

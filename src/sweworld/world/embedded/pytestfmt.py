@@ -2,13 +2,14 @@
 
 ``render_pytest(run, outcomes, facts)`` writes what ``pytest`` prints for these outcomes with the
 run's options, following ``_pytest.terminal`` (80 columns): the session header (recorded for the
-repository, else a plain one) unless ``-q``; progress (letters with ``[ NN%]``, one line per file
-without ``-q``, one line per test with ``-v``); the FAILURES section (each failed test's recorded
-section, else its source up to the failing assertion); PASSES with ``-rA``; the short test summary
-in report-character order (recorded summary lines reused, else ``FAILED id - AssertionError``
-trimmed to the width as pytest trims it); the final ``N failed, M passed in X.XXs`` line. Exit code
-1 when a test failed or errored, 0 when tests ran and none did, 5 when none ran, 4 when a path
-argument does not exist (``ERROR: file or directory not found`` on stderr).
+repository, else a plain one; ``cachedir:`` when the run has one) unless ``-q`` or ``--no-header``;
+progress (letters with ``[ NN%]``, one line per file without ``-q``, one line per test with
+``-v``); the FAILURES section (each failed test's recorded section, else its source up to the
+failing assertion); PASSES with ``-rA`` (not with ``--tb=no``); the short test summary in
+report-character order (recorded summary lines reused, else ``FAILED id - AssertionError`` trimmed
+to the width as pytest trims it); the final ``N failed, M passed in X.XXs`` line. Exit code 1 when
+a test failed or errored, 0 when tests ran and none did, 5 when none ran, 4 when a path argument
+does not exist (``ERROR: file or directory not found`` on stderr).
 """
 
 from __future__ import annotations
@@ -38,6 +39,10 @@ class RenderFacts:
     python: str = ""
     warnings: list[str] = field(default_factory=list)
     warning_count: int = 0
+    cachedir: str = ""
+    """The ``cachedir:`` header line (pytest writes it with ``-v``, or when the cache is elsewhere)."""
+    reasons: dict[str, str] = field(default_factory=dict)
+    """Recorded reasons of skipped and xfailed tests, which ``-v`` shows."""
 
 
 def _trimmed(line: str, message: str, width: int = WIDTH) -> str:
@@ -55,12 +60,26 @@ def _percent(done: int, total: int) -> str:
     return f" [{done * 100 // total:3d}%]" if total else " [100%]"
 
 
-def _progress(run: TestRun, outcomes: Sequence[tuple[str, str]], interrupted: bool = False) -> list[str]:
+def _reason(text: str, reason: str) -> str:
+    """`` (reason)`` after a ``-v`` line, trimmed to the width as pytest's ``_format_trimmed`` does."""
+    available = WIDTH - len(text) - len(" [100%]") - 1
+    reason = reason.split("\n", 1)[0]
+    if available < 3 + 3:
+        return ""
+    if 3 + len(reason) > available:
+        reason = reason[:available - 3 - 3] + "..."
+    return f" ({reason})"
+
+
+def _progress(run: TestRun, outcomes: Sequence[tuple[str, str]], interrupted: bool = False,
+              reasons: dict[str, str] | None = None) -> list[str]:
     lines: list[str] = []
     line, path, total = "", None, len(outcomes)
     for done, (test_id, status) in enumerate(outcomes, 1):
         if run.verbosity >= 1:
             text = f"{test_id} {status}"
+            if status in ("SKIPPED", "XFAIL", "XPASS") and test_id in (reasons or {}):
+                text += _reason(text, (reasons or {})[test_id])
             lines.append(text + _percent(done, total).rjust(WIDTH - len(text) - 1))
             continue
         file = test_id.split("::", 1)[0]
@@ -125,12 +144,14 @@ def render_pytest(run: TestRun, outcomes: Sequence[tuple[str, str]], facts: Rend
         outcomes = outcomes if stop is None else outcomes[:stop + 1]
     lines: list[str] = []
     if run.verbosity >= 0:
-        header = list(facts.header or DEFAULT_HEADER)
-        if run.verbosity >= 1 and facts.python and header[0].startswith("platform "):
+        header = list(facts.header or DEFAULT_HEADER) if run.header else []
+        if header and run.verbosity >= 1 and facts.python and header[0].startswith("platform "):
             header[0] += f" -- {facts.python}"
+        if header and facts.cachedir:
+            header.insert(1, facts.cachedir)
         lines += [sep("=", "test session starts"), *header, _collected(run, len(outcomes), deselected), ""]
     failed = [t for t, s in outcomes if s in ("FAILED", "ERROR")]
-    progress = _progress(run, outcomes, interrupted=run.exitfirst and bool(failed))
+    progress = _progress(run, outcomes, interrupted=run.exitfirst and bool(failed), reasons=facts.reasons)
     lines += progress + ([""] if progress and run.verbosity >= 0 else [])
     if failed and run.tb != "no":
         lines.append(sep("=", "FAILURES"))
@@ -139,7 +160,7 @@ def render_pytest(run: TestRun, outcomes: Sequence[tuple[str, str]], facts: Rend
             lines += body if run.tb == "line" else [sep("_", headline(test_id)), *body]
     if facts.warnings and outcomes:
         lines += [sep("=", "warnings summary"), *facts.warnings]
-    if "P" in run.reportchars and any(s == "PASSED" for _, s in outcomes):
+    if "P" in run.reportchars and run.tb != "no" and any(s == "PASSED" for _, s in outcomes):
         lines.append(sep("=", "PASSES"))
     summary = _summary(run, outcomes, facts)
     if summary:

@@ -16,6 +16,7 @@ from sweworld.harness.grade import strip_ansi
 STATUSES = ("PASSED", "FAILED", "ERROR", "SKIPPED", "XFAIL", "XPASS")
 _SUMMARY = re.compile(r"^(PASSED|FAILED|ERROR|XFAIL|XPASS) (\S+(?:\[[^\]]*\])?)(?: - .*)?$")
 _VERBOSE = re.compile(r"^(\S+::\S+(?:\[[^\]]*\])?) (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b")
+_REASON = re.compile(r"^\S+ (?:SKIPPED|XFAIL|XPASS) \((.*)\)\s+\[\s*\d+%\]$")
 _HEADLINE = re.compile(r"^_{2,} (.+?) _{2,}$")
 _TITLE = re.compile(r"^=+ (.+?) =+$")
 _START = "test session starts"
@@ -56,11 +57,14 @@ class PytestLog:
     """The interpreter ``-v`` names after the platform line."""
     partial: dict[str, list[str]] = field(default_factory=dict)
     """The tail of the last failure section when the output was cut above it (``| tail -N``)."""
+    reasons: dict[str, str] = field(default_factory=dict)
+    """The reason ``-v`` shows after a skipped or xfailed test (``SKIPPED (reason)``)."""
 
 
 def parse_pytest(text: str, tb: str = "auto") -> PytestLog:
     """Statuses (summary and ``-v`` lines), failure sections (keyed by ``failure_key`` for the
-    run's traceback style), summary lines, header, interpreter, test-independent warnings."""
+    run's traceback style), summary lines, header, interpreter, test-independent warnings, the
+    reasons ``-v`` shows."""
     log = PytestLog()
     lines = strip_ansi(text).splitlines()  # a forced --color=yes wraps every status in escapes
     for line in lines:
@@ -73,6 +77,8 @@ def parse_pytest(text: str, tb: str = "auto") -> PytestLog:
         match = _VERBOSE.match(line)
         if match:
             log.statuses.setdefault(match.group(1), match.group(2))
+            if (reason := _REASON.match(line)) is not None:
+                log.reasons[match.group(1)] = reason.group(1)
     titles = {headline(t): t for t in log.statuses}
     current: str | None = None
     for line in lines:

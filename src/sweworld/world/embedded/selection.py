@@ -9,6 +9,10 @@ in it (a file or a directory); no argument selects the whole pool; ``-k`` then d
 file, tests run in definition order. A ``.py`` argument whose file the context does not hold (it
 does not exist in the workspace) is *missing*: pytest stops with exit code 4.
 
+sympy's bin/test: an argument selects the test files whose path holds it, run in sorted order,
+``-k`` the tests whose name holds one of its words; a bare test name (as SWE-bench names sympy's
+tests) is placed in the file whose text defines it, else in the one file the command names.
+
 unittest and Django: labels are dotted (``pkg.tests.test_x.Class``) or paths; a label selects the
 tests whose dotted name is it or below it. Selections hold the pool's ids (pytest ids or unittest
 names, as the facts name them).
@@ -94,6 +98,24 @@ def select_unittest(run: TestRun, known: Sequence[str], texts: Mapping[str, str]
     return Selection(chosen, static=static & set(chosen))
 
 
+def select_sympy(run: TestRun, known: Sequence[str], texts: Mapping[str, str]) -> Selection:
+    ids, static = pool([t for t in known if "::" in t], texts)
+    files = [t for t in run.targets if t.endswith(".py")]
+    for name in (t for t in known if "::" not in t and " " not in t):
+        defined = [t for t in ids if t.endswith("::" + name)]
+        if not defined and len(files) == 1:
+            ids.append(f"{files[0]}::{name}")
+            static.add(ids[-1])
+    chosen = [t for t in ids if not run.targets or any(arg in t.split("::", 1)[0] for arg in run.targets)]
+    chosen = sorted(_ordered(chosen, texts), key=lambda t: t.split("::", 1)[0])
+    if run.keyword:
+        words = run.keyword.split(" or ")
+        chosen = [t for t in chosen if any(w in t.rsplit("::", 1)[-1] for w in words)]
+    return Selection(chosen, static=static & set(chosen))
+
+
 def select(run: TestRun, known: Sequence[str], texts: Mapping[str, str]) -> Selection:
     """The tests ``run`` runs (see the module docstring); ``texts``: test files by repository path."""
+    if run.runner == "sympy":
+        return select_sympy(run, known, texts)
     return select_pytest(run, known, texts) if run.runner == "pytest" else select_unittest(run, known, texts)

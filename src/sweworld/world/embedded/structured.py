@@ -5,10 +5,12 @@ For each test the command runs (``selection``): the status recorded for this ver
 status recorded at the base commit (0.95), else FAIL_TO_PASS failing and PASS_TO_PASS passing
 (0.9), else passing (a test known only from its file's text: 0.7); when the diff does touch it,
 the per-test predictor's status and confidence. The output is rendered in the runner's format
-(``pytestfmt``, ``unittestfmt``) and piped through the command's filters (``shellfilters``).
+(``formats``: pytest, unittest, Django, sympy, under tox or nox) and piped through the command's
+filters (``shellfilters``).
 
 Confidence: the least confident test, times 0.7 for options the parser did not understand, 0.6
-for a filter it could not apply, 0.9 when a failing test has no recorded failure text.
+for a filter it could not apply, 0.9 when a failing test has no recorded failure text, 0.9 under
+tox or nox (``WRAPPED``).
 """
 
 from __future__ import annotations
@@ -22,17 +24,16 @@ from sweworld.synth.coverage import CoverageMap
 from sweworld.world.context import SWTContext
 from sweworld.world.embedded.affected import affected_tests, change_signature, without_scratch
 from sweworld.world.embedded.facts import InstanceFacts, RepoFacts, diff_digest
+from sweworld.world.embedded.formats import render
 from sweworld.world.embedded.predictor import TestOutcomePredictor
-from sweworld.world.embedded.pytestfmt import RenderFacts, render_pytest
-from sweworld.world.embedded.pytestlog import failure_key
 from sweworld.world.embedded.selection import select
 from sweworld.world.embedded.shellfilters import apply_filters
 from sweworld.world.embedded.testcmd import TestRun, relative
-from sweworld.world.embedded.testsource import failure_body
-from sweworld.world.embedded.unittestfmt import render_unittest, unittest_name
 from sweworld.world.parse import SWTOutput
 
 RECORDED_HERE, RECORDED_BASE, LISTED, UNLISTED, STATIC = 0.97, 0.95, 0.9, 0.8, 0.7
+WRAPPED = 0.9
+"""tox and nox: the environment's commands are taken to be ``pytest {posargs}``."""
 
 
 @dataclass
@@ -83,10 +84,11 @@ def statuses(tests: list[str], static: set[str], context: SWTContext, facts: Ins
     return out
 
 
-def _message(facts: InstanceFacts, test_id: str) -> str:
-    """The exception a recorded summary line names for ``test_id`` (not when pytest trimmed it)."""
-    message = facts.summaries.get(test_id, "").partition(" - ")[2]
-    return message if message and not message.endswith("...") else "AssertionError"
+def _named_as(facts: InstanceFacts, tests: list[str]) -> InstanceFacts:
+    """``facts`` with the task's bare test names (sympy's in SWE-bench) as the selected ``path::name``."""
+    ids = {t.rsplit("::", 1)[-1]: t for t in tests if "::" in t}
+    lists = {k: [ids.get(t, t) for t in facts.task.get(k) or []] for k in ("FAIL_TO_PASS", "PASS_TO_PASS")}
+    return facts.model_copy(update={"task": {**facts.task, **lists}})
 
 
 def predict_tests(run: TestRun, context: SWTContext, facts: InstanceFacts, repo: RepoFacts,
@@ -94,24 +96,15 @@ def predict_tests(run: TestRun, context: SWTContext, facts: InstanceFacts, repo:
     """The output of the test command ``run`` in ``context`` (see the module docstring)."""
     texts = {relative(f.path, context.workdir, context.workdir): f.content for f in context.files}
     chosen = select(run, facts.known_tests(), texts)
+    facts = _named_as(facts, chosen.tests) if run.runner == "sympy" else facts
     rows = [] if chosen.missing else statuses(chosen.tests, chosen.static, context, facts, repo, predictor, texts)
     outcomes = [(t, s) for t, s, _, _ in rows]
     duration = median(facts.durations) if facts.durations else 0.01 * max(len(outcomes), 1)
     confidence = min((c for _, _, c, _ in rows), default=0.9 if chosen.missing else 0.6)
     failed = [t for t, s in outcomes if s in ("FAILED", "ERROR")]
-    if run.runner == "pytest":
-        render = RenderFacts(header=repo.header, failures=facts.failures, summaries=facts.summaries,
-                             fallback=lambda t, tb: failure_body(t.split("::")[0], texts.get(t.split("::")[0]), t,
-                                                                 tb, context.workdir, _message(facts, t)),
-                             duration=duration, python=repo.python, warnings=repo.warnings,
-                             warning_count=repo.warning_count)
-        stdout, stderr, code = render_pytest(run, outcomes, render, deselected=chosen.deselected,
-                                             missing=chosen.missing)
-        unrecorded = [t for t in failed if failure_key(t, run.tb) not in facts.failures]
-    else:
-        named = [(unittest_name(t) or t, s) for t, s in outcomes]
-        stdout, stderr, code = render_unittest(run, named, facts.failures, preamble=repo.preamble, duration=duration)
-        unrecorded = [n for n, s in named if s in ("FAILED", "ERROR") and n not in facts.failures]
+    got = render(run, outcomes, facts, repo, texts=texts, workdir=context.workdir, duration=duration,
+                 chosen=chosen)
+    stdout, stderr, code, unrecorded = got.stdout, got.stderr, got.exit_code, got.unrecorded
     if run.filters:
         text = stdout + stderr if run.merged else stdout
         stdout, code, understood = apply_filters(text, run.filters, code)
@@ -120,6 +113,7 @@ def predict_tests(run: TestRun, context: SWTContext, facts: InstanceFacts, repo:
     elif run.merged:
         stdout, stderr = stdout + stderr, ""
     confidence *= (1.0 if run.exact else 0.7) * (0.9 if unrecorded and run.tb != "no" else 1.0)
+    confidence *= 1.0 if run.wrapper is None else WRAPPED
     detail = {"tests": len(outcomes), "failed": len(failed), "missing": chosen.missing,
               "why": {why: sum(r[3] == why for r in rows) for why in {r[3] for r in rows}}}
     return Prediction(SWTOutput(stdout=stdout, stderr=stderr, exit_code=code), round(confidence, 4), "tests", detail)

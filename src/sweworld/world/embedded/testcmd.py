@@ -1,10 +1,11 @@
-"""Test commands the embedded SWT renders itself: pytest, unittest and Django's runner.
+"""Test commands the embedded SWT renders itself: pytest, unittest, Django's runner, sympy's bin/test.
 
 ``parse_test_command(command, workdir)`` reads a command such as ``cd /testbed && python -m pytest
 -q tests/x.py::T::t -k 'a and not b' 2>&1 | tail -15`` into a ``TestRun``: the runner, its options
 (verbosity, report characters, traceback style, -x, -k), the targets as paths relative to the
 repository root, whether stderr joins stdout, and the filters its output is piped through
-(``shellfilters``). ``None`` when the command is anything else (more than one program before the
+(``shellfilters``). A tox or nox command (``wrappers``) is the pytest command it runs, its
+``wrapper`` set. ``None`` when the command is anything else (more than one program before the
 pipe, a runner the model does not know). ``exact`` is False when something was not understood
 (an unknown option or filter): the rendering is then less certain.
 """
@@ -24,6 +25,7 @@ from sweworld.world.commands import (
     simple_commands,
     strip_wrappers,
 )
+from sweworld.world.embedded.wrappers import Wrapper, parse_wrapper
 
 _MERGE = re.compile(r"(?<=\s)(?:2>&1|&>\s*/dev/null|[12]?>\s*/dev/null)(?=[\s|;&]|$)")
 _REDIRECT = re.compile(r"^\d?[<>]")
@@ -31,13 +33,15 @@ _PREFIX_OK = {"cd", "export", "source", ".", "set"}
 _KNOWN_FLAGS = {"-s", "--no-header", "--disable-warnings", "--no-summary", "-l", "--showlocals", "--color=no",
                 "--strict-markers", "-ra", "-rA", "-rf", "-rfE", "--capture=no", "-B", "-u"}
 _DJANGO = re.compile(r"^(?:\./)?(?:tests/)?runtests\.py$")
+_SYMPY = re.compile(r"^(?:\./)?bin/test$")
+_SYMPY_VALUE = {"--tb", "--seed", "-t", "--types", "--timeout", "--split", "--rerun"}
 
 
 @dataclass
 class TestRun:
     """One test-runner invocation as the embedded SWT renders it."""
 
-    runner: str  # pytest | unittest | django | script
+    runner: str  # pytest | unittest | django | sympy | script
     targets: list[str] = field(default_factory=list)
     keyword: str | None = None
     verbosity: int = 0
@@ -47,6 +51,14 @@ class TestRun:
     merged: bool = False
     filters: list[list[str]] = field(default_factory=list)
     exact: bool = True
+    header: bool = True
+    """pytest's session header (``--no-header``: none)."""
+    cache: bool = True
+    """The runner's cache: pytest's plugin (``-p no:cacheprovider``: no ``cachedir:`` line), sympy's
+    (``-C``: ``cache: no`` in its header)."""
+    parallel: int | None = None
+    """Django's ``--parallel N``."""
+    wrapper: Wrapper | None = None
 
 
 TestRun.__test__ = False  # type: ignore[attr-defined]  # not a pytest class when imported
@@ -112,13 +124,22 @@ def _parse(command: str, workdir: str, runner: Callable[[list[str]], TestRun | N
 
 
 def _runner(words: list[str]) -> TestRun | None:
+    wrapped = parse_wrapper(words)
+    if wrapped is not None:
+        run = _pytest(wrapped[1][1:])
+        run.wrapper, run.exact = wrapped[0], run.exact and wrapped[0].exact
+        return run
     head, args = words[0], words[1:]
+    if _SYMPY.match(head):
+        return _sympy(args)
     if PYTHON.match(head):
         args = interpreter_arguments(args)
         if args[:2] in (["-m", "pytest"], ["-m", "py.test"]):
             return _pytest(args[2:])
         if args[:2] == ["-m", "unittest"]:
             return _unittest(args[2:], "unittest")
+        if args and _SYMPY.match(args[0]):
+            return _sympy(args[1:])
         if args and (_DJANGO.match(args[0]) or args[:2] == ["manage.py", "test"]):
             return _unittest(args[2:] if args[0] == "manage.py" else args[1:], "django")
         return None
@@ -155,9 +176,14 @@ def _pytest(args: list[str]) -> TestRun:
                 run.tb = value
             elif arg == "-r":
                 run.reportchars = _reportchars(value)
-            elif arg not in ("-p", "-W", "-o", "--override-ini", "--basetemp", "--rootdir", "-c"):
+            elif arg == "-p":
+                run.cache = run.cache and value != "no:cacheprovider"
+            elif arg not in ("-W", "-o", "--override-ini", "--basetemp", "--rootdir", "-c"):
                 run.exact = False
+        elif arg == "--no-header":
+            run.header = False
         elif arg.startswith("-"):
+            run.cache = run.cache and arg != "-pno:cacheprovider"
             run.exact = run.exact and (arg in _KNOWN_FLAGS or arg.startswith(("-p", "-W", "--color")))
         else:
             run.targets.append(arg)
@@ -196,7 +222,11 @@ def _unittest(args: list[str], runner: str) -> TestRun:
             run.verbosity = int(level) if level.isdigit() else 1
         elif arg in ("-f", "--failfast"):
             run.exitfirst = True
-        elif arg.startswith("--settings") or arg.startswith("--parallel") or arg == "discover":
+        elif arg.startswith("--parallel"):
+            level = arg.partition("=")[2] or (args[i] if i < len(args) else "")
+            i += 0 if "=" in arg else 1
+            run.parallel = int(level) if level.isdigit() else None
+        elif arg.startswith("--settings") or arg == "discover":
             i += 0 if "=" in arg or arg == "discover" else 1
         elif arg.startswith("-"):
             run.exact = False
@@ -204,6 +234,40 @@ def _unittest(args: list[str], runner: str) -> TestRun:
             run.targets.append(arg)
     if runner == "unittest":
         run.verbosity = max(run.verbosity, 1) if run.verbosity else 1
+    return run
+
+
+def _sympy(args: list[str]) -> TestRun:
+    """``bin/test [options] [paths]`` (``-k`` takes the words up to the next option, as argparse's
+    ``nargs='*'`` does; ``--no-subprocess``, ``--no-colors`` and the like change nothing it prints)."""
+    run = TestRun("sympy", tb="short")
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        i += 1
+        if arg in ("-v", "--verbose"):
+            run.verbosity = 1
+        elif arg == "-k":
+            words = []
+            while i < len(args) and not args[i].startswith("-"):
+                words.append(args[i])
+                i += 1
+            run.keyword = " or ".join(words) or None
+        elif arg in _SYMPY_VALUE:
+            if arg == "--tb" and i < len(args):
+                run.tb = args[i]
+            i += 1
+        elif arg.startswith("--tb="):
+            run.tb = arg[5:]
+        elif arg in ("-C", "--no-cache"):
+            run.cache = False
+        elif arg in ("--no-subprocess", "--no-colors", "--force-colors", "-E",
+                     "--enhance-asserts", "--random", "--slow", "-s", "--use-sympy-runner"):
+            continue
+        elif arg.startswith("-"):
+            run.exact = False
+        else:
+            run.targets.append(arg)
     return run
 
 

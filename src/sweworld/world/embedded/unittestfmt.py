@@ -17,13 +17,13 @@ from sweworld.world.embedded.testcmd import TestRun
 
 _VERBOSE = re.compile(r"^(\w+) \(([\w.]+)\)(?:\n.*?)? \.\.\. (ok|FAIL|ERROR|skipped|expected failure|unexpected success)",
                       re.MULTILINE)
+_NOTES = re.compile(r"^(\w+ \([\w.]+\))(?:\n(.*?))? \.\.\. (?:skipped (.+)|ok|FAIL|ERROR|expected failure"
+                    r"|unexpected success)$", re.MULTILINE)
 _SECTION = re.compile(r"^(FAIL|ERROR): (\w+) \(([\w.]+)\)$")
 _WORDS = {"PASSED": "ok", "FAILED": "FAIL", "ERROR": "ERROR", "SKIPPED": "skipped", "XFAIL": "expected failure",
           "XPASS": "unexpected success"}
 _STATUS = {"ok": "PASSED", "FAIL": "FAILED", "ERROR": "ERROR", "skipped": "SKIPPED", "expected failure": "XFAIL",
            "unexpected success": "XPASS"}
-DJANGO_PREAMBLE = ["Testing against Django installed in '/testbed/django' with up to 16 processes",
-                   "System check identified no issues (0 silenced)."]
 
 
 def unittest_name(test_id: str) -> str | None:
@@ -66,17 +66,37 @@ def parse_unittest(text: str) -> tuple[dict[str, str], dict[str, list[str]]]:
     return statuses, failures
 
 
+def parse_notes(text: str) -> tuple[dict[str, str], dict[str, str]]:
+    """(docstring line by unittest name, skip reason as printed by unittest name) of a verbose run."""
+    descriptions, reasons = {}, {}
+    for match in _NOTES.finditer(text):
+        if match.group(2):
+            descriptions[match.group(1)] = match.group(2)
+        if match.group(3):
+            reasons[match.group(1)] = match.group(3)
+    return descriptions, reasons
+
+
+def _line(name: str, status: str, descriptions: dict[str, str], reasons: dict[str, str]) -> str:
+    head = f"{name}\n{descriptions[name]}" if name in descriptions else name
+    word = _WORDS.get(status, "FAIL")
+    reason = f" {reasons[name]}" if status == "SKIPPED" and name in reasons else ""
+    return f"{head} ... {word}{reason}"
+
+
 def render_unittest(run: TestRun, outcomes: Sequence[tuple[str, str]], failures: dict[str, list[str]], *,
-                    preamble: Sequence[str] = (), duration: float = 0.0) -> tuple[str, str, int]:
+                    preamble: Sequence[str] = (), epilogue: Sequence[str] = (), duration: float = 0.0,
+                    descriptions: dict[str, str] | None = None,
+                    reasons: dict[str, str] | None = None) -> tuple[str, str, int]:
     """(stdout, stderr, exit code) of unittest / Django's runner for ``outcomes`` (unittest names)."""
-    lines = list(preamble or (DJANGO_PREAMBLE if run.runner == "django" else []))
+    lines = list(preamble)
     if run.verbosity >= 2:
-        lines += [f"{name} ... {_WORDS.get(status, 'FAIL')}" for name, status in outcomes]
+        lines += [_line(name, status, descriptions or {}, reasons or {}) for name, status in outcomes]
         lines.append("")
     else:
         lines.append("".join({"PASSED": ".", "SKIPPED": "s", "ERROR": "E", "XFAIL": "x", "XPASS": "u"}.get(s, "F")
                              for _, s in outcomes))
-    bad = [(n, s) for n, s in outcomes if s in ("FAILED", "ERROR")]
+    bad = [(n, s) for n, s in outcomes if s == "ERROR"] + [(n, s) for n, s in outcomes if s == "FAILED"]
     for name, status in bad:
         where = dotted(name)
         module, method = where.rsplit(".", 2)[0], where.rsplit(".", 1)[-1]
@@ -95,4 +115,4 @@ def render_unittest(run: TestRun, outcomes: Sequence[tuple[str, str]], failures:
         lines.append(f"FAILED ({', '.join(counts)})")
     else:
         lines.append("OK" + (f" ({', '.join(counts)})" if counts else "") if n else "NO TESTS RAN")
-    return "", "\n".join(lines) + "\n", 1 if bad or not n else 0
+    return "", "\n".join([*lines, *epilogue]) + "\n", 1 if bad or not n else 0
