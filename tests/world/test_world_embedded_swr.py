@@ -219,7 +219,8 @@ def test_a_patch_that_leaves_the_gold_files_alone_is_not_the_gold():
 
 def test_a_method_added_at_the_end_of_a_class_keeps_the_class():
     """Regression: the blank lines after a class belong to no statement, so a method inserted there
-    was masked without its class and failed to parse ("unexpected indent")."""
+    was parsed without its class ("unexpected indent") and the gold patch judged a syntax error;
+    files are now compared whole."""
     path = "shapes.py"
     base = "class Square:\n    def __init__(self, side):\n        self.side = side\n\n\ndef unit():\n    return Square(1)\n"
     fixed = base.replace("        self.side = side\n\n",

@@ -17,8 +17,8 @@ base files read through a ``FileSource`` (``patched``).
   the FAIL_TO_PASS tests reach by a static call graph over names (``reach``), and whether any is;
 - executable: the patch changes code (not only comments, docs or tests).
 
-Python files are compared on the top-level statements either patch touches (the rest blanked,
-``syntax.statements_around``), so a call parses what changed, not whole modules.
+Python files are compared whole (a file that does not parse after the agent's patch is a syntax
+error wherever the error is); the base and gold-patched versions are parsed once per task.
 ``FEATURES`` fixes the order; ``features(task, patch, read)`` -> {name: float}.
 """
 
@@ -36,7 +36,7 @@ from sweworld.types import Task
 from sweworld.world.embedded.affected import change_signature, without_scratch
 from sweworld.world.embedded.structured import coverage_of
 from sweworld.world.embedded.testsource import is_test_file
-from sweworld.world.embedded_swr.patched import FileSource, Patched, apply_patch_text, split_lines
+from sweworld.world.embedded_swr.patched import FileSource, Patched, apply_patch_text
 from sweworld.world.embedded_swr.reach import reached, test_names
 from sweworld.world.embedded_swr.syntax import (
     MODULE,
@@ -44,7 +44,6 @@ from sweworld.world.embedded_swr.syntax import (
     module,
     same,
     similarity,
-    statements_around,
     tokens,
 )
 
@@ -118,12 +117,12 @@ def _gold(task: Task, read: FileSource) -> Patched:
 
 
 def _view(path: str, gold: Patched, agent: Patched, read: FileSource) -> View:
-    base = gold.base[path] if path in gold.base else agent.base.get(path, read(path))
-    keep = statements_around(base, gold.touched(path) | agent.touched(path)) if base else None
-    blank = base if keep is None else "".join(ln + "\n" if i in keep else "\n"
-                                              for i, ln in enumerate(split_lines(base), 1))
-    side = lambda p: module((p.masked(path, keep) or "") if path in p.after else blank or "")  # noqa: E731
-    return View(module(blank or ""), side(gold), side(agent))
+    """The file whole in its three versions: a version a patch leaves alone is the base. Each text
+    is parsed once (``syntax.module`` caches by text: the base and the gold-patched file once per
+    task, so a further patch of the task costs the parse of its own version only)."""
+    base = (gold.base[path] if path in gold.base else agent.base.get(path, read(path))) or ""
+    side = lambda p: module((p.after.get(path) or "") if path in p.after else base)  # noqa: E731
+    return View(module(base), side(gold), side(agent))
 
 
 def _present(agent: Patched, path: str) -> bool:

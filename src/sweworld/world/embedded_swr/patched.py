@@ -50,15 +50,6 @@ class Patched:
                 for n in (origin[i - 1] if i else None, origin[i + 1] if i + 1 < len(origin) else None) if n}
         return removed | near
 
-    def masked(self, path: str, keep: set[int] | None) -> str | None:
-        """The patched text with every line from the base outside ``keep`` blank (None: all kept)."""
-        text = self.after.get(path)
-        if keep is None or text is None:
-            return text
-        lines = split_lines(text)
-        origin = self.origin.get(path, [None] * len(lines))
-        return "".join(line + "\n" if o is None or o in keep else "\n" for line, o in zip(lines, origin, strict=True))
-
 
 def split_lines(text: str | None) -> list[str]:
     """Lines split at ``\\n`` only, as diffs count them (not at form feeds or ``\\u2028``)."""

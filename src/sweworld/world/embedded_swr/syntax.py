@@ -78,33 +78,6 @@ def module(text: str) -> Module:
     return Module(text)
 
 
-@lru_cache(maxsize=64)
-def _spans(text: str) -> list[tuple[int, int]] | None:
-    tree = module(text).tree
-    if tree is None:
-        return None
-    return [(min([n.lineno, *(d.lineno for d in getattr(n, "decorator_list", ()))]), n.end_lineno or n.lineno)
-            for n in tree.body]
-
-
-def statements_around(text: str, lines: set[int]) -> set[int] | None:
-    """The lines of the top-level statements of ``text`` holding any of ``lines`` (None: ``text``
-    does not parse). Blanking every other line keeps the numbering and cuts parsing to them. A line
-    between statements (a blank line or a comment, where a patch inserts a method at the end of a
-    class) keeps the statements on both sides of it: what is inserted there may be indented into
-    the one before."""
-    spans = _spans(text)
-    if spans is None:
-        return None
-    kept: set[tuple[int, int]] = set()
-    for x in lines:
-        inside = [(a, b) for a, b in spans if a <= x <= b]
-        before = [(a, b) for a, b in spans if b < x][-1:]
-        after = [(a, b) for a, b in spans if a > x][:1]
-        kept.update(inside or [*before, *after])
-    return {n for a, b in kept for n in range(a, b + 1)}
-
-
 def changed_functions(before: str | None, after: str | None) -> set[str] | None:
     """See the module docstring; None when either side does not parse (an absent side is empty)."""
     old, new = module(before or ""), module(after or "")
