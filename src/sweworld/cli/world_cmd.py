@@ -24,6 +24,13 @@ TraceFiles = Annotated[list[Path], typer.Option("--traces", "-t", exists=True, r
     "Trace file (traces.jsonl) or a directory holding one (`world collect --out`); repeat for several."))]
 
 
+Verdicts = Annotated[list[Path] | None, typer.Option("--verdicts", exists=True, dir_okay=False, help=(
+    "JSON lines of published verdicts (instance_id, model_patch, docker_resolved, model_name_or_path) "
+    "of the --dataset's instances, used as real evaluations; repeat for several."))]
+VerdictsDataset = Annotated[str | None, typer.Option(
+    "--dataset", "-d", help="The instances --verdicts grade (a file or a shipped name).")]
+
+
 @app.command("collect")
 def collect(dataset: Dataset = common.DEFAULT_DATASET, policy: PolicyName = "oracle", model_url: ModelUrl = None,
             model: ModelName = None, out: Out = Path("runs/traces"), split: Split = None,
@@ -83,7 +90,10 @@ def serve(traces: TraceFiles,
 
 
 @app.command("fidelity")
-def fidelity(traces: TraceFiles, world_url: WorldURL = None, world_model: WorldModel = "world",
+def fidelity(traces: Annotated[list[Path] | None, typer.Option("--traces", "-t", exists=True, readable=True, help=(
+                 "Trace file (traces.jsonl) or a directory holding one (`world collect --out`); repeat."))] = None,
+             verdicts: Verdicts = None, dataset: VerdictsDataset = None,
+             world_url: WorldURL = None, world_model: WorldModel = "world",
              prompt_style: PromptStyle = "sweworld",
              test_fraction: Annotated[float, typer.Option(min=0.0, max=1.0, help=(
                  "Share of repositories (by a hash of the name) in the test split."))] = 0.5,
@@ -94,7 +104,7 @@ def fidelity(traces: TraceFiles, world_url: WorldURL = None, world_model: WorldM
                  "Write the fidelity table and chart as an HTML page."))] = None,
              json_out: Annotated[Path | None, typer.Option("--json", callback=params.output_file, dir_okay=False,
                                                            help="Write the figures as JSON.")] = None) -> None:
-    """Measure SWT and SWR against the real results recorded in traces, per repository and split."""
+    """Measure SWT and SWR against the real results recorded in traces (and published verdicts), per repository, agent and split."""
     from sweworld.cli.demo_world import print_fidelity
     from sweworld.report import Report
     from sweworld.report.html import render_html
@@ -103,7 +113,9 @@ def fidelity(traces: TraceFiles, world_url: WorldURL = None, world_model: WorldM
     from sweworld.world.traces import load_traces
 
     with common.reported():
-        records = load_traces(*traces)
+        records = [*(load_traces(*traces) if traces else []), *published(verdicts or [], dataset)]
+        if not records:
+            raise typer.BadParameter("nothing to measure: pass --traces and/or --verdicts with --dataset")
         world = WorldConfig.from_options(urls=world_url, model=world_model, style=prompt_style,
                                          swr_samples=swr_samples, cache=cache)
         swt, swr = world.make_swt(), world.make_swr()
@@ -114,14 +126,14 @@ def fidelity(traces: TraceFiles, world_url: WorldURL = None, world_model: WorldM
         with common.reported():
             result = measure(records, swt, swr, test_fraction=test_fraction, workers=workers,
                              on_item=lambda: progress.advance(bar))
-    result.update(traces=[str(t) for t in traces], world_url=world_url, world_model=world_model)
+    result.update(traces=[str(t) for t in traces or []], verdicts=[str(v) for v in verdicts or []], world_url=world_url, world_model=world_model)
     print_fidelity(result, f"world fidelity ({prompt_style} prompts, {world_model})")
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
         common.out.print(f"json: {json_out}")
     if html is not None:
-        report = Report(title="sweworld world fidelity", subtitle=", ".join(map(str, traces)),
+        report = Report(title="sweworld world fidelity", subtitle=", ".join(map(str, [*(traces or []), *(verdicts or [])])),
                         meta={"world": f"{world_model} at {', '.join(world_url or [])}", "prompt style": prompt_style},
                         sections=[fidelity_section(result)])
         html.parent.mkdir(parents=True, exist_ok=True)
@@ -129,16 +141,10 @@ def fidelity(traces: TraceFiles, world_url: WorldURL = None, world_model: WorldM
         common.out.print(f"html: {html}")
 
 
-Verdicts = Annotated[list[Path] | None, typer.Option("--verdicts", exists=True, dir_okay=False, help=(
-    "JSON lines of published verdicts (instance_id, model_patch, docker_resolved, model_name_or_path) "
-    "of the --dataset's instances, used as real evaluations; repeat for several."))]
-
-
 @app.command("train")
 def train(traces: Annotated[list[Path] | None, typer.Option("--traces", "-t", exists=True, readable=True, help=(
               "Trace file (traces.jsonl) or a directory holding one (`world collect --out`); repeat."))] = None,
-          verdicts: Verdicts = None, dataset: Annotated[str | None, typer.Option(
-              "--dataset", "-d", help="The instances --verdicts grade (a file or a shipped name).")] = None,
+          verdicts: Verdicts = None, dataset: VerdictsDataset = None,
           out: Annotated[Path, typer.Option("--out", "-o", callback=params.output_file, dir_okay=False,
                                             help="Model JSON to write.")] = Path("swr.json"),
           test_fraction: Annotated[float, typer.Option(min=0.0, max=1.0, help=(

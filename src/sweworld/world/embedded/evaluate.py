@@ -65,18 +65,21 @@ def fit_on(traces: Traces, tasks: Sequence[Task], keep: Callable[[str], bool],
 
 
 def leave_one_repo_out(traces: Traces, tasks: Sequence[Task] = (), *,
-                       trees: Callable[[Task], Path | None] | None = None) -> dict[str, Any]:
-    """See the module docstring."""
-    repos = sorted({t.repo for t in traces if isinstance(t, StepTrace)})
+                       trees: Callable[[Task], Path | None] | None = None,
+                       predictor: TestOutcomePredictor | None = None,
+                       repos: Sequence[str] | None = None) -> dict[str, Any]:
+    """See the module docstring (``repos``: only these are left out and scored; default all)."""
+    repos = sorted(repos or {t.repo for t in traces if isinstance(t, StepTrace)})
     out: dict[str, Any] = {}
     pooled: list[dict[str, Any]] = []
     for repo in repos:
-        swt = fit_on(traces, tasks, lambda r, repo=repo: r != repo, trees)
+        swt = fit_on(traces, tasks, lambda r, repo=repo: r != repo, trees, predictor)
         out[repo] = score(swt, [t for t in traces if isinstance(t, StepTrace) and t.repo == repo])
         pooled.append(out[repo])
     n = sum(b["n"] for b in pooled)
     out["overall"] = {"n": n, **{key: round(sum(b[key] * b["n"] for b in pooled if b["n"]) / n, 4) if n else None
-                                 for key in ("exit_code_accuracy", "output_similarity", "confidence")}}
+                                 for key in ("exit_code_accuracy", "outcome_accuracy", "output_similarity",
+                                             "confidence")}}
     return out
 
 
