@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 
 from sweworld.cli import common
+from sweworld.cli.common import PLAIN
+from sweworld.cli.demo_swr import swr_on_mined
 
 if TYPE_CHECKING:
     from sweworld.cli.demo import DemoRun
@@ -148,11 +150,26 @@ def mining(run: DemoRun) -> list[Section]:
         verdicts[model] = evaluated["resolved_instances"]
     common.out.print(f"mined instances -> {out}: gold resolves {verdicts['gold']}/{len(tasks)}, "
                      f"the empty patch {verdicts['empty']}/{len(tasks)}")
-    run.results["mine"] = {"summary": summary, "resolved": verdicts}
+    swr_rows, swr_figures = swr_on_mined(run, tasks, repo)
+    swr_table = Table("patch", "instances", "resolved (real)", "resolved (embedded SWR)", "agree",
+                      title="embedded SWR on real-agent-style patches of the mined instances")
+    for line in swr_rows:
+        swr_table.add_row(*(str(v) for v in line))
+    common.out.print(swr_table)
+    r = lambda x: "-" if x is None else f"{x:.3f}"  # noqa: E731
+    swr_text = (f"The embedded SWR (the shipped model for real instances) on {swr_figures['n']} patches of the kinds "
+                f"agents write, each also evaluated for real: accuracy {r(swr_figures['accuracy'])} (always "
+                f"'unresolved': {r(swr_figures['majority_accuracy'])}), precision {r(swr_figures['precision'])}, "
+                f"recall {r(swr_figures['recall'])}, AUC {r(swr_figures['auc'])}.")
+    common.out.print(swr_text, **PLAIN)
+    run.results["mine"] = {"summary": summary, "resolved": verdicts, "swr": swr_figures}
     text = (f"`sweworld mine` over a history of {summary['steps']} steps built from the {NAME} {VERSION} sdist: "
             f"{summary['candidates']} candidates, {summary['validated']} validated (drops by reason: "
             f"{', '.join(f'{reason} {n}' for reason, n in summary['dropped'].items())}). Gold patches of the mined "
             f"instances resolve {verdicts['gold']}/{len(tasks)}, the empty patch {verdicts['empty']}/{len(tasks)}.")
     return [Section(title="Mining: real tasks from a history", text=text,
                     table=ReportTable(columns=["commit", "instance", "verdict", "FAIL_TO_PASS", "PASS_TO_PASS"],
-                                      rows=rows))]
+                                      rows=rows)),
+            Section(title="The embedded SWR on real-agent-style patches", text=swr_text,
+                    table=ReportTable(columns=["patch", "instances", "resolved (real)", "resolved (embedded SWR)",
+                                               "agree"], rows=swr_rows))]
