@@ -43,11 +43,13 @@ def locked(key: str) -> Iterator[None]:
 
 
 def remove_tree(path: Path) -> None:
-    """Remove a directory that may hold overlay work dirs (mode 000) and read-only files."""
+    """Remove a directory that may hold overlay work dirs (mode 000) and read-only files. Only
+    directories are chmodded: a file may be a hard link shared with another base tree."""
     def fix(func, p, _exc):
         for target in (Path(p).parent, Path(p)):
             try:
-                os.chmod(target, 0o755, follow_symlinks=False)
+                if target.is_dir() and not target.is_symlink():
+                    os.chmod(target, 0o755, follow_symlinks=False)
             except (OSError, NotImplementedError):
                 pass
         func(p)

@@ -47,10 +47,13 @@ def locked(root: Path, key: str, timeout: float = -1) -> Iterator[None]:
 
 
 def _make_writable(func: Callable[[str], object], path: str, _exc: object) -> None:
-    """``rmtree`` error handler: read-only files (git objects) are made writable and retried."""
+    """``rmtree`` error handler: a read-only directory is made writable and the call retried. A file
+    keeps its mode: unlinking needs only its directory, and it may be a hard link shared with
+    another base tree (``share.py``)."""
     with contextlib.suppress(OSError):
         os.chmod(os.path.dirname(path), stat.S_IRWXU)
-        os.chmod(path, stat.S_IRWXU)
+        if stat.S_ISDIR(os.lstat(path).st_mode):
+            os.chmod(path, stat.S_IRWXU)
     func(path)
 
 

@@ -5,7 +5,7 @@ Layout under the cache root (default ``$SWEWORLD_HOME/repos``)::
     mirrors/<name>-<hash>.git         bare mirrors of git URLs and local clones
     mirrors/pypi__NAME__VERSION.git   one-commit repositories built from PyPI sdists
     sdists/NAME-VERSION/<archive>     downloaded sdists
-    trees/<owner__name>/<sha>/        base trees (see ``tree.py``)
+    trees/<owner__name>/<sha>/        base trees (see ``tree.py``), sharing unchanged files (``share.py``)
     locks/                            file locks
 
 A finished tree is found without touching the mirror or the network, so a warm cache works offline.
@@ -98,7 +98,7 @@ class RepoStore:
                 return final
             with staging(final) as tmp:
                 build_tree(mirror, sha, tmp, what=f"instance {instance_id}" if instance_id else repo,
-                           raw_attributes=src.kind == "pypi")
+                           raw_attributes=src.kind == "pypi", share_with=sorted(tmp.parent.iterdir()))
                 publish(tmp, final)
         return final
 
