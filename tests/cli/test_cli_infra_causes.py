@@ -5,8 +5,7 @@ instance failed for such a reason exits 1."""
 from __future__ import annotations
 
 from badinput import invoke, missing_source, row, write_jsonl
-
-from conftest import make_git_tree
+from tests.conftest import make_git_tree
 
 
 def unreachable(tmp_path):

@@ -10,8 +10,7 @@ import re
 
 import pytest
 from badinput import invoke, row, write_jsonl
-
-from conftest import git, make_git_tree
+from tests.conftest import git, make_git_tree
 
 pytestmark = pytest.mark.bwrap
 

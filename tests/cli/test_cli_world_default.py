@@ -9,8 +9,8 @@ import json
 
 import pytest
 from badinput import invoke, row, write_jsonl
+from tests.conftest import git, make_git_tree
 
-from conftest import git, make_git_tree
 from sweworld.cli.backend_opts import EMBEDDED_DEFAULT, world_kind
 
 pytestmark = pytest.mark.bwrap
