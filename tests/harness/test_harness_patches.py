@@ -123,6 +123,79 @@ def test_partially_applicable_patch_is_refused_and_tree_reset(tree):
         assert sb.read_file("build/artefact.so") == "built\n"
 
 
+def build_copy(root: Path) -> str:
+    """An install's copy of pkg/other.py at build/lib (ignored), and the diff that creates it."""
+    artefact = (root / "pkg" / "other.py").read_text()
+    (root / "build" / "lib" / "pkg").mkdir(parents=True)
+    (root / "build" / "lib" / "pkg" / "other.py").write_text(artefact)
+    lines = artefact.splitlines(keepends=True)
+    return ("diff --git a/build/lib/pkg/other.py b/build/lib/pkg/other.py\nnew file mode 100644\n"
+            f"--- /dev/null\n+++ b/build/lib/pkg/other.py\n@@ -0,0 +1,{len(lines)} @@\n"
+            + "".join("+" + line for line in lines))
+
+
+def test_a_patch_that_recreates_an_install_build_applies_through_patch(tree):
+    """psf__requests-863 (CodeR): the patch also adds the files of an install's ``build/lib``, which
+    the install left in the tree too. ``git apply`` refuses it ("already exists": CodeR's own
+    harness stopped there); ``--reject`` applies the rest and exits 1, the tree is reset, and
+    ``patch`` deletes the existing copies (a creation that looks reversed) and applies the fix."""
+    root = tree[0]
+    fixed = MOD.replace("    return 5\n", "    return 50\n")
+    patch = diff_of(root, {"pkg/mod.py": fixed}) + build_copy(root)
+    with sandbox(tree) as sb:
+        result = apply_patch(sb, patch)
+        assert "already exists in working directory" in result.log
+        assert "Applied patch pkg/mod.py cleanly" in result.log  # by --reject, which exits 1
+        assert result.applied and result.method == "patch --fuzz", result.log
+        assert "Assuming -R" in result.log
+        assert sb.read_file("pkg/mod.py") == fixed
+        assert sb.run("test -e build/lib/pkg/other.py", cwd="/testbed").exit_code != 0
+        assert status(sb) == "M pkg/mod.py"  # no .rej of the --reject attempt left behind
+        assert sb.read_file("build/artefact.so") == "built\n"
+
+
+def test_a_failed_chain_puts_back_the_build_copies_patch_deleted(tree):
+    """``patch`` deletes an existing file the patch creates before it fails on another hunk; the
+    reset must put the ignored build copy back, not only the tracked files."""
+    root = tree[0]
+    patch = partial_patch(root) + build_copy(root)
+    with sandbox(tree) as sb:
+        result = apply_patch(sb, patch)
+        assert not result.applied and "Assuming -R" in result.log, result.log
+        assert sb.read_file("build/lib/pkg/other.py") == "A = 1\nB = 2\nC = 3\n"
+        assert sb.read_file("pkg/other.py") == "A = 1\nB = 2\nC = 3\n"
+        assert status(sb) == ""
+
+
+def installed(root: Path, edits: dict[str, str]) -> None:
+    """Tracked files rewritten as an install (SWE-bench's ``pre_install`` seds) rewrites them, marked
+    assume-unchanged as the instance build marks them (envs/build.py)."""
+    for name, text in edits.items():
+        (root / name).write_text(text)
+    git(root, "update-index", "--assume-unchanged", *edits)
+
+
+def test_a_failed_chain_keeps_what_the_install_rewrote(tree):
+    """sphinx-doc__sphinx-8713/-8721 (CodeR): the patch also makes the edits that SWE-bench's
+    ``pre_install`` already made in /testbed (setup.py pins) and rewrites a file ``pre_install``
+    edited differently (tox.ini). Nothing of it applies to the installed tree: the chain must fail.
+    The restore between attempts used to snapshot with ``git add -A``, which skips assume-unchanged
+    files, so it put back the files as committed and ``patch`` then applied the whole patch."""
+    root = tree[0]
+    pins = "A = 1\nB = 20\nC = 3\n"
+    tox = MOD.replace("    return 7\n", "    return 7  # -rA\n")
+    patch = diff_of(root, {"pkg/other.py": pins, "README": "fixed\n",
+                           "pkg/mod.py": MOD.replace("    return 7\n", "    return 70\n")})
+    installed(root, {"pkg/other.py": pins, "pkg/mod.py": tox})
+    with sandbox(tree) as sb:
+        result = apply_patch(sb, patch)
+        assert "Applied patch README cleanly" in result.log  # --reject
+        assert not result.applied and "could not be applied" in result.log, result.log
+        assert sb.read_file("pkg/other.py") == pins and sb.read_file("pkg/mod.py") == tox
+        assert sb.read_file("README") == "small tree\n"
+        assert status(sb) == ""
+
+
 def test_failed_patch_keeps_earlier_changes(tree):
     """A test patch failing after a model patch must not wipe the model patch."""
     model = diff_of(tree[0], {"README": "fixed\n", "pkg/added.py": "Y = 2\n"})

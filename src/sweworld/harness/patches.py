@@ -5,11 +5,18 @@
 written, the patch is checked statically (``unsafe_paths``) and against the tree
 (``symlink_escapes``): ``git apply`` refuses paths outside the repository by itself, ``patch`` does
 not. Between attempts the tree goes back to its state before the patch: a snapshot index
-(``GIT_INDEX_FILE``) taken after the atomic first attempt failed, then ``git checkout -q -- .`` and
-``git clean -fdq`` against it, so earlier changes (a model patch under a test patch) survive and
-ignored files (the environment's build artefacts) are kept; a ``.gitattributes`` the attempt created
-is removed first (checkout would convert the restored files by it). A tree that still cannot be put
-back is a failure of the machinery: ``PatchApplyError``, an ``InfraError``.
+(``GIT_INDEX_FILE``) taken after the atomic first attempt failed, holding every tracked file as it
+is (files the install rewrote, marked assume-unchanged in the layer, included: SWE-bench's
+``pre_install`` edits stay; ``git add -A`` alone skips such entries) and the ignored files the patch
+names (``patch`` deletes an existing file the patch creates, e.g. an install's ``build/lib`` copy),
+then ``git checkout -q -- .`` and ``git clean -fdq`` against it, so earlier changes (a model patch
+under a test patch) survive and ignored files (the environment's build artefacts) are kept; a
+``.gitattributes`` the attempt created is removed first (checkout would convert the restored files
+by it). A tree that still cannot be put back is a failure of the machinery: ``PatchApplyError``, an
+``InfraError``. The reset is SWE-bench 2.x's order (``git apply``, atomic, then ``patch`` on the
+untouched tree) and SWE-bench-docker's (``git restore .`` before ``patch``); 3.0+ runs ``patch``
+on what a failed ``--reject`` left, where ``patch --batch`` takes the hunks ``--reject`` applied
+for reversed ones and undoes them (docs/swebench.md).
 """
 
 from __future__ import annotations
@@ -262,9 +269,7 @@ def apply_patch(executor: Executor, patch: str | None, *, workdir: str = "/testb
     for n, (method, template) in enumerate(zip(METHODS, _COMMANDS, strict=True)):
         if n == 1:  # git apply is atomic: the tree is still as it was; snapshot it
             before = run.leftovers()
-            snap = (f"rm -f {index} && {{ cp \"$(git rev-parse --git-path index)\" {index} 2>/dev/null || true; }}"
-                    f" && GIT_INDEX_FILE={index} git add -A")
-            if run(snap)[0] != 0:
+            if run(_snapshot(index, sorted(own)))[0] != 0:
                 run.lines.append(f"{label}: cannot snapshot the tree; not trying the non-atomic methods")
                 break
         code, _ = run(template.format(file=shlex.quote(file)))
@@ -277,6 +282,21 @@ def apply_patch(executor: Executor, patch: str | None, *, workdir: str = "/testb
             _reset(run, index, before, label)
     run.lines.append(f"{label}: could not be applied")
     return PatchApplyResult(log="\n".join(run.lines))
+
+
+def _snapshot(index: str, paths: list[str]) -> str:
+    """The command that records the tree as it is in the index file ``index``: a copy of the
+    repository's index, the assume-unchanged bit cleared (``git add`` skips such entries, and files
+    the install rewrote carry it, see envs/build.py), every change added, and the ignored files
+    among ``paths`` (the patch's: ``patch`` deletes an existing file the patch creates, e.g. an
+    install's ``build/lib`` copy) added by force, so that a reset puts them back too."""
+    env = f"GIT_INDEX_FILE={index}"
+    quoted = " ".join(shlex.quote(p) for p in paths)
+    return (f"rm -f {index} && {{ cp \"$(git rev-parse --git-path index)\" {index} 2>/dev/null || true; }}"
+            f" && {{ {env} git ls-files -v -z | sed -z -n 's/^[a-z] //p'"
+            f" | {env} git update-index --no-assume-unchanged -z --stdin; }} && {env} git add -A"
+            f" && {{ for p in {quoted}; do {{ [ -f \"$p\" ] || [ -L \"$p\" ]; }} && printf '%s\\0' \"$p\"; done"
+            f" | xargs -0 -r env {env} git add -f -- || true; }}")  # best effort (a path in a submodule)
 
 
 def _reset(run: _Runner, index: str, before: set[str], label: str) -> None:
