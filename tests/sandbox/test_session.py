@@ -92,3 +92,12 @@ def test_diff_is_against_base_commit_and_skips_caches(sandbox):
     assert "__pycache__" not in diff and ".pyc" not in diff and ".pytest_cache" not in diff
     status = sandbox.run("git status --porcelain").output
     assert "added.txt" in status  # the session's own index is untouched by diff()
+
+
+def test_diff_of_a_tree_whose_gitignore_ignores_a_build_cache(sandbox):
+    """Regression: with `.eggs` ignored and present (setup_requires leaves it), the exclude pathspec
+    `.eggs/**` made `git add -A` exit 1 and the diff failed."""
+    sandbox.run("echo .eggs >> .gitignore && mkdir -p .eggs && echo x > .eggs/pkg.egg")
+    sandbox.run("sed -i 's/a + b/a * b/' pkg/__init__.py")
+    diff = sandbox.diff()
+    assert "+    return a * b" in diff and "pkg.egg" not in diff

@@ -25,7 +25,11 @@ log = logging.getLogger(__name__)
 
 #: Never part of a diff: caches and build artefacts that test runs and installs leave behind.
 DIFF_EXCLUDES = ("**/__pycache__/**", "**/*.pyc", "**/*.pyo", "**/.pytest_cache/**", "**/*.egg-info/**",
-                 ".eggs/**", ".tox/**", ".mypy_cache/**", ".hypothesis/**")
+                 "**/.eggs/**", "**/.tox/**", "**/.mypy_cache/**", "**/.hypothesis/**")
+"""Build caches left out of ``diff``. Every pattern starts with ``**/``: an exclude pathspec that
+names an existing directory the repository's .gitignore ignores (``.eggs/**`` with ``.eggs``
+ignored, as setup_requires leaves it) makes ``git add -A`` exit 1 ("The following paths are
+ignored"), which failed the diff of every such episode."""
 DIFF_CAP = 256 * 1024 * 1024
 
 
