@@ -9,8 +9,9 @@ verdict of SWE-bench's Docker harness; ``--dataset``: the instances' rows; ``--r
 evaluations (``sweworld world collect``) added to the training rows of every fold whose held-out
 repository they are not from.
 
-For each repository R: the shipped model's verdicts on R's patches, and a model fitted on every
-other repository's patches (and traces) and scored on R's. Printed: pooled over the folds,
+For each repository R: the verdicts of the shipped synthesized-bug model (``swr-default.json``,
+which never saw these repositories) on R's patches, and of a model fitted on every other
+repository's patches (and traces) and scored on R's, as ``swr-real.json`` is fitted on all six. Printed: pooled over the folds,
 accuracy/precision/recall/F1/AUC/ECE beside the majority-class baseline; per repository; per agent;
 recall on resolving patches that differ from the gold (not AST-equal) and on those equal to it.
 """
@@ -172,7 +173,7 @@ def main() -> None:
     print(f"{len(rows)} agent patches, {len(extra)} trace evaluations; features: first patch of an instance "
           f"{timing['first_ms']} ms, further ones {timing['further_ms']} ms (p95 {timing['further_p95_ms']})")
     shipped = SWRClassifier.load(shipped_path())
-    results = {"timing": timing, "shipped": report(rows, [probability(shipped, r) for r in rows], [shipped.threshold] * len(rows))}
+    results = {"timing": timing, "synthesized-bug model (shipped swr-default.json)": report(rows, [probability(shipped, r) for r in rows], [shipped.threshold] * len(rows))}
     for l2 in args.l2:
         fit = lambda train, l2=l2: fit_rows(train, names=args.features, l2=l2)  # noqa: E731
         probs, thresholds = leave_repo_out(rows, extra, fit)
