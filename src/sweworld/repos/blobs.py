@@ -1,6 +1,8 @@
 """Files of a commit read straight from a git repository's objects, with no checkout.
 
-``GitBlobs(repo)`` (a clone or a bare repository) keeps one ``git cat-file --batch`` process; ``read(commit, path)`` returns the
+``GitBlobs(repo)`` (a clone or a bare repository) keeps one ``git cat-file --batch`` process (replace
+refs ignored: objects as stored); ``object(spec)`` returns an object's kind and raw bytes (what
+``share.copy_objects`` writes as loose objects); ``read(commit, path)`` returns the
 text of ``path`` at ``commit`` (None: no such file, or not a file), decoded as UTF-8 with
 replacement as ``tree_source`` reads files. ``source(commit)`` is that reader for one commit (a
 ``FileSource`` of ``world.embedded_swr.patched``). Reading a few files this way costs milliseconds
@@ -16,7 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from sweworld.errors import RepoError
-from sweworld.repos.git import git_env, try_git
+from sweworld.repos.git import CORE_FLAGS, git_env, try_git
 
 
 class GitBlobs:
@@ -32,25 +34,30 @@ class GitBlobs:
 
     def _process(self) -> subprocess.Popen:
         if self._proc is None or self._proc.poll() is not None:
-            self._proc = subprocess.Popen(["git", "--git-dir", str(self.git_dir), "cat-file", "--batch"],
+            self._proc = subprocess.Popen(["git", *CORE_FLAGS, "--no-replace-objects", f"--git-dir={self.git_dir}",
+                                           "cat-file", "--batch"],
                                           stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                           stderr=subprocess.DEVNULL, env=git_env())
         return self._proc
 
-    @lru_cache(maxsize=2048)  # noqa: B019 - one reader per repository, kept for the run
-    def read(self, commit: str, path: str) -> str | None:
-        if "\n" in path or "\n" in commit:
+    def object(self, spec: str) -> tuple[str, bytes] | None:
+        """(kind, raw content) of the object ``spec`` names (an id, ``commit:path``); None: missing."""
+        if "\n" in spec:
             return None
         with self._lock:
             proc = self._process()
             assert proc.stdin and proc.stdout
-            proc.stdin.write(f"{commit}:{path}\n".encode())
+            proc.stdin.write(f"{spec}\n".encode())
             proc.stdin.flush()
             header = proc.stdout.readline().decode(errors="replace").split()
-            if len(header) != 3:  # "<rev> missing" / "ambiguous"
+            if len(header) != 3:  # "<spec> missing" / "ambiguous"
                 return None
-            data = proc.stdout.read(int(header[2]) + 1)[:-1]
-        return data.decode("utf-8", errors="replace") if header[1] == "blob" else None
+            return header[1], proc.stdout.read(int(header[2]) + 1)[:-1]
+
+    @lru_cache(maxsize=2048)  # noqa: B019 - one reader per repository, kept for the run
+    def read(self, commit: str, path: str) -> str | None:
+        found = self.object(f"{commit}:{path}")
+        return found[1].decode("utf-8", errors="replace") if found and found[0] == "blob" else None
 
     def has(self, commit: str) -> bool:
         """``commit`` is a commit of this repository."""

@@ -32,7 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sweworld.errors import RepoError
-from sweworld.repos.git import CORE_FLAGS, SHA_RE, git, git_env, run_cmd
+from sweworld.repos.blobs import GitBlobs
+from sweworld.repos.git import SHA_RE, git
 
 SHARED = "sweworld-shared"
 NEAREST = 8  # finished trees nearest in date whose differences are counted to choose the donor
@@ -151,28 +152,27 @@ def copy_objects(mirror: Path, ids: list[str], objects: Path, *, what: str = "")
     (zlib level 1, read-only, as git writes them)."""
     if not ids:
         return
-    out = run_cmd(["git", *CORE_FLAGS, *_reading(mirror), "cat-file", "--batch"], env=git_env(),
-                  input="\n".join(ids).encode() + b"\n", what=what, label="git cat-file --batch")
-    loose, position, view = [], 0, memoryview(out)
-    while position < len(out):
-        end = out.index(b"\n", position)
-        header = out[position:end].decode().split(" ")  # "<oid> <kind> <size>", or "<oid> missing"
-        if len(header) != 3 or not SHA_RE.match(header[0]):
-            raise RepoError(f"object {header[0]} is missing from {mirror}", where=what or None)
-        oid, kind, size = header[0], header[1], int(header[2])
-        loose.append((oid, kind, view[end + 1:end + 1 + size]))
-        position = end + 2 + size
-    for fan in sorted({oid[:2] for oid, _, _ in loose}):
-        (objects / fan).mkdir(exist_ok=True)
-    for oid, kind, body in sorted(loose, key=lambda item: item[0]):
-        packed = zlib.compressobj(1)
-        data = packed.compress(f"{kind} {len(body)}\0".encode()) + packed.compress(body) + packed.flush()
-        try:  # created read-only, written through the descriptor
-            fd = os.open(objects / oid[:2] / oid[2:], os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
-        except FileExistsError:
-            continue
-        with open(fd, "wb") as handle:
-            handle.write(data)
+    blobs = GitBlobs(mirror)
+    try:
+        for oid in sorted(ids):
+            found = blobs.object(oid)
+            if found is None:
+                raise RepoError(f"object {oid} is missing from {mirror}", where=what or None)
+            _write_loose(objects, oid, *found)
+    finally:
+        blobs.close()
+
+
+def _write_loose(objects: Path, oid: str, kind: str, body: bytes) -> None:
+    packed = zlib.compressobj(1)
+    data = packed.compress(f"{kind} {len(body)}\0".encode()) + packed.compress(body) + packed.flush()
+    (objects / oid[:2]).mkdir(exist_ok=True)
+    try:  # created read-only, written through the descriptor
+        fd = os.open(objects / oid[:2] / oid[2:], os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
+    except FileExistsError:
+        return
+    with open(fd, "wb") as handle:
+        handle.write(data)
 
 
 def same_attributes(plan: Plan, dest: Path) -> bool:
