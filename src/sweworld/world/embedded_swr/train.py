@@ -78,13 +78,6 @@ def fit_traces(pairs: Sequence[tuple[EvalTrace, dict[str, float]]], *, names: Se
     return model.model_copy(update={"pass_rate": _pass_rate([t for t, _ in pairs])})
 
 
-def fit_rows(rows: Sequence[dict], names: Sequence[str] = MODEL_FEATURES, **options: Any) -> SWRClassifier:
-    """A calibrated model (``model.fit_calibrated``, folds by repository) of rows holding
-    ``features``, ``label`` (the real verdict) and ``task``."""
-    return fit_calibrated([r["features"] for r in rows], [r["label"] for r in rows],
-                          [r["task"].repo for r in rows], names, **{"l2": L2, **options})
-
-
 def _predictions(model: SWRClassifier, traces: Sequence[EvalTrace], source: Sources) -> tuple[list, list]:
     """(P, real verdict) of each of ``traces`` decided as ``EmbeddedSWR`` decides it, and the
     seconds of each prediction (features + classifier; reading the base files included)."""
@@ -109,24 +102,27 @@ def measure(model: SWRClassifier, traces: Sequence[EvalTrace], source: Sources) 
 
 
 def leave_repo_out(evals: Sequence[EvalTrace], pairs: Sequence[tuple[EvalTrace, dict[str, float]]],
-                   source: Sources, **options: Any) -> dict[str, Any]:
-    """Each repository predicted by the model fitted on the others (pooled figures, and per
-    repository); a repository whose complement lacks an outcome is left out of the figures."""
-    pooled: tuple[list, list] = ([], [])
+                   source: Sources, *, extra: Sequence[tuple[EvalTrace, dict[str, float]]] = (),
+                   **options: Any) -> dict[str, Any]:
+    """Each repository predicted by the model fitted on the others' ``pairs`` (and ``extra``:
+    training only): pooled figures, figures per repository, and each prediction as (trace, P,
+    threshold) under ``predictions``; a repository whose complement lacks an outcome is left out."""
+    predictions: list[tuple[EvalTrace, float, float]] = []
+    seconds: list[float] = []
     per_repo: dict[str, Any] = {}
     for repo in sorted({t.repo for t in evals}):
-        rest = [(t, f) for t, f in pairs if t.repo != repo]
+        rest = [(t, f) for t, f in [*pairs, *extra] if t.repo != repo]
         if len({t.resolved for t, _ in rest}) < 2:
             continue
         model = fit_traces(rest, **options)
-        got = _predictions(model, [t for t in evals if t.repo == repo], source)
-        per_repo[repo] = _figures(*got, model.threshold)
-        pooled[0].extend((p >= model.threshold, p, real) for p, real in got[0])
-        pooled[1].extend(got[1])
-    verdicts = [(p, real) for _, p, real in pooled[0]]
-    figures = _figures(verdicts, pooled[1], 0.5)
-    figures.update(binary([(decided, real) for decided, _, real in pooled[0]]))
-    return {"pooled": figures, "repos": per_repo}
+        held = [t for t in evals if t.repo == repo]
+        got, took = _predictions(model, held, source)
+        per_repo[repo] = _figures(got, took, model.threshold)
+        predictions += [(t, p, model.threshold) for t, (p, _) in zip(held, got, strict=True)]
+        seconds += took
+    figures = _figures([(p, t.resolved) for t, p, _ in predictions], seconds, 0.5)
+    figures.update(binary([(p >= threshold, t.resolved) for t, p, threshold in predictions]))
+    return {"pooled": figures, "repos": per_repo, "predictions": predictions}
 
 
 def train(traces: Iterable[StepTrace | EvalTrace], source: Sources, *, test_fraction: float = 0.5,
