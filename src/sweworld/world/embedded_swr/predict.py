@@ -62,8 +62,9 @@ def repo_sources(repos_dir: str | Path | None = None) -> Callable[[Task], FileSo
     from sweworld.errors import SWEWorldError
     from sweworld.repos import RepoStore
     from sweworld.repos.blobs import GitBlobs
+    from sweworld.world.embedded.learn import repo_trees
 
-    store = RepoStore(repos_dir=repos_dir)
+    store, trees = RepoStore(repos_dir=repos_dir), repo_trees(repos_dir)
     blobs: dict[str, GitBlobs | None] = {}
     readers: dict[tuple[str, str], FileSource] = {}
 
@@ -81,10 +82,8 @@ def repo_sources(repos_dir: str | Path | None = None) -> Callable[[Task], FileSo
         if key not in readers:
             reader = mirror_reader(task)
             if reader is None:
-                try:
-                    reader = tree_source(store.base_tree(task))
-                except SWEWorldError:
-                    reader = lambda path: None  # noqa: E731
+                tree = trees(task)
+                reader = tree_source(tree) if tree is not None else (lambda path: None)
             readers[key] = reader
         return readers[key]
 
