@@ -12,22 +12,14 @@ embedded SWR says resolve, with accuracy and AUC over all.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable
 
 from unidiff import PatchSet
 
+from sweworld.synth import file_diff
 from sweworld.types import Task
 
 Read = Callable[[str], "str | None"]
-
-
-def file_patch(path: str, old: str, new: str) -> str:
-    """A git-style patch of one file from ``old`` to ``new`` (``old`` empty: a new file)."""
-    header = f"diff --git a/{path} b/{path}\n" + ("new file mode 100644\n" if not old else "")
-    body = difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
-                                "/dev/null" if not old else f"a/{path}", f"b/{path}")
-    return header + "".join(body)
 
 
 def agent_style(task: Task, read: Read) -> dict[str, str]:
@@ -38,9 +30,9 @@ def agent_style(task: Task, read: Read) -> dict[str, str]:
     path = next(p for p in gold.paths if p.endswith(".py") and gold.after.get(p) and gold.base.get(p))
     base, fixed = gold.base[path] or "", gold.after[path] or ""
     out = {"gold": task.patch, "empty": "",
-           "gold + own comment": file_patch(path, base, "# checked against the issue\n" + fixed),
-           "reproduction script only": file_patch("reproduce_issue.py", "", "print('reproducing')\n"),
-           "edit beside the bug": file_patch(path, base, base + "\n\ndef _unused_helper():\n    return None\n")}
+           "gold + own comment": file_diff(path, base, "# checked against the issue\n" + fixed),
+           "reproduction script only": file_diff("reproduce_issue.py", "", "print('reproducing')\n"),
+           "edit beside the bug": file_diff(path, base, base + "\n\ndef _unused_helper():\n    return None\n")}
     files = PatchSet(task.patch)
     if sum(len(f) for f in files) > 1:
         first = files[0]

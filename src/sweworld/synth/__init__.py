@@ -25,6 +25,7 @@ __all__ = [
     "KINDS",
     "Mutation",
     "combine",
+    "file_diff",
     "fix_patch",
     "is_test_path",
     "mutations_for_file",
@@ -204,12 +205,16 @@ def _git_lines(text: str) -> list[str]:
     return [*out, lines[-1]] if lines[-1] else out
 
 
-def fix_patch(mutation: Mutation) -> str:
-    """The git-style unified diff that turns ``mutated`` back into ``original`` (the FIX)."""
-    path = mutation.path
+def file_diff(path: str, old: str, new: str) -> str:
+    """The git-style unified diff of one file from ``old`` to ``new`` (``old`` empty: a new file)."""
     body = []
     for line in difflib.unified_diff(
-        _git_lines(mutation.mutated), _git_lines(mutation.original), f"a/{path}", f"b/{path}", n=3
+        _git_lines(old), _git_lines(new), f"a/{path}" if old else "/dev/null", f"b/{path}", n=3
     ):
         body.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
-    return f"diff --git a/{path} b/{path}\n" + "".join(body)
+    return f"diff --git a/{path} b/{path}\n" + ("" if old else "new file mode 100644\n") + "".join(body)
+
+
+def fix_patch(mutation: Mutation) -> str:
+    """The git-style unified diff that turns ``mutated`` back into ``original`` (the FIX)."""
+    return file_diff(mutation.path, mutation.mutated, mutation.original)

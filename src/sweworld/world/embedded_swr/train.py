@@ -7,7 +7,8 @@ patch, or one ``git apply --check`` refused, is unresolved without it, as ``Embe
 repositories, measures on the held-out ones (every evaluation, decided as ``EmbeddedSWR.decide``
 decides: accuracy, precision, recall, F1, AUC, ECE, the majority baseline, milliseconds per
 prediction), or with ``by_repository`` predicts each repository with the model fitted on the
-others, then refits on every repository for the model it returns (``fit_traces``: calibrated); the figures go in ``model.meta`` (with nothing held out,
+others, then refits on every repository for the model it returns (``fit_traces``: calibrated);
+the figures go in ``model.meta`` (with nothing held out,
 ``train`` holds the final model's figures on its own training evaluations).
 ``real_seconds(run_dir)``: seconds of each real evaluation of a collect run (its
 ``eval/*/run_instance.log``), what one embedded prediction replaces.
