@@ -71,17 +71,11 @@ def backend_from_options(name: str, *, repos_dir: Path | None = None, network: b
 
 
 def world_kind(world: str | None, world_url: list[str] | None) -> str:
-    """``--world`` as given, else ``openai`` with ``--world-url`` and ``embedded`` without (said in one line).
-    ``--world openai`` without ``--world-url`` is a ConfigError that names both ways out."""
-    if world is None:
-        if world_url:
-            return "openai"
-        common.console.print(EMBEDDED_DEFAULT, markup=False, highlight=False, soft_wrap=True)
-        return "embedded"
-    if world == "openai" and not world_url:
-        from sweworld.errors import ConfigError
-        raise ConfigError("the sim and hybrid backends need the world models' endpoint (--world openai)",
-                          hint="pass --world-url http://HOST:PORT/v1 (an OpenAI-compatible server, e.g. vLLM, or "
-                               "`sweworld world serve --traces T` replaying recorded traces), or --world embedded "
-                               "for the CPU models (no endpoint)")
-    return world
+    """``--world`` as given, else ``openai`` with ``--world-url`` and ``embedded`` without (said in one
+    line). ``--world openai`` without ``--world-url`` is ``WorldConfig.from_options``'s error."""
+    if world is not None:
+        return world
+    if world_url:
+        return "openai"
+    common.console.print(EMBEDDED_DEFAULT, markup=False, highlight=False, soft_wrap=True)
+    return "embedded"

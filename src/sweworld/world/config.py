@@ -49,9 +49,10 @@ class WorldConfig(BaseModel):
             return cls(backend="embedded", swt_model=swt, swr_model={}, swt=SWTConfig(style=style),
                        swr=SWRConfig(style=style))
         if not urls:
-            raise ConfigError("the sim and hybrid backends need the world models' endpoint",
-                              hint="pass --world-url http://HOST:PORT/v1 (an OpenAI-compatible server, e.g. vLLM, "
-                                   "or `sweworld world serve --traces T` replaying recorded traces)")
+            raise ConfigError("the sim and hybrid backends need the world models' endpoint (--world openai)",
+                              hint="pass --world-url http://HOST:PORT/v1 (an OpenAI-compatible server, e.g. vLLM, or "
+                                   "`sweworld world serve --traces T` replaying recorded traces), or --world embedded "
+                                   "for the CPU models (no endpoint)")
         swt = OpenAIWorldConfig(urls=list(urls), model=model, temperature=0.0, cache=cache, max_tokens=max_tokens)
         swr = OpenAIWorldConfig(urls=list(urls), model=model, temperature=0.7, cache=cache, max_tokens=max_tokens)
         return cls(swt_model=swt.model_dump(), swr_model=swr.model_dump(), swt=SWTConfig(style=style),
