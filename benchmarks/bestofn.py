@@ -33,7 +33,7 @@ from sweworld.agents.perturb import PerturbPolicy
 from sweworld.backends.real import RealBackend
 from sweworld.data.sft import load_runs
 from sweworld.datasets import path_of
-from sweworld.rollout.runner import run_rollouts
+from sweworld.runs.rollout import run_rollouts
 from sweworld.synth import mutations_for_file
 from sweworld.tasks import load_tasks
 from sweworld.verify import create_verifier, select

@@ -27,10 +27,10 @@ from sweworld.agents.config import load_agent_config
 from sweworld.agents.policies import OraclePolicy
 from sweworld.backends.real import RealBackend
 from sweworld.datasets import path_of
-from sweworld.distributed import LocalRunner, environment_group, make_runner
 from sweworld.envs.store import disk_usage
-from sweworld.rollout.runner import run_rollouts
-from sweworld.rollout.store import TrajectoryStore
+from sweworld.runs.rollout import run_rollouts
+from sweworld.runs.runner import LocalRunner, environment_group, make_runner
+from sweworld.runs.store import TrajectoryStore
 from sweworld.tasks import load_tasks
 
 

@@ -18,8 +18,8 @@ from sweworld.agents.config import load_agent_config
 from sweworld.agents.policies import NoopPolicy, OraclePolicy
 from sweworld.backends.real import RealBackend
 from sweworld.datasets import path_of
-from sweworld.rollout.runner import run_rollouts
-from sweworld.rollout.store import TrajectoryStore
+from sweworld.runs.rollout import run_rollouts
+from sweworld.runs.store import TrajectoryStore
 from sweworld.tasks import load_tasks
 
 

@@ -26,8 +26,8 @@ from sweworld.envs import EnvBuilder
 from sweworld.errors import SWEWorldError
 from sweworld.harness.compare import compare, load_verdicts
 from sweworld.harness.predictions import Prediction, load_predictions, model_name
-from sweworld.harness.run import evaluate_run
 from sweworld.repos import RepoStore
+from sweworld.runs.eval import evaluate_run
 from sweworld.tasks import load_tasks
 
 

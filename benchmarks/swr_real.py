@@ -26,13 +26,13 @@ import json
 import time
 from pathlib import Path
 
+from sweworld.surrogates.swr.features import features
+from sweworld.surrogates.swr.model import SWRClassifier
+from sweworld.surrogates.swr.predict import decide, repo_sources
+from sweworld.surrogates.swr.swr import shipped_path
+from sweworld.surrogates.swr.train import L2, examples, leave_repo_out
 from sweworld.tasks import load_tasks
 from sweworld.types import Task
-from sweworld.world.embedded_swr.features import features
-from sweworld.world.embedded_swr.model import SWRClassifier
-from sweworld.world.embedded_swr.predict import decide, repo_sources
-from sweworld.world.embedded_swr.swr import shipped_path
-from sweworld.world.embedded_swr.train import L2, examples, leave_repo_out
 from sweworld.world.metrics import binary, scored
 from sweworld.world.traces import EvalTrace, load_traces
 from sweworld.world.verdicts import verdict_traces

@@ -17,10 +17,10 @@ import argparse
 import json
 from pathlib import Path
 
+from sweworld.surrogates.swr.swr import EmbeddedSWR, EmbeddedSWRConfig
+from sweworld.surrogates.swt.evaluate import leave_one_repo_out
+from sweworld.surrogates.swt.learn import repo_trees
 from sweworld.tasks import load_tasks
-from sweworld.world.embedded.evaluate import leave_one_repo_out
-from sweworld.world.embedded.learn import repo_trees
-from sweworld.world.embedded_swr.swr import EmbeddedSWR, EmbeddedSWRConfig
 from sweworld.world.traces import load_traces
 
 

@@ -29,15 +29,15 @@ from sweworld.backends.hybrid import HybridBackend
 from sweworld.backends.real import RealBackend
 from sweworld.backends.sim import SimBackend
 from sweworld.datasets import path_of
-from sweworld.rollout.runner import run_rollouts
+from sweworld.runs.rollout import run_rollouts
+from sweworld.surrogates.swr import EmbeddedSWR, EmbeddedSWRConfig
+from sweworld.surrogates.swr.predict import repo_sources
+from sweworld.surrogates.swr.swr import predictor as swr_predictor
+from sweworld.surrogates.swr.train import train
+from sweworld.surrogates.swt import evaluate as swt_eval
 from sweworld.synth import mutations_for_file
 from sweworld.tasks import load_tasks
 from sweworld.world.config import WorldConfig
-from sweworld.world.embedded import evaluate as swt_eval
-from sweworld.world.embedded_swr import EmbeddedSWR, EmbeddedSWRConfig
-from sweworld.world.embedded_swr.predict import repo_sources
-from sweworld.world.embedded_swr.swr import predictor as swr_predictor
-from sweworld.world.embedded_swr.train import train
 from sweworld.world.fidelity import split_of
 from sweworld.world.traces import TraceStore, load_traces
 

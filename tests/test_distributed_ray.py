@@ -20,15 +20,15 @@ from pathlib import Path
 import pytest
 
 from raycluster import EMPTY, FIXED, demo_tasks, local_ray
-from sweworld.agents.config import load_agent_config
+from sweworld.agents.config import load_server_config
 from sweworld.agents.policies import OraclePolicy
 from sweworld.backends.real import RealBackend
-from sweworld.distributed import LocalRunner, make_runner
 from sweworld.harness.predictions import Prediction
-from sweworld.harness.run import evaluate_run
-from sweworld.harness.validate import validate_tasks
-from sweworld.rollout.runner import run_rollouts
-from sweworld.rollout.store import TrajectoryStore
+from sweworld.runs.eval import evaluate_run
+from sweworld.runs.rollout import run_rollouts
+from sweworld.runs.runner import LocalRunner, make_runner
+from sweworld.runs.store import TrajectoryStore
+from sweworld.runs.validate import validate_tasks
 
 pytestmark = [pytest.mark.ray, pytest.mark.bwrap, pytest.mark.network, pytest.mark.slow,
               pytest.mark.xdist_group("ray")]
@@ -51,7 +51,7 @@ def stored(out: Path) -> list[dict]:
 
 
 def rollouts(tasks, out: Path, runner, make_policy=OraclePolicy, done=None) -> dict:
-    return run_rollouts(tasks, make_policy, load_agent_config(None), out, n_samples=2, workers=2,
+    return run_rollouts(tasks, make_policy, load_server_config(None), out, n_samples=2, workers=2,
                         backend=RealBackend(), runner=runner, on_done=done)
 
 
@@ -212,8 +212,8 @@ def test_runner_options_are_checked_before_any_work(tmp_path):
 
 def test_an_environment_group_has_one_home_node_and_its_items_ask_for_it_softly():
     pytest.importorskip("ray")
-    from sweworld.distributed.ray_runner import RayPool
-    from sweworld.distributed.runner import ROLLOUT
+    from sweworld.runs.ray_runner import RayPool
+    from sweworld.runs.runner import ROLLOUT
 
     pool = RayPool(None, 2, ROLLOUT, 3)
     pool._nodes = ["a" * 56, "b" * 56, "c" * 56]  # what __enter__ reads from ray.nodes()

@@ -11,12 +11,12 @@ import pytest
 from scripted_tasks import MODULE, default_tasks, episode, two_bug_task
 from tests.backends.fake import FakeBackend, apply_patch
 
-from sweworld.agents.config import load_agent_config
+from sweworld.agents.config import load_server_config
 from sweworld.agents.perturb import KINDS, PerturbPolicy, perturb_kind
 from sweworld.agents.policies import OraclePolicy
 from sweworld.errors import ModelError
-from sweworld.rollout.runner import run_rollouts
-from sweworld.rollout.store import TrajectoryStore
+from sweworld.runs.rollout import run_rollouts
+from sweworld.runs.store import TrajectoryStore
 from sweworld.synth import mutations_for_file
 
 
@@ -84,7 +84,7 @@ def test_a_bound_policy_refuses_another_instance():
 
 def test_a_resumed_rollout_gives_each_sample_what_a_full_run_gives_it(tmp_path):
     task, files = two_bug_task()
-    backend, config = FakeBackend({task.instance_id: files}), load_agent_config()
+    backend, config = FakeBackend({task.instance_id: files}), load_server_config()
 
     def make():
         return PerturbPolicy(p=0.5, seed=3, mutate=mutations_for_file)

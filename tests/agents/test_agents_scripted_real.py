@@ -9,13 +9,13 @@ from functools import partial
 
 import pytest
 
-from sweworld.agents.config import load_agent_config
+from sweworld.agents.config import load_server_config
 from sweworld.agents.explorer import SCRIPT, ExplorerPolicy
 from sweworld.agents.perturb import KINDS, PerturbPolicy, perturb_kind
 from sweworld.backends.real import RealBackend
 from sweworld.datasets import path_of
-from sweworld.rollout.runner import run_rollouts
-from sweworld.rollout.store import TrajectoryStore
+from sweworld.runs.rollout import run_rollouts
+from sweworld.runs.store import TrajectoryStore
 from sweworld.synth import mutations_for_file
 from sweworld.tasks import load_tasks
 
@@ -30,7 +30,7 @@ def tasks():
 
 
 def roll(tasks, make, out):
-    run_rollouts(tasks, make, load_agent_config(), out, n_samples=SAMPLES,
+    run_rollouts(tasks, make, load_server_config(), out, n_samples=SAMPLES,
                  workers=4, backend=RealBackend())
     return {t.key: t for t in TrajectoryStore(out / "trajectories.jsonl").load()}
 

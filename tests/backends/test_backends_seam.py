@@ -11,14 +11,14 @@ from pathlib import Path
 import pytest
 from tests.backends.fake import FakeBackend, FakeExecutor
 
-from sweworld.agents.config import load_agent_config
+from sweworld.agents.config import load_server_config
 from sweworld.agents.policies import NoopPolicy, OraclePolicy
 from sweworld.backends import Backend
 from sweworld.harness.predictions import Prediction
 from sweworld.harness.report import read_report
-from sweworld.harness.run import evaluate_run
 from sweworld.integrations.gym import SWEEnv
-from sweworld.rollout.runner import run_rollouts
+from sweworld.runs.eval import evaluate_run
+from sweworld.runs.rollout import run_rollouts
 from sweworld.testing import CHECKS, check_executor
 from sweworld.tools import ToolSet
 from sweworld.types import Task
@@ -90,7 +90,7 @@ def test_tools_on_the_fake():
 @pytest.mark.parametrize(("policy", "rate"), [(OraclePolicy, 1.0), (NoopPolicy, 0.0)])
 def test_rollouts_on_the_fake(tmp_path, policy, rate):
     fake = backend()
-    summary = run_rollouts([TASK], policy, load_agent_config(), tmp_path, backend=fake)
+    summary = run_rollouts([TASK], policy, load_server_config(), tmp_path, backend=fake)
     assert summary["resolve_rate"] == rate and summary["trajectories"] == 1
     assert summary["empty_patch_rate"] == 1.0 - rate
     traj = json.loads((tmp_path / "trajectories.jsonl").read_text().splitlines()[0])

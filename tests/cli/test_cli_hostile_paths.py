@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 from badinput import dataset, flat, invoke, missing_source, row, write_jsonl
 
-from sweworld.agents.config import load_agent_config
+from sweworld.agents.config import load_server_config
 from sweworld.agents.policies import NoopPolicy
 from sweworld.errors import DatasetError
 from sweworld.harness.predictions import Prediction
-from sweworld.harness.run import evaluate_run
-from sweworld.rollout.runner import run_rollouts
+from sweworld.runs.eval import evaluate_run
+from sweworld.runs.rollout import run_rollouts
 from sweworld.types import Task
 
 ESCAPE = "../../ESCAPED"
@@ -57,7 +57,7 @@ def test_evaluate_run_and_run_rollouts_refuse_a_task_whose_id_is_a_path(tmp_path
         evaluate_run([task], preds, run_id="r", model="m", logs_root=tmp_path / "a" / "b" / "logs",
                      summary_dir=tmp_path / "a" / "b")
     with pytest.raises(DatasetError, match="cannot name a file"):
-        run_rollouts([task], NoopPolicy, load_agent_config(), tmp_path / "a" / "b" / "out")
+        run_rollouts([task], NoopPolicy, load_server_config(), tmp_path / "a" / "b" / "out")
     assert not escaped(tmp_path) and not (tmp_path / "a").exists()
 
 

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 import sweworld.datasets as datasets
 from sweworld.cli import demo as demo_cmd
 from sweworld.cli.app import app
-from sweworld.report import read_report
+from sweworld.htmlreport import read_report
 from sweworld.types import Task
 
 SHIPPED = Path(datasets.__file__).parent

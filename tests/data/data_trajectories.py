@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from sweworld.rollout.store import TrajectoryStore
+from sweworld.runs.store import TrajectoryStore
 from sweworld.trajectory import Step, Trajectory
 
 

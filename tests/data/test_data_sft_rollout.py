@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from sweworld.agents.config import load_agent_config
+from sweworld.agents.config import load_server_config
 from sweworld.agents.policies import NoopPolicy, OraclePolicy
 from sweworld.data.sft import SFTOptions, export_sft, summary_path, write_sft
 from sweworld.datasets import path_of
@@ -19,12 +19,12 @@ IDS = ("more-itertools__first-default", "more-itertools__first-and-ilen")
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    from sweworld.rollout.runner import run_rollouts
+    from sweworld.runs.rollout import run_rollouts
 
     tasks = [t for t in load_tasks(path_of("demo")) if t.instance_id in IDS]
     root = tmp_path_factory.mktemp("rollouts")
-    oracle = run_rollouts(tasks, OraclePolicy, load_agent_config(), root / "oracle", n_samples=2, workers=2)
-    noop = run_rollouts(tasks, NoopPolicy, load_agent_config(), root / "noop", workers=2)
+    oracle = run_rollouts(tasks, OraclePolicy, load_server_config(), root / "oracle", n_samples=2, workers=2)
+    noop = run_rollouts(tasks, NoopPolicy, load_server_config(), root / "noop", workers=2)
     assert oracle["resolve_rate"] == 1.0 and noop["resolve_rate"] == 0.0
     return root / "oracle", root / "noop"
 

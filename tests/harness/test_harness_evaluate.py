@@ -17,7 +17,7 @@ from realtasks import FIRST_BUG, ILEN_BUG, MODULE, real_tasks, sources, unified
 from sweworld.backends.real import RealBackend, evaluate_instance
 from sweworld.envs import EnvBuilder
 from sweworld.harness.predictions import Prediction
-from sweworld.harness.run import evaluate_run
+from sweworld.runs.eval import evaluate_run
 from sweworld.tasks import save_tasks
 
 pytestmark = [pytest.mark.bwrap, pytest.mark.network]

@@ -10,7 +10,7 @@ import pytest
 
 from sweworld.harness.predictions import Prediction
 from sweworld.harness.report import InstanceReport, write_report
-from sweworld.harness.run import evaluate_run, load_existing
+from sweworld.runs.eval import evaluate_run, load_existing
 
 
 def finished_dir(root: Path, *, tests_ran: bool) -> Path:

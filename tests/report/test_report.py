@@ -1,4 +1,4 @@
-"""sweworld.report: well-formed self-contained HTML, SVG bars, escaping, atomic writes, JSON round trip."""
+"""sweworld.htmlreport: well-formed self-contained HTML, SVG bars, escaping, atomic writes, JSON round trip."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from sweworld.report import (
+from sweworld.htmlreport import (
     BarChart,
     Report,
     Section,

@@ -8,9 +8,9 @@ import json
 from tests.backends.fake import FakeBackend
 from tests.backends.test_backends_seam import FILES, TASK
 
-from sweworld.agents.config import load_agent_config
+from sweworld.agents.config import load_server_config
 from sweworld.agents.policies import ScriptedPolicy
-from sweworld.rollout.runner import run_rollouts
+from sweworld.runs.rollout import run_rollouts
 
 
 class SamplePolicy(ScriptedPolicy):
@@ -29,7 +29,7 @@ class SamplePolicy(ScriptedPolicy):
 
 
 def test_each_sample_gets_a_policy_bound_to_it(tmp_path):
-    run_rollouts([TASK], SamplePolicy, load_agent_config(), tmp_path, n_samples=3, workers=3,
+    run_rollouts([TASK], SamplePolicy, load_server_config(), tmp_path, n_samples=3, workers=3,
                  backend=FakeBackend({TASK.instance_id: FILES}), evaluate=False)
     rows = [json.loads(line) for line in (tmp_path / "trajectories.jsonl").read_text().splitlines()]
     thoughts = {row["sample"]: row["steps"][0]["thought"] for row in rows}

@@ -14,7 +14,7 @@ import sys
 import pytest
 
 from chatserver import ChatServer
-from sweworld.rollout.store import TrajectoryStore
+from sweworld.runs.store import TrajectoryStore
 
 pytestmark = [pytest.mark.bwrap, pytest.mark.network]
 
@@ -78,8 +78,8 @@ def test_hybrid_audits_are_counted_here_and_said_not_collected_when_workers_hold
     workers hold copies, the summary says so instead of reporting zero audits."""
     from types import SimpleNamespace
 
-    from sweworld.distributed import LocalRunner
-    from sweworld.rollout.runner import NOT_COLLECTED, audit_part
+    from sweworld.runs.rollout import NOT_COLLECTED, audit_part
+    from sweworld.runs.runner import LocalRunner
 
     hybrid = SimpleNamespace(name="hybrid", audit_summary=lambda: {"steps": {"audited": 3}})
     assert audit_part(hybrid, None) == audit_part(hybrid, LocalRunner()) == {"audits": {"steps": {"audited": 3}}}

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from sweworld.rollout.metrics import pass_at_k, summarize
-from sweworld.rollout.store import TrajectoryStore
+from sweworld.runs.metrics import pass_at_k, summarize
+from sweworld.runs.store import TrajectoryStore
 from sweworld.trajectory import Step, Trajectory
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from sweworld.backends.real import RealBackend
 from sweworld.envs import EnvBuilder
-from sweworld.harness.validate import validate_instance
+from sweworld.runs.validate import validate_instance
 from sweworld.synth import Mutation
 from sweworld.synth.check import check_candidate, covering_tests, test_budgets
 from sweworld.synth.coverage import function_spans

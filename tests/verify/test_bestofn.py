@@ -9,8 +9,8 @@ import random
 import pytest
 
 from sweworld.errors import ConfigError
-from sweworld.report import render_html
-from sweworld.report.model import Report
+from sweworld.htmlreport import render_html
+from sweworld.htmlreport.model import Report
 from sweworld.trajectory import Step, Trajectory
 from sweworld.verify import (
     Scored,

@@ -12,7 +12,7 @@ import pytest
 
 from realtasks import unified
 from sweworld.errors import ConfigError, ModelError
-from sweworld.rollout.store import TrajectoryStore
+from sweworld.runs.store import TrajectoryStore
 from sweworld.trajectory import Step, Trajectory
 from sweworld.types import Task
 from sweworld.verify import create_verifier, select

@@ -80,7 +80,7 @@ def test_needs_an_endpoint_and_a_task():
 
 def test_select_cli_with_the_llm_verifier(tmp_path):
     from sweworld.datasets import path_of
-    from sweworld.rollout.store import TrajectoryStore
+    from sweworld.runs.store import TrajectoryStore
     from sweworld.tasks import load_tasks
 
     real = next(iter(load_tasks(path_of("default"))))

@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 
-from sweworld.rollout.store import TrajectoryStore
+from sweworld.runs.store import TrajectoryStore
 from sweworld.trajectory import Trajectory
 
 

@@ -4,10 +4,10 @@ above another mutation, so best-of-n picks the resolving sample."""
 from __future__ import annotations
 
 from realtasks import unified
+from sweworld.surrogates.swr import EmbeddedSWR
 from sweworld.trajectory import Trajectory
 from sweworld.types import Task
 from sweworld.verify import SWRVerifier, select
-from sweworld.world.embedded_swr import EmbeddedSWR
 
 PATH = "clamp/core.py"
 FIXED = "def clamp(x, lo, hi):\n    if x < lo:\n        return lo\n    if x > hi:\n        return hi\n    return x\n"

@@ -7,12 +7,12 @@ from __future__ import annotations
 import pytest
 from swebench.harness.log_parsers.python import parse_log_sympy
 
+from sweworld.surrogates.swt.djangofmt import learned_parts, preamble
+from sweworld.surrogates.swt.model import EmbeddedSWT
+from sweworld.surrogates.swt.testcmd import parse_test_command
+from sweworld.surrogates.swt.wrappers import Wrapper, wrap
 from sweworld.types import Task
 from sweworld.world.context import SWTContext
-from sweworld.world.embedded.djangofmt import learned_parts, preamble
-from sweworld.world.embedded.model import EmbeddedSWT
-from sweworld.world.embedded.testcmd import parse_test_command
-from sweworld.world.embedded.wrappers import Wrapper, wrap
 
 
 @pytest.mark.parametrize(("command", "fields"), [

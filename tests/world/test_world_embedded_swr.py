@@ -16,12 +16,12 @@ from realtasks import MODULE, real_tasks, sources, unified
 from sweworld.cli.app import app
 from sweworld.errors import ModelError
 from sweworld.harness.predictions import Prediction
+from sweworld.surrogates.swr import FEATURES, EmbeddedSWR, SWRClassifier, features, fit
+from sweworld.surrogates.swr.patched import apply_patch_text
+from sweworld.surrogates.swr.predict import decide, repo_sources
+from sweworld.surrogates.swr.train import train
+from sweworld.surrogates.swt.predictor import load_predictor
 from sweworld.types import Task
-from sweworld.world.embedded.predictor import load_predictor
-from sweworld.world.embedded_swr import FEATURES, EmbeddedSWR, SWRClassifier, features, fit
-from sweworld.world.embedded_swr.patched import apply_patch_text
-from sweworld.world.embedded_swr.predict import decide, repo_sources
-from sweworld.world.embedded_swr.train import train
 from sweworld.world.swt import SWT
 from sweworld.world.traces import TraceStore
 
@@ -114,7 +114,7 @@ def test_the_shipped_model_loads_and_separates_the_revert_from_a_mutation(table)
     statuses = swr.predict(TASK, patch_of(FIXED), [*TASK.FAIL_TO_PASS, "tests/test_other.py::test_x"])
     assert [s for s, _ in statuses.values()] == ["PASSED", "PASSED"] and all(0.5 <= c <= 1 for _, c in statuses.values())
     assert swr.predict(TASK, patch_of(VARIANTS["another_mutation"][0]), TASK.FAIL_TO_PASS)[TASK.FAIL_TO_PASS[0]][0] == "FAILED"
-    assert isinstance(load_predictor("sweworld.world.embedded_swr:predictor"), EmbeddedSWR)
+    assert isinstance(load_predictor("sweworld.surrogates.swr:predictor"), EmbeddedSWR)
 
 
 def test_evaluate_is_graded_by_the_harness_and_decides_like_swr(tmp_path):

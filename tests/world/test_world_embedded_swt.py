@@ -9,15 +9,15 @@ import re
 import pytest
 
 from sweworld.agents.explorer import reproduction_script
+from sweworld.surrogates.swt import EmbeddedSWT, GoldTouchPredictor
+from sweworld.surrogates.swt.adapter import context_from_messages
+from sweworld.surrogates.swt.affected import affected_tests
+from sweworld.surrogates.swt.evaluate import held_out, leave_one_repo_out, score
+from sweworld.surrogates.swt.predictor import touches
+from sweworld.surrogates.swt.shellfilters import apply_filters
+from sweworld.surrogates.swt.structured import Prediction
+from sweworld.surrogates.swt.testcmd import keyword_matches, parse_script_command, parse_test_command
 from sweworld.world.context import swt_context
-from sweworld.world.embedded import EmbeddedSWT, GoldTouchPredictor
-from sweworld.world.embedded.adapter import context_from_messages
-from sweworld.world.embedded.affected import affected_tests
-from sweworld.world.embedded.evaluate import held_out, leave_one_repo_out, score
-from sweworld.world.embedded.predictor import touches
-from sweworld.world.embedded.shellfilters import apply_filters
-from sweworld.world.embedded.structured import Prediction
-from sweworld.world.embedded.testcmd import keyword_matches, parse_script_command, parse_test_command
 from sweworld.world.fidelity import measure
 from sweworld.world.metrics import similarity
 from sweworld.world.models import create_model
@@ -266,7 +266,7 @@ def test_repositories_left_out_of_fitting_are_predicted_from_structure(shipped):
 def test_confidences_are_calibrated_on_exit_codes_left_out_by_repository(shipped):
     """Calibrated confidence = the leave-one-repository-out exit-code accuracy of the prediction's
     path (and band): within [0, 1], exact replays keep 1.0, and routing on it reads correctness."""
-    from sweworld.world.embedded.calibrate import calibrated, calibration
+    from sweworld.surrogates.swt.calibrate import calibrated, calibration
 
     table = calibration(shipped)
     assert table and all(0.0 < value < 1.0 for value in table.values())

@@ -45,7 +45,7 @@ from sweworld.cli.demo_world import traces_path, world
 
 if TYPE_CHECKING:
     from sweworld.envs import EnvBuilder
-    from sweworld.report import Section
+    from sweworld.htmlreport import Section
     from sweworld.types import Task
 
 LITE = "lite"
@@ -193,8 +193,8 @@ STEPS: list[Step] = [
 
 
 def dataset_section(run: DemoRun) -> Section:
-    from sweworld.report import Section
-    from sweworld.report import Table as ReportTable
+    from sweworld.htmlreport import Section
+    from sweworld.htmlreport import Table as ReportTable
 
     rows = [[t.instance_id, t.repo_source or t.repo, _method(t) or None, len(t.FAIL_TO_PASS),
              len(t.PASS_TO_PASS)] for t in run.tasks]
@@ -206,8 +206,8 @@ def dataset_section(run: DemoRun) -> Section:
 
 
 def timing_section(timings: dict[str, float]) -> Section:
-    from sweworld.report import BarChart, Section
-    from sweworld.report import Table as ReportTable
+    from sweworld.htmlreport import BarChart, Section
+    from sweworld.htmlreport import Table as ReportTable
 
     total = sum(timings.values())
     return Section(title="Time per step", text=f"Wall time of each step; {total:.1f}s in all.",
@@ -224,7 +224,7 @@ def _dataset_label(dataset: str) -> str:
 
 def write_demo_report(run: DemoRun, sections: list[Section], duration: float) -> Path:
     from sweworld import __version__
-    from sweworld.report import Report, write_report
+    from sweworld.htmlreport import Report, write_report
 
     repos = sorted({t.repo for t in run.tasks})
     report = Report(

@@ -25,7 +25,7 @@ from sweworld.cli.demo_world import traces_path
 
 if TYPE_CHECKING:
     from sweworld.cli.demo import DemoRun
-    from sweworld.report import Section
+    from sweworld.htmlreport import Section
 
 CAP = 2
 
@@ -34,8 +34,8 @@ def data(run: DemoRun) -> list[Section]:
     """Export the SFT set and the SWT/SWR sets of this run."""
     from sweworld.data.sft import SFTOptions, write_sft
     from sweworld.data.world import write_world
-    from sweworld.report import Section
-    from sweworld.report import Table as ReportTable
+    from sweworld.htmlreport import Section
+    from sweworld.htmlreport import Table as ReportTable
 
     runs = sorted(p.parent for p in run.out.glob("**/trajectories.jsonl") if "real" in p.parent.name
                   or p.parent.parent.name == "rollouts")

@@ -24,7 +24,7 @@ from sweworld.cli.demo_world import TEST_FRACTION, print_fidelity, print_runs, t
 
 if TYPE_CHECKING:
     from sweworld.cli.demo import DemoRun
-    from sweworld.report import Section
+    from sweworld.htmlreport import Section
 
 ROUTE_BELOW = 0.9
 SAMPLES = 2
@@ -32,15 +32,15 @@ SAMPLES = 2
 
 def embedded(run: DemoRun) -> list[Section]:
     """Mixed-outcome traces, then sim and hybrid rollouts and fidelity on the embedded models."""
-    from sweworld.agents.config import load_agent_config
+    from sweworld.agents.config import load_server_config
     from sweworld.agents.explorer import ExplorerPolicy
     from sweworld.agents.perturb import PerturbPolicy
     from sweworld.agents.policies import NoopPolicy, TestingOraclePolicy
     from sweworld.backends.hybrid import HybridBackend
     from sweworld.backends.real import RealBackend
     from sweworld.backends.sim import SimBackend
-    from sweworld.report import rollout_section
-    from sweworld.rollout.runner import run_rollouts
+    from sweworld.htmlreport import rollout_section
+    from sweworld.runs.rollout import run_rollouts
     from sweworld.synth import mutations_for_file
     from sweworld.world.config import WorldConfig
     from sweworld.world.fidelity import fidelity_section, measure, split_of
@@ -50,7 +50,7 @@ def embedded(run: DemoRun) -> list[Section]:
         common.out.print("[dim]skipped: the embedded world is fitted on the traces of a real run[/dim]")
         return []
     explorer = partial(ExplorerPolicy, fix="perturb", p=0.5, seed=0, mutate=mutations_for_file)
-    config = load_agent_config()
+    config = load_server_config()
     world_dir = run.out / "world"
     target = world_dir / "real-explorer-perturb"
     shutil.rmtree(target, ignore_errors=True)

@@ -24,7 +24,7 @@ from sweworld.cli.demo_swr import swr_on_mined
 
 if TYPE_CHECKING:
     from sweworld.cli.demo import DemoRun
-    from sweworld.report import Section
+    from sweworld.htmlreport import Section
 
 NAME, VERSION = "more-itertools", "10.5.0"
 MORE, RECIPES = "more_itertools/more.py", "more_itertools/recipes.py"
@@ -114,11 +114,11 @@ def mining(run: DemoRun) -> list[Section]:
     """Mine the demo history, then evaluate the mined instances' gold and empty patches."""
     from sweworld.backends.real import RealBackend
     from sweworld.harness.predictions import Prediction
-    from sweworld.harness.run import evaluate_run
+    from sweworld.htmlreport import Section
+    from sweworld.htmlreport import Table as ReportTable
     from sweworld.mine.pipeline import MineOptions
     from sweworld.mine.run import mine_repository
-    from sweworld.report import Section
-    from sweworld.report import Table as ReportTable
+    from sweworld.runs.eval import evaluate_run
 
     repo = build_history(run.out / "mine" / "history").root
     out = run.out / "mine" / "tasks.jsonl"

@@ -13,7 +13,7 @@ from sweworld.cli import common
 
 if TYPE_CHECKING:
     from sweworld.cli.demo import DemoRun
-    from sweworld.report import Section
+    from sweworld.htmlreport import Section
     from sweworld.types import Task
 
 TEST = "python -m pytest -q -p no:cacheprovider {tests} 2>&1 | tail -n 1"
@@ -23,8 +23,8 @@ N_SAMPLES = 2
 def environments(run: DemoRun) -> list[Section]:
     """Fetch and cache every repository, then build every environment and instance layer."""
     from sweworld.errors import EnvBuildError, RepoError, SWEWorldError
-    from sweworld.report import Section
-    from sweworld.report import Table as ReportTable
+    from sweworld.htmlreport import Section
+    from sweworld.htmlreport import Table as ReportTable
 
     def fetch(task: Task) -> float:
         t0 = time.perf_counter()
@@ -94,8 +94,8 @@ def environments(run: DemoRun) -> list[Section]:
 def substrate(run: DemoRun) -> list[Section]:
     """Build one real environment and use it from two isolated episodes."""
     from sweworld.envs import episode_sandbox
-    from sweworld.report import Section
-    from sweworld.report import Table as ReportTable
+    from sweworld.htmlreport import Section
+    from sweworld.htmlreport import Table as ReportTable
 
     task = run.instance or run.tasks[0]
     builder = run.builder
@@ -153,8 +153,8 @@ def substrate(run: DemoRun) -> list[Section]:
 def harness(run: DemoRun) -> list[Section]:
     """Evaluate the gold and the empty predictions of the chosen instances."""
     from sweworld.harness.predictions import Prediction
-    from sweworld.harness.run import evaluate_run
-    from sweworld.report import evaluation_section
+    from sweworld.htmlreport import evaluation_section
+    from sweworld.runs.eval import evaluate_run
 
     table = Table("predictions", "instances", "resolved", "unresolved", "empty patch", "errors", "summary",
                   title="docker-free evaluation (SWE-bench layout)")
@@ -177,11 +177,11 @@ def rollouts(run: DemoRun) -> list[Section]:
     """Roll out the oracle (with test runs) and noop policies, every trajectory evaluated by the harness."""
     import shutil
 
-    from sweworld.agents.config import load_agent_config
+    from sweworld.agents.config import load_server_config
     from sweworld.agents.policies import NoopPolicy, TestingOraclePolicy
-    from sweworld.report import instances_section, rollout_section
-    from sweworld.rollout.runner import run_rollouts
-    from sweworld.rollout.store import TrajectoryStore
+    from sweworld.htmlreport import instances_section, rollout_section
+    from sweworld.runs.rollout import run_rollouts
+    from sweworld.runs.store import TrajectoryStore
 
     table = Table("policy", "trajectories", "resolve rate", "empty-patch rate", "stuck rate", "mean steps",
                   "pass@1", "pass@2", title="rollouts (agent loop + tools, rewards from the harness)")
@@ -190,7 +190,7 @@ def rollouts(run: DemoRun) -> list[Section]:
     for name, policy in (("oracle-tests", TestingOraclePolicy), ("noop", NoopPolicy)):
         target = run.out / "rollouts" / name
         shutil.rmtree(target, ignore_errors=True)
-        summary = run_rollouts(run.tasks, policy, load_agent_config(), target, n_samples=N_SAMPLES,
+        summary = run_rollouts(run.tasks, policy, load_server_config(), target, n_samples=N_SAMPLES,
                                workers=run.workers, backend=run.backend)
         summaries[name] = summary
         trajectories += TrajectoryStore(target / "trajectories.jsonl").load()

@@ -24,7 +24,7 @@ Read = Callable[[str], "str | None"]
 
 def agent_style(task: Task, read: Read) -> dict[str, str]:
     """The patches of the module docstring, by kind (the gold and empty patches included)."""
-    from sweworld.world.embedded_swr.patched import apply_patch_text
+    from sweworld.surrogates.swr.patched import apply_patch_text
 
     gold = apply_patch_text(task.patch, read)
     path = next(p for p in gold.paths if p.endswith(".py") and gold.after.get(p) and gold.base.get(p))
@@ -45,9 +45,9 @@ def swr_on_mined(run, tasks: list[Task], repo) -> tuple[list[list], dict]:
     the embedded SWR on ``tasks``' agent-style patches (``repo``: the mined repository)."""
     from sweworld.backends.real import RealBackend
     from sweworld.harness.predictions import Prediction
-    from sweworld.harness.run import evaluate_run
     from sweworld.repos.blobs import GitBlobs
-    from sweworld.world.embedded_swr.swr import EmbeddedSWR
+    from sweworld.runs.eval import evaluate_run
+    from sweworld.surrogates.swr.swr import EmbeddedSWR
     from sweworld.world.metrics import scored
 
     blobs = GitBlobs(repo)

@@ -25,7 +25,7 @@ from sweworld.cli import common
 
 if TYPE_CHECKING:
     from sweworld.cli.demo import DemoRun
-    from sweworld.report import Section
+    from sweworld.htmlreport import Section
 
 TEST_FRACTION = 0.5
 AUDIT_RATE = 0.5
@@ -37,12 +37,12 @@ def traces_path(out: Path) -> Path:
 
 def world(run: DemoRun) -> list[Section]:
     """Sim and hybrid rollouts against a replay of the train repositories' traces; fidelity."""
-    from sweworld.agents.config import load_agent_config
+    from sweworld.agents.config import load_server_config
     from sweworld.agents.policies import NoopPolicy, TestingOraclePolicy
     from sweworld.backends.hybrid import HybridBackend
     from sweworld.backends.sim import SimBackend
-    from sweworld.report import rollout_section
-    from sweworld.rollout.runner import run_rollouts
+    from sweworld.htmlreport import rollout_section
+    from sweworld.runs.rollout import run_rollouts
     from sweworld.world.config import WorldConfig
     from sweworld.world.fidelity import fidelity_section, measure, split_of
     from sweworld.world.replay import ReplayIndex, ReplayServer
@@ -66,7 +66,7 @@ def world(run: DemoRun) -> list[Section]:
                                       ("hybrid oracle-tests", TestingOraclePolicy, hybrid)):
             target = run.out / "world" / name.replace(" ", "-")
             shutil.rmtree(target, ignore_errors=True)
-            summaries[name] = run_rollouts(run.tasks, policy, load_agent_config(), target, workers=run.workers,
+            summaries[name] = run_rollouts(run.tasks, policy, load_server_config(), target, workers=run.workers,
                                            backend=backend)
         result = measure(traces, config.make_swt(), config.make_swr(), test_fraction=TEST_FRACTION,
                          workers=run.workers)

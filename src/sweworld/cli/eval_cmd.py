@@ -24,7 +24,7 @@ from sweworld.cli.backend_opts import (
 )
 from sweworld.cli.common import Dataset, InstanceIds, ReposDir, SkipInvalid, Split, Workers
 from sweworld.cli.runner_opts import RayAddress, RunnerName, runner_from_options
-from sweworld.rollout.runner import audit_part
+from sweworld.runs.rollout import audit_part
 
 Predictions = Annotated[str, typer.Option("--predictions", "-p", help="Predictions (.json/.jsonl of "
                                           "{instance_id, model_name_or_path, model_patch}) or 'gold'.")]
@@ -57,8 +57,8 @@ def eval_(dataset: Dataset = common.DEFAULT_DATASET, predictions: Predictions = 
     (``--backend sim``: SWR predicts the test run, graded by the same code)."""
     from sweworld.harness.compare import compare, load_verdicts, verdicts_from_tasks
     from sweworld.harness.predictions import listing, load_predictions, model_name, unmatched
-    from sweworld.harness.run import evaluate_run, run_dir
     from sweworld.runlock import lock_for_command
+    from sweworld.runs.eval import evaluate_run, run_dir
 
     with common.reported():
         tasks = list(common.load(dataset, split=split, instance_ids=instance_ids, skip_invalid=skip_invalid))

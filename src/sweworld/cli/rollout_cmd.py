@@ -81,7 +81,7 @@ def _policy_factory(policy: str, model_url: str | None, model: str | None, api_k
     if policy == "replay":
         if replay is None:
             raise DatasetError("--policy replay needs --replay FILE (a trajectories.jsonl)")
-        from sweworld.rollout.store import TrajectoryStore
+        from sweworld.runs.store import TrajectoryStore
         stored = {t.instance_id: t for t in sorted(TrajectoryStore(replay).load(), key=lambda t: -t.sample)}
         return lambda: ReplayPolicy(stored)
     if policy == "openai":
@@ -102,7 +102,7 @@ def rollout(dataset: Dataset = common.DEFAULT_DATASET, policy: PolicyName = "ora
             n_samples: Annotated[int, typer.Option("--n-samples", "-k", min=1, help="Samples per instance.")] = 1,
             api_key_env: Annotated[str, typer.Option(help="Env var holding the API key.")] = "OPENAI_API_KEY",
             replay: Annotated[Path | None, typer.Option(help="trajectories.jsonl to replay.", **InputFile)] = None,
-            agent_config: Annotated[Path | None, typer.Option(help="Agent YAML (templates, limits).",
+            server_config: Annotated[Path | None, typer.Option(help="Agent YAML (templates, limits).",
                                                               **InputFile)] = None,
             step_limit: Annotated[int | None, typer.Option(min=1, help="Override the step limit.")] = None,
             temperature: Annotated[float, typer.Option(min=0.0, help="Sampling temperature.")] = 0.0,
@@ -118,15 +118,15 @@ def rollout(dataset: Dataset = common.DEFAULT_DATASET, policy: PolicyName = "ora
             world: WorldKind = None, world_traces: WorldTraces = None, runner: RunnerName = "local",
             ray_address: RayAddress = None, world_max_tokens: WorldMaxTokens = None) -> None:
     """Roll out a policy: trajectories appended one by one (resumable), predictions, metrics."""
-    from sweworld.agents.config import load_agent_config
-    from sweworld.rollout.runner import run_rollouts
+    from sweworld.agents.config import load_server_config
     from sweworld.runlock import lock_for_command
+    from sweworld.runs.rollout import run_rollouts
 
     with common.reported():
         tasks = list(common.load(dataset, split=split, instance_ids=instance_ids, skip_invalid=skip_invalid))
         factory = _policy_factory(policy, model_url, model, api_key_env, replay, temperature, text_actions,
                                   max_tokens, model_retries, perturb_p, seed)
-        config = load_agent_config(agent_config, step_limit=step_limit, text_actions=text_actions or None)
+        config = load_server_config(server_config, step_limit=step_limit, text_actions=text_actions or None)
         lock_for_command(out, f"rollout into {out}")
         chosen = backend_from_options(backend, repos_dir=repos_dir, world_url=world_url, world_model=world_model,
                                       prompt_style=prompt_style, audit_rate=audit_rate, traces=traces,

@@ -23,8 +23,8 @@ RayAddress = Annotated[str | None, typer.Option(
 
 def runner_from_options(name: str = "local", ray_address: str | None = None):
     """The runner the options name (``ConfigError`` reaches the caller's ``reported``)."""
-    from sweworld.distributed import make_runner
     from sweworld.errors import ConfigError
+    from sweworld.runs.runner import make_runner
 
     if ray_address and name != "ray":
         raise ConfigError(f"--ray-address {ray_address} is set but the runner is {name!r}",

@@ -90,7 +90,7 @@ def select(ctx: typer.Context,
                                    "resolved": s.resolved} for iid, s in selection.picks.items()}
             json_out.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
         if report:
-            from sweworld.report import Report, write_report
+            from sweworld.htmlreport import Report, write_report
             from sweworld.verify import bestofn_section
             write_report(Report(title="sweworld best-of-n", meta={"runs": ", ".join(map(str, runs)),
                                                                   "verifier": verifier},

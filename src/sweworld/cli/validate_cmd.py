@@ -28,9 +28,9 @@ def validate(dataset: Dataset = common.DEFAULT_DATASET, out: Out = Path("validat
     """Run each instance's tests without and with the gold patch (twice each); keep the valid ones."""
     from sweworld.backends.real import RealBackend
     from sweworld.envs import EnvBuilder
-    from sweworld.harness.validate import validate_tasks
     from sweworld.repos import RepoStore
     from sweworld.runlock import lock_for_command
+    from sweworld.runs.validate import validate_tasks
     from sweworld.tasks import save_tasks
 
     with common.reported():

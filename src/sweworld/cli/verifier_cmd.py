@@ -31,8 +31,8 @@ def train(ctx: typer.Context,
     """Train the embedded verifier (a CPU logistic regression) on rollouts labelled by the real harness."""
     from sweworld.cli.select_cmd import tasks_of
     from sweworld.data.sft import load_runs
+    from sweworld.surrogates.swr.predict import repo_sources
     from sweworld.verify.embedded import train_verifier
-    from sweworld.world.embedded_swr.predict import repo_sources
 
     runs = common.existing_paths(runs, ctx, "--runs")
     with common.reported():

@@ -37,7 +37,7 @@ def collect(dataset: Dataset = common.DEFAULT_DATASET, policy: PolicyName = "ora
             repos_dir: ReposDir = None, instance_ids: InstanceIds = None, workers: Workers = 1,
             n_samples: Annotated[int, typer.Option("--n-samples", "-k", min=1, help="Samples per instance.")] = 1,
             replay: Annotated[Path | None, typer.Option(help="trajectories.jsonl to replay.", **InputFile)] = None,
-            agent_config: Annotated[Path | None, typer.Option(help="Agent YAML (templates, limits).",
+            server_config: Annotated[Path | None, typer.Option(help="Agent YAML (templates, limits).",
                                                               **InputFile)] = None,
             step_limit: Annotated[int | None, typer.Option(min=1, help="Override the step limit.")] = None,
             temperature: Annotated[float, typer.Option(min=0.0, help="Sampling temperature.")] = 0.0,
@@ -49,7 +49,7 @@ def collect(dataset: Dataset = common.DEFAULT_DATASET, policy: PolicyName = "ora
     try:
         rollout(dataset=dataset, policy=policy, model_url=model_url, model=model, out=out, split=split,
                 repos_dir=repos_dir, instance_ids=instance_ids, workers=workers, n_samples=n_samples, replay=replay,
-                agent_config=agent_config, step_limit=step_limit, temperature=temperature, backend="real",
+                server_config=server_config, step_limit=step_limit, temperature=temperature, backend="real",
                 traces=traces, runner=runner, ray_address=ray_address)
     finally:
         if traces.exists():
@@ -106,8 +106,8 @@ def fidelity(traces: Annotated[list[Path] | None, typer.Option("--traces", "-t",
                                                            help="Write the figures as JSON.")] = None) -> None:
     """Measure SWT and SWR against the real results recorded in traces (and published verdicts), per repository, agent and split."""
     from sweworld.cli.demo_world import print_fidelity
-    from sweworld.report import Report
-    from sweworld.report.html import render_html
+    from sweworld.htmlreport import Report
+    from sweworld.htmlreport.html import render_html
     from sweworld.world.config import WorldConfig
     from sweworld.world.fidelity import fidelity_section, measure
     from sweworld.world.traces import load_traces
@@ -155,9 +155,9 @@ def train(traces: Annotated[list[Path] | None, typer.Option("--traces", "-t", ex
           json_out: Annotated[Path | None, typer.Option("--json", callback=params.output_file, dir_okay=False,
                                                         help="Write the figures as JSON.")] = None) -> None:
     """Train the embedded SWR (a CPU classifier) on real evaluations (traces, published verdicts); measure it on held-out repositories."""
-    from sweworld.world.embedded_swr.predict import repo_sources
-    from sweworld.world.embedded_swr.train import rows, speed
-    from sweworld.world.embedded_swr.train import train as fit_traces
+    from sweworld.surrogates.swr.predict import repo_sources
+    from sweworld.surrogates.swr.train import rows, speed
+    from sweworld.surrogates.swr.train import train as fit_traces
     from sweworld.world.traces import load_traces
 
     with common.reported():

@@ -82,7 +82,7 @@ def conversation(traj: Trajectory) -> list[dict[str, Any]]:
 
 def load_runs(runs: Sequence[str | Path]) -> list[tuple[str, Trajectory]]:
     """(run, trajectory) of every rollout directory (or trajectories.jsonl file), in run order."""
-    from sweworld.rollout.store import TrajectoryStore
+    from sweworld.runs.store import TrajectoryStore
 
     found = []
     for run in runs:

@@ -19,7 +19,7 @@ from pathlib import Path
 from sweworld.envs.store import envs_root, locked, remove_tree
 from sweworld.repos.cache import locked as repos_locked
 from sweworld.repos.cache import repos_root
-from sweworld.sandbox import episodes
+from sweworld.sandbox import workdirs
 from sweworld.usage import forget, last_used
 
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
@@ -71,17 +71,17 @@ def trees() -> list[Path]:
 
 def collect(older_than: float | None = None, *, now: float | None = None) -> list[Garbage]:
     """What ``gc`` would remove now (see the module docstring)."""
-    found = [Garbage("episode", p, why) for p, why in episodes.orphans()]
+    found = [Garbage("episode", p, why) for p, why in workdirs.orphans()]
     if older_than is None:
         return found
     now = time.time() if now is None else now
     cutoff = now - older_than
-    for directory in sorted(episodes.root().iterdir()):
-        owner = episodes.read_owner(directory)
-        if owner and owner.get("keep") and episodes.owner_state(owner) == "gone" \
+    for directory in sorted(workdirs.root().iterdir()):
+        owner = workdirs.read_owner(directory)
+        if owner and owner.get("keep") and workdirs.owner_state(owner) == "gone" \
                 and owner.get("created", now) < cutoff:
             found.append(Garbage("episode", directory, f"kept episode, owner pid {owner.get('pid')} is gone"))
-    uses = episodes.live_uses()
+    uses = workdirs.live_uses()
     return (found + _stale("environment", environments(), cutoff, uses, now)
             + _stale("tree", trees(), cutoff, uses, now))
 
@@ -89,12 +89,12 @@ def collect(older_than: float | None = None, *, now: float | None = None) -> lis
 def remove(item: Garbage) -> bool:
     """Remove ``item``; False when it went meanwhile, or was used again since ``collect``."""
     if item.kind == "episode":
-        return episodes.remove(item.path)
+        return workdirs.remove(item.path)
     lock = (locked(item.path.name) if item.kind == "environment"
             else repos_locked(repos_root(), f"tree-{item.path.parent.name}-{item.path.name}"))
     with lock:
         if not item.path.exists() or last_used(item.path) >= item.cutoff \
-                or _in_use(item.path, episodes.live_uses()):
+                or _in_use(item.path, workdirs.live_uses()):
             return False
         remove_tree(item.path)
         forget(item.path)

@@ -1,4 +1,4 @@
-"""The docker-free, SWE-bench-compatible harness: apply, test, parse, grade, report, validate.
+"""The docker-free, SWE-bench-compatible harness: apply, test, parse, grade, report.
 
 Modules (one concept each):
 
@@ -8,8 +8,9 @@ Modules (one concept each):
 - ``evalscript``: the eval script (test patch, markers with a per-run nonce, exit code).
 - ``grade``: parse the test output with the ``swebench`` parsers, grade FULL/PARTIAL/NO.
 - ``report``: the per-instance report and the run summary in SWE-bench's layout.
-- ``evaluate``/``run``: one instance in a fresh episode; a parallel, resumable run.
-- ``validate``: SWE-Gym-style validation of instances (no patch vs gold, flaky tests dropped).
+- ``evaluate``: one instance through an ``Executor``; ``compare``, ``predictions``: verdicts and inputs.
+
+Runs over many instances (``runs.eval``, ``runs.validate``) live in ``sweworld.runs``.
 
 Everything runs through an ``Executor``, so a simulated world can answer the same calls.
 """

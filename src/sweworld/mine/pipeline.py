@@ -22,14 +22,13 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
-from sweworld.distributed import LocalRunner, Runner, environment_group
-from sweworld.distributed.runner import VALIDATION
-from sweworld.harness.validate import Validation, validate_instance
 from sweworld.mine.candidates import Candidate, Screen
 from sweworld.mine.ledger import Ledger, verdict_key
 from sweworld.mine.rules import Limits
 from sweworld.mine.statement import model_statement
 from sweworld.models.base import ChatModel
+from sweworld.runs.runner import VALIDATION, LocalRunner, Runner, environment_group
+from sweworld.runs.validate import Validation, validate_instance
 from sweworld.synth.ordered import run_ordered
 from sweworld.synth.stats import machine_cpu_seconds
 from sweworld.tasks.rows import dump_row

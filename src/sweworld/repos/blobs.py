@@ -5,7 +5,7 @@ refs ignored: objects as stored); ``object(spec)`` returns an object's kind and 
 ``share.copy_objects`` writes as loose objects); ``read(commit, path)`` returns the
 text of ``path`` at ``commit`` (None: no such file, or not a file), decoded as UTF-8 with
 replacement as ``tree_source`` reads files. ``source(commit)`` is that reader for one commit (a
-``FileSource`` of ``world.embedded_swr.patched``). Reading a few files this way costs milliseconds
+``FileSource`` of ``surrogates.swr.patched``). Reading a few files this way costs milliseconds
 where a checkout of the whole tree costs seconds and tens of megabytes.
 """
 

@@ -2,7 +2,7 @@
 
 - ``collect(policy, tasks, n_samples, backend)``: an async iterator of ``Sample`` (trajectory,
   reward, backend), each yielded as soon as its episode is graded; items run on a runner
-  (``sweworld.distributed``: threads here, or Ray tasks).
+  (``sweworld.runs.runner``: threads here, or Ray tasks).
 - ``reward_of(report)`` and ``SWEReward``: the environment's reward for verl/TRL-style trainers
   (the harness verdict with the real backend, SWR's P(resolved) with the sim backend).
 - ``SWEWorldTextEnv``: one task as a SkyRL-gym text environment (``init``/``step``/``close``).

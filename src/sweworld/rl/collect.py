@@ -21,13 +21,12 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from sweworld.agents.config import AgentConfig, load_agent_config
+from sweworld.agents.config import AgentConfig, load_server_config
 from sweworld.agents.loop import Policy
 from sweworld.backends import Backend
-from sweworld.distributed import LocalRunner, Runner, environment_group
-from sweworld.distributed.runner import ROLLOUT
 from sweworld.rl.rewards import reward_of
-from sweworld.rollout.runner import rollout_made
+from sweworld.runs.rollout import rollout_made
+from sweworld.runs.runner import ROLLOUT, LocalRunner, Runner, environment_group
 from sweworld.trajectory import Trajectory
 from sweworld.types import Task
 
@@ -55,7 +54,7 @@ async def collect(policy: Policy | Callable[[], Policy], tasks: list[Task], n_sa
                   out: str | Path | None = None, timeout: float = 1800.0) -> AsyncIterator[Sample]:
     """``n_samples`` graded episodes of ``policy`` per task, yielded as each finishes (see the module
     docstring). ``out`` holds the evaluation logs (default: a temporary directory)."""
-    config = config or load_agent_config(None)
+    config = config or load_server_config(None)
     where = Path(out or tempfile.mkdtemp(prefix="sweworld-collect-"))
     make = _factory(policy)
     with (runner or LocalRunner()).pool(workers, ROLLOUT) as pool:

@@ -7,7 +7,7 @@ Debian 12's bubblewrap (0.8) has no ``--overlay``, so the namespaces are compose
    >= 5.11) on an empty directory of the episode;
 3. ``bwrap`` then builds the sandbox's root from read-only system directories, binds the merged
    overlays at their targets (``/testbed``, ``/sweworld/venv``), unshares pid, net, ipc and uts, and
-   starts the in-sandbox agent (``agent.py``) with the host's interpreter, isolated (``-I -S``).
+   starts the in-sandbox server (``server.py``) with the host's interpreter, isolated (``-I -S``).
 
 Everything dies with the host process (``--die-with-parent``); the overlays vanish with the mount
 namespace; their upper directories stay on disk for the caller.
@@ -26,13 +26,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sweworld.errors import SandboxError
-from sweworld.sandbox.agent import encode_msg
 from sweworld.sandbox.config import SandboxConfig
 from sweworld.sandbox.etc import etc_snapshot
+from sweworld.sandbox.server import encode_msg
 
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 SANDBOX_PATH = "/sweworld/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-AGENT_SOURCE = Path(__file__).with_name("agent.py")
+AGENT_SOURCE = Path(__file__).with_name("server.py")
 
 
 @dataclass
@@ -102,14 +102,14 @@ def _mount_system(args: list[str]) -> None:
     args += ["--ro-bind", str(etc_snapshot()), "/etc"]
 
 
-def agent_python() -> str:
-    """The real interpreter behind ``sys.executable``: it runs the agent with the stdlib only."""
+def server_python() -> str:
+    """The real interpreter behind ``sys.executable``: it runs the server with the stdlib only."""
     return os.path.realpath(sys.executable)
 
 
 def interpreter_prefixes() -> list[str]:
-    """The host interpreter running the in-sandbox agent must be visible inside."""
-    prefixes = {os.path.realpath(sys.base_prefix), str(Path(agent_python()).parent.parent)}
+    """The host interpreter running the in-sandbox server must be visible inside."""
+    prefixes = {os.path.realpath(sys.base_prefix), str(Path(server_python()).parent.parent)}
     return sorted(p for p in prefixes if not p.startswith("/usr"))
 
 
@@ -153,8 +153,8 @@ def sandbox_env(config: SandboxConfig, workdir: str) -> dict[str, str]:
     return env
 
 
-def agent_config(config: SandboxConfig, workdir: str) -> bytes:
-    """The agent's config frame (see ``agent.load_config``)."""
+def server_config(config: SandboxConfig, workdir: str) -> bytes:
+    """The server's config frame (see ``server.load_config``)."""
     limits = {"RLIMIT_AS": config.memory, "RLIMIT_NPROC": config.processes, "RLIMIT_FSIZE": config.file_size,
               "RLIMIT_NOFILE": config.open_files, "RLIMIT_CORE": 0}
     msg: dict[str, object] = {"cwd": workdir, "persistent": config.persistent, "output_cap": config.output_cap,
@@ -165,16 +165,16 @@ def agent_config(config: SandboxConfig, workdir: str) -> bytes:
 
 
 def command(layout: Layout, config: SandboxConfig) -> list[str]:
-    """The full argv: unshare, mount the overlays, exec bwrap, start the agent."""
+    """The full argv: unshare, mount the overlays, exec bwrap, start the server."""
     if layout.tmp is None:
         raise SandboxError("a sandbox layout needs a tmp directory")
     state = layout.tmp / ".sweworld"
     state.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(AGENT_SOURCE, state / "agent.py")
-    (state / "config").write_bytes(agent_config(config, layout.workdir))
-    agent = [agent_python(), "-I", "-S", "/tmp/.sweworld/agent.py", "/tmp/.sweworld/config"]
+    shutil.copyfile(AGENT_SOURCE, state / "server.py")
+    (state / "config").write_bytes(server_config(config, layout.workdir))
+    server = [server_python(), "-I", "-S", "/tmp/.sweworld/server.py", "/tmp/.sweworld/config"]
     stage = ["set -e", *overlay_mount_lines(layout.overlays),
-             "exec " + shlex.join([*bwrap_args(layout, config), "--", *agent])]
+             "exec " + shlex.join([*bwrap_args(layout, config), "--", *server])]
     unshare = require("unshare", "util-linux")
     return [unshare, "--user", "--map-root-user", "--mount", "--propagation", "private", "--",
             "/bin/sh", "-c", "\n".join(stage)]

@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sweworld.errors import SandboxError
-from sweworld.sandbox import episodes, isolation, pids
+from sweworld.sandbox import isolation, pids, workdirs
 from sweworld.sandbox.config import SandboxConfig
 from sweworld.sandbox.etc import etc_snapshot
 from sweworld.sandbox.isolation import Bind, Layout, Overlay
-from sweworld.sandbox.session import AgentSession
+from sweworld.sandbox.session import ServerSession
 from sweworld.types import ExecResult
 
 log = logging.getLogger(__name__)
@@ -97,7 +97,7 @@ class _Resources:
 
     episode_dir: Path
     keep: bool
-    session: AgentSession | None = None
+    session: ServerSession | None = None
     cgroup: pids.PidsCgroup | None = None
     starter: Future | None = None
 
@@ -107,7 +107,7 @@ class _Resources:
         operation waits for them (``started``). The start runs on a long-lived thread: bubblewrap's
         ``--die-with-parent`` kills the sandbox when the *thread* that spawned it ends."""
         def run() -> None:
-            self.session = AgentSession(argv, self.episode_dir / "sandbox.log", preexec=preexec)
+            self.session = ServerSession(argv, self.episode_dir / "sandbox.log", preexec=preexec)
         self.starter = _STARTER.submit(run)
 
     def started(self) -> None:
@@ -148,7 +148,7 @@ class Sandbox:
         if episode_dir is None:
             uses = [str(p) for spec in mounts.values()
                     for p in ([spec.path] if isinstance(spec, Dir) else [*spec.lowers, *filter(None, [spec.upper])])]
-            episode_dir = episodes.create(uses, keep=self.config.keep)
+            episode_dir = workdirs.create(uses, keep=self.config.keep)
         self.episode_dir = episode_dir
         self.episode_dir.mkdir(parents=True, exist_ok=True)
         self._res = _Resources(self.episode_dir, self.config.keep)
@@ -206,7 +206,7 @@ class Sandbox:
         return layout, mode
 
     # -- Executor -----------------------------------------------------------------------------
-    def _live(self) -> AgentSession:
+    def _live(self) -> ServerSession:
         try:
             self._res.started()
         except BaseException:

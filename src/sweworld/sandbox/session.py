@@ -1,4 +1,5 @@
-"""Host side of the in-sandbox agent: one process, one JSON line per request and per reply."""
+"""Host side of the in-sandbox server: one process, one framed message per request and per reply
+(the frames of ``sandbox.server``)."""
 
 from __future__ import annotations
 
@@ -8,15 +9,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 from sweworld.errors import SandboxError
-from sweworld.sandbox.agent import encode_msg, read_msg
+from sweworld.sandbox.server import encode_msg, read_msg
 from sweworld.types import ExecResult
 
 STARTUP_TIMEOUT = 60.0
 GRACE = 30.0
 
 
-class AgentSession:
-    """Starts the sandbox command and talks to the agent inside it."""
+class ServerSession:
+    """Starts the sandbox command and talks to the server inside it."""
 
     def __init__(self, argv: list[str], log_path: Path, *, preexec: Callable[[], None] | None = None):
         self.log_path = log_path
@@ -30,7 +31,7 @@ class AgentSession:
             raise SandboxError(f"cannot start the sandbox: {exc}") from exc
         ready = self._read(STARTUP_TIMEOUT)
         if ready.get("ready") != b"1":
-            raise self._fail(f"the sandbox agent did not start: {ready}")
+            raise self._fail(f"the sandbox server did not start: {ready}")
 
     def _fail(self, what: str) -> SandboxError:
         self.close()
@@ -44,7 +45,7 @@ class AgentSession:
                             "enabled (sysctl kernel.unprivileged_userns_clone=1)")
 
     def _read(self, timeout: float | None) -> dict[str, bytes]:
-        """One reply frame; a watchdog kills the sandbox if the agent stops answering."""
+        """One reply frame; a watchdog kills the sandbox if the server stops answering."""
         timer = None
         if timeout is not None:
             timer = threading.Timer(timeout, self.proc.kill)
@@ -60,7 +61,7 @@ class AgentSession:
                 timer.cancel()
         if msg is None:
             if timer is not None and not timer.is_alive() and self.proc.returncode is not None:
-                raise self._fail(f"the sandbox agent stopped answering (no reply within {timeout:.0f}s)")
+                raise self._fail(f"the sandbox server stopped answering (no reply within {timeout:.0f}s)")
             raise self._fail(f"the sandbox died (exit status {self.proc.poll()})")
         return msg
 
@@ -79,7 +80,7 @@ class AgentSession:
             cap: int | None = None) -> ExecResult:
         reply = self.request({"op": op, "command": command, "cwd": cwd, "timeout": timeout, "cap": cap}, timeout)
         if "error" in reply:
-            raise SandboxError(f"the sandbox agent failed: {reply['error'].decode()}: {reply['message'].decode()}")
+            raise SandboxError(f"the sandbox server failed: {reply['error'].decode()}: {reply['message'].decode()}")
         return ExecResult(output=reply["output"].decode("utf-8", errors="replace"),
                           exit_code=int(reply["exit_code"]), timed_out=reply["timed_out"] == b"1",
                           truncated=reply["truncated"] == b"1", duration=float(reply["duration"]),

@@ -4,7 +4,7 @@
 order, and stops submitting once ``enough(results_so_far)`` holds for the in-order prefix. Items
 finished beyond that point are handed to ``on_extra`` (cached for a later run) but not returned.
 Items run in a thread pool of ``workers``, or through ``submit(index, item) -> Future`` (a runner's
-pool: ``sweworld.distributed``).
+pool: ``sweworld.runs.runner``).
 """
 
 from __future__ import annotations

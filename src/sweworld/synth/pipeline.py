@@ -22,10 +22,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sweworld.distributed import LocalRunner, Runner
-from sweworld.distributed.runner import SYNTH_CHECK
 from sweworld.envs import EnvBuilder
 from sweworld.errors import SWEWorldError
+from sweworld.runs.runner import SYNTH_CHECK, LocalRunner, Runner
 from sweworld.synth import KINDS, Mutation, combine, sample_mutations
 from sweworld.synth.check import Outcome, StatementWriter
 from sweworld.synth.checker import Checker, close_episodes

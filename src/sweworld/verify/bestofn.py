@@ -21,7 +21,7 @@ from math import comb
 
 from pydantic import BaseModel, Field
 
-from sweworld.rollout.metrics import pass_at_k
+from sweworld.runs.metrics import pass_at_k
 from sweworld.trajectory import Trajectory
 from sweworld.types import Task
 from sweworld.verify.verifiers import Verifier

@@ -10,7 +10,7 @@ Feature sets (``FEATURE_SETS``):
   SWE-World's SWR is shown it. Only where the gold patch may be used (synthesized tasks, training
   data filtering): on a benchmark it is not a test-time verifier.
 
-``train_verifier(samples, tasks)`` fits ``embedded_swr.model.fit`` (pure Python) on every sample
+``train_verifier(samples, tasks)`` fits ``surrogates.swr.model.fit`` (pure Python) on every sample
 with an outcome (label: the real reward) and returns a ``VerifierModel`` (saved as JSON, ``FORMAT``
 checked on load) with its training figures in ``meta``. ``EmbeddedVerifier.score`` is P(resolved);
 an empty diff scores 0. ``prepare`` computes ``agreement`` over the samples being selected (over
@@ -27,6 +27,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from sweworld.errors import ConfigError, ModelError
+from sweworld.surrogates.swr.features import features as diff_features
+from sweworld.surrogates.swr.model import SWRClassifier, fit
+from sweworld.surrogates.swr.patched import FileSource
+from sweworld.surrogates.swr.predict import repo_sources
 from sweworld.trajectory import Trajectory
 from sweworld.types import Task
 from sweworld.verify.features import (
@@ -37,10 +41,6 @@ from sweworld.verify.features import (
     trajectory_features,
 )
 from sweworld.verify.verifiers import need_task
-from sweworld.world.embedded_swr.features import features as diff_features
-from sweworld.world.embedded_swr.model import SWRClassifier, fit
-from sweworld.world.embedded_swr.patched import FileSource
-from sweworld.world.embedded_swr.predict import repo_sources
 
 FORMAT = "sweworld-verifier-logistic/1"
 FeatureSet = Literal["blind", "solo", "reference"]

@@ -13,7 +13,7 @@ the same change: the same removed and added lines (stripped) at the same places 
 (hunk ranges kept, context lines and ``index`` lines ignored: every sample starts from the same base,
 so equal signatures give equal files); 0 for an empty diff.
 
-The diff's own features are the embedded SWR's (``embedded_swr.features``): ``DIFF_FEATURES`` need
+The diff's own features are the embedded SWR's (``surrogates.swr.features``): ``DIFF_FEATURES`` need
 no gold patch (size, parses, applies, syntax, tests touched); ``REFERENCE_FEATURES`` compare with
 the gold patch, as SWE-World's SWR is shown it.
 """
@@ -25,8 +25,8 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 
+from sweworld.surrogates.swr.features import FEATURES
 from sweworld.trajectory import LIMIT_STATUSES, Step, Trajectory
-from sweworld.world.embedded_swr.features import FEATURES
 
 DIFF_FEATURES = ("empty", "parsed", "applies", "syntax_ok", "files", "hunks", "added", "removed", "new_files",
                  "tests_modified")

@@ -1,9 +1,9 @@
 """The best-of-n section of the HTML report: pass@k vs best@k (k = 1 .. n) as a grouped bar chart
-and a table (sweworld.report has bar charts only: one group per k)."""
+and a table (sweworld.htmlreport has bar charts only: one group per k)."""
 
 from __future__ import annotations
 
-from sweworld.report.model import BarChart, Section, Table
+from sweworld.htmlreport.model import BarChart, Section, Table
 from sweworld.verify.bestofn import Selection, curve_rows
 
 TEXT = (

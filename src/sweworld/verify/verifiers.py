@@ -84,7 +84,7 @@ class SWRVerifier(PatchVerifier):
     def __init__(self, swr: Any = None, *, repos_dir: str | None = None):
         super().__init__()
         if swr is None:
-            from sweworld.world.embedded_swr import EmbeddedSWR, EmbeddedSWRConfig
+            from sweworld.surrogates.swr import EmbeddedSWR, EmbeddedSWRConfig
             swr = EmbeddedSWR(config=EmbeddedSWRConfig(repos_dir=repos_dir))
         self.swr = swr
 

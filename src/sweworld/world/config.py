@@ -18,7 +18,7 @@ from sweworld.world.models import OpenAIWorldConfig, WorldModel, create_model
 from sweworld.world.swr import SWR, SWRConfig
 from sweworld.world.swt import SWT, SWTConfig
 
-EMBEDDED_PREDICTOR = "sweworld.world.embedded_swr:predictor"
+EMBEDDED_PREDICTOR = "sweworld.surrogates.swr:predictor"
 """The embedded SWR's per-test predictions, for the embedded SWT's structured test runs."""
 
 
@@ -63,6 +63,6 @@ class WorldConfig(BaseModel):
 
     def make_swr(self, model: WorldModel | None = None) -> SWR:
         if self.backend == "embedded" and model is None:
-            from sweworld.world.embedded_swr import EmbeddedSWR, EmbeddedSWRConfig
+            from sweworld.surrogates.swr import EmbeddedSWR, EmbeddedSWRConfig
             return EmbeddedSWR(config=EmbeddedSWRConfig(**self.swr_model))  # type: ignore[return-value]
         return SWR(model or create_model(self.backend, self.swr_model), self.swr)

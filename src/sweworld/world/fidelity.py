@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from sweworld.report.model import BarChart, Cell, Section, Table
+from sweworld.htmlreport.model import BarChart, Cell, Section, Table
 from sweworld.types import Task
 from sweworld.world.metrics import binary, scored, similarity
 from sweworld.world.swr import SWR

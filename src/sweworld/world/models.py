@@ -17,7 +17,7 @@ register ``embedded`` without touching callers. Registered here:
 - ``real``: a hook. The passthrough to real execution (hybrid audits, measurement) is supplied by
   the hybrid backend, which registers its factory with ``register_model("real", f, replace=True)``;
   until then ``create_model("real", ...)`` raises a ``WorldError`` saying so.
-- ``embedded``: the CPU-only embedded SWT fitted on traces (``sweworld.world.embedded.adapter``).
+- ``embedded``: the CPU-only embedded SWT fitted on traces (``sweworld.surrogates.swt.adapter``).
 """
 
 from __future__ import annotations
@@ -151,7 +151,7 @@ def _real(config: Mapping[str, Any]) -> WorldModel:
 
 Factory = Callable[[Mapping[str, Any]], WorldModel]
 _FACTORIES: dict[str, Factory | str] = {"openai": _openai, "real": _real,
-                                        "embedded": "sweworld.world.embedded.adapter:create"}
+                                        "embedded": "sweworld.surrogates.swt.adapter:create"}
 
 
 def register_model(name: str, factory: Factory | str, *, replace: bool = False) -> None:

@@ -1,1 +1,0 @@
-"""Rollouts: trajectories, their crash-safe store, the parallel resumable runner, metrics."""

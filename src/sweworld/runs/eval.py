@@ -1,0 +1,83 @@
+"""A whole evaluation run: parallel, resumable, laid out like SWE-bench's.
+
+``logs/run_evaluation/<run_id>/<model>/<instance_id>/{patch.diff, eval.sh, test_output.txt,
+report.json, run_instance.log}`` and the summary ``<model>.<run_id>.json``. An instance whose
+files are all there is not evaluated again unless ``force`` (``report.json`` is written last, by
+rename, so a kill mid-instance leaves it out); a report of an infrastructure failure is retried
+(the failure was not the model's).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Callable
+from concurrent.futures import as_completed
+from operator import methodcaller
+from pathlib import Path
+
+from sweworld import names
+from sweworld.backends import Backend
+from sweworld.harness.predictions import Prediction, model_dir_name
+from sweworld.harness.report import REPORT_FILE, InstanceReport, is_finished, summarize
+from sweworld.runs.runner import EVALUATION, LocalRunner, Runner, environment_group
+from sweworld.types import Task
+
+log = logging.getLogger(__name__)
+
+
+def run_dir(root: Path, run_id: str, model: str) -> Path:
+    """``root/run_evaluation/<run_id>/<model dir>``; DatasetError when a name cannot be a directory."""
+    return root / "run_evaluation" / names.check(run_id, what="run id") / model_dir_name(model)
+
+
+def load_existing(path: Path) -> InstanceReport | None:
+    """The report of a finished instance (every file present, report.json written last; not an
+    infrastructure failure) or None."""
+    report = is_finished(path.parent if path.name == REPORT_FILE else path)
+    return None if report is None or report.error_kind == "infra" else report
+
+
+def evaluate_run(tasks: list[Task], predictions: dict[str, Prediction], *, run_id: str, model: str,
+                 logs_root: Path = Path("logs"), summary_dir: Path = Path("."), workers: int = 1,
+                 timeout: float = 1800.0, force: bool = False, backend: Backend | None = None,
+                 on_done: Callable[[InstanceReport], None] | None = None,
+                 runner: Runner | None = None) -> tuple[dict, Path]:
+    """Evaluate every task that has a prediction with ``backend`` (default: a real one) on ``runner``
+    (default: threads here); returns (summary, summary path)."""
+    if backend is None:
+        from sweworld.backends.real import RealBackend
+        backend = RealBackend()
+    base = run_dir(logs_root, run_id, model)
+    reports: dict[str, InstanceReport] = {}
+    todo = []
+    for task in tasks:
+        if task.instance_id not in predictions:
+            continue
+        names.check(task.instance_id, what="instance_id")  # before any path is made of it
+        existing = None if force else load_existing(base / task.instance_id / "report.json")
+        if existing is not None:
+            reports[task.instance_id] = existing
+            if on_done:
+                on_done(existing)
+        else:
+            todo.append(task)
+    with (runner or LocalRunner()).pool(workers, EVALUATION) as pool:
+        shared = pool.share(backend)
+        futures = {pool.submit(methodcaller("evaluate", task, predictions[task.instance_id], base / task.instance_id,
+                                            timeout=timeout), shared, group=environment_group(task)): task
+                   for task in todo}
+        for future in as_completed(futures):
+            report = future.result()
+            reports[report.instance_id] = report
+            if on_done:
+                on_done(report)
+    summary = summarize([t.instance_id for t in tasks], reports,
+                        {k: v.model_patch for k, v in predictions.items()}, run_id=run_id, model=model)
+    summary_dir.mkdir(parents=True, exist_ok=True)
+    path = summary_dir / f"{model_dir_name(model)}.{run_id}.json"
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(summary, indent=4, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return summary, path

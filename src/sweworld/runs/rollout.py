@@ -1,0 +1,134 @@
+"""Parallel, resumable rollouts: K samples per instance, each episode in a fresh isolated sandbox,
+each trajectory appended to ``trajectories.jsonl`` as soon as it is finished and evaluated by the
+harness (reward = 1.0 when resolved). A rerun skips the (instance, sample) pairs already stored, so
+a crash loses at most the episodes in flight and duplicates none. A sample whose model endpoint or
+infrastructure failed (``error_kind``) has no outcome: it is stored with its error, kept out of the
+predictions and the metrics, and run again by a rerun.
+
+Outputs in ``out``: ``trajectories.jsonl``, ``predictions.jsonl`` (SWE-bench format, sample 0),
+``predictions.all.jsonl`` (every sample, with its index), ``eval/`` (harness logs), ``summary.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Callable
+from concurrent.futures import as_completed
+from pathlib import Path
+
+from sweworld import names
+from sweworld.agents.config import AgentConfig
+from sweworld.agents.loop import Policy, run_episode
+from sweworld.backends import Backend
+from sweworld.errors import InfraError
+from sweworld.harness.predictions import Prediction
+from sweworld.harness.report import write_atomic
+from sweworld.runs.metrics import summarize
+from sweworld.runs.runner import ROLLOUT, LocalRunner, Runner, environment_group
+from sweworld.runs.store import TrajectoryStore
+from sweworld.trajectory import Trajectory
+from sweworld.types import Task
+
+log = logging.getLogger(__name__)
+
+
+def rollout_one(task: Task, sample: int, policy: Policy, config: AgentConfig, backend: Backend, out: Path,
+                *, evaluate: bool = True, timeout: float = 1800.0) -> Trajectory:
+    """One episode of ``policy`` on ``task`` (a fresh episode of ``backend``), then its evaluation.
+    A policy that draws per sample (``bind(instance_id, sample)``: perturb, explorer) is bound to
+    this pair first, so every sample gets its own reproducible draw whatever the order."""
+    bind = getattr(policy, "bind", None)
+    if callable(bind):
+        policy = bind(task.instance_id, sample)
+    try:
+        with backend.open(task, timeout=timeout) as sb:
+            traj = run_episode(task, sb, policy, config, sample=sample)
+        traj.backend = backend.name
+    except InfraError as exc:
+        traj = Trajectory(instance_id=task.instance_id, sample=sample, policy=policy.name, model=policy.model,
+                          config_hash=config.digest())
+        traj.fail(exc)
+        return traj
+    if evaluate and not traj.failed:  # a failed sample has no outcome to grade
+        prediction = Prediction(instance_id=task.instance_id, model_name_or_path=policy.model or policy.name,
+                                model_patch=traj.patch)
+        report = backend.evaluate(task, prediction, out / "eval" / f"{task.instance_id}.{sample}", timeout=timeout)
+        traj.report = report.model_dump()
+        if report.error_kind == "infra":
+            traj.error, traj.error_kind = f"evaluation: {report.error}", "infra"
+        else:
+            traj.reward = float(report.resolved)
+    return traj
+
+
+def rollout_made(task: Task, sample: int, make_policy: Callable[[], Policy], config: AgentConfig, backend: Backend,
+                 out: Path, *, evaluate: bool = True, timeout: float = 1800.0) -> Trajectory:
+    """``rollout_one`` with a policy made where the item runs (a policy holding a client is made
+    on the worker that uses it, not shipped)."""
+    return rollout_one(task, sample, make_policy(), config, backend, out, evaluate=evaluate, timeout=timeout)
+
+
+def write_outputs(out: Path, trajectories: list[Trajectory], extra: dict | None = None) -> dict:
+    ordered = sorted(trajectories, key=lambda t: t.key)
+    model = {t.key: t.model or t.policy for t in ordered}
+    with open(out / "predictions.jsonl.tmp", "w", encoding="utf-8") as first, \
+            open(out / "predictions.all.jsonl.tmp", "w", encoding="utf-8") as every:
+        for traj in (t for t in ordered if not t.failed):
+            row = {"instance_id": traj.instance_id, "model_name_or_path": model[traj.key], "model_patch": traj.patch}
+            every.write(json.dumps({**row, "sample": traj.sample}) + "\n")
+            if traj.sample == 0:
+                first.write(json.dumps(row) + "\n")
+    os.replace(out / "predictions.jsonl.tmp", out / "predictions.jsonl")
+    os.replace(out / "predictions.all.jsonl.tmp", out / "predictions.all.jsonl")
+    summary = {**summarize(ordered), **(extra or {})}
+    write_atomic(out / "summary.json", json.dumps(summary, indent=2, sort_keys=True) + "\n")
+    return summary
+
+
+def run_rollouts(tasks: list[Task], make_policy: Callable[[], Policy], config: AgentConfig, out: Path, *,
+                 n_samples: int = 1, workers: int = 1, backend: Backend | None = None, evaluate: bool = True,
+                 timeout: float = 1800.0, on_done: Callable[[Trajectory], None] | None = None,
+                 runner: Runner | None = None) -> dict:
+    """Run what is missing with ``backend`` (default: a real one) on ``runner`` (default: threads
+    here), then write predictions and the summary; returns the summary. Only this process writes the
+    store, one record per finished item, whichever worker ran it."""
+    if backend is None:
+        from sweworld.backends.real import RealBackend
+        backend = RealBackend()
+    for task in tasks:  # each names its eval directories: out/eval/<instance_id>.<sample>
+        names.check(task.instance_id, what="instance_id")
+    out.mkdir(parents=True, exist_ok=True)
+    store = TrajectoryStore(out / "trajectories.jsonl")
+    done = store.done()
+    todo = [(task, k) for task in tasks for k in range(n_samples) if (task.instance_id, k) not in done]
+    with (runner or LocalRunner()).pool(workers, ROLLOUT) as pool:
+        shared = pool.share(backend)
+        futures = [pool.submit(rollout_made, task, k, make_policy, config, shared, out, evaluate=evaluate,
+                               timeout=timeout, group=environment_group(task)) for task, k in todo]
+        for future in as_completed(futures):
+            traj = future.result()
+            store.append(traj)
+            if on_done:
+                on_done(traj)
+    wanted = {t.instance_id for t in tasks}
+    return write_outputs(out, [t for t in store.load() if t.instance_id in wanted and t.sample < n_samples],
+                         {"backend": backend.name, **audit_part(backend, runner)})
+
+
+NOT_COLLECTED = ("hybrid audits are counted by the backend that ran them, each worker's own copy under this "
+                 "runner: use --runner local for an audited run")
+
+
+def audit_part(backend: Backend, runner: Runner | None) -> dict:
+    """The summary's ``audits`` (the hybrid backend's agreement of audited steps and evaluations):
+    counted here with the local runner; said plainly not collected with one whose workers hold
+    copies of the backend."""
+    audits = getattr(backend, "audit_summary", None)
+    if audits is None:
+        return {}
+    if runner is not None and runner.name != "local":
+        log.warning("%s", NOT_COLLECTED)
+        return {"audits": {"collected": False, "why": NOT_COLLECTED}}
+    return {"audits": audits()}

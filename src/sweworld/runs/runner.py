@@ -1,0 +1,107 @@
+"""The runner seam: ``Runner.pool(workers, hints)`` is a context manager whose ``submit(fn, *args,
+group=KEY)`` returns a ``Future``; ``share(obj)`` hands a large or stateful object (a backend) to
+the items once instead of with each.
+
+``LocalRunner`` is a thread pool (``group`` and ``hints`` change nothing: one machine holds every
+environment). ``sweworld.runs.ray_runner.RayRunner`` makes each item a Ray task.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+from sweworld.types import Task
+
+RUNNERS: dict[str, str] = {
+    "local": "sweworld.runs.runner:LocalRunner",
+    "ray": "sweworld.runs.ray_runner:RayRunner",
+}
+
+
+@dataclass(frozen=True)
+class Hints:
+    """What one item needs: Ray reserves it per task (a thread pool ignores it)."""
+
+    cpus: float = 1.0
+    memory_mb: int | None = None
+
+
+ROLLOUT = Hints(cpus=1.0, memory_mb=1024)
+"""One episode and its evaluation: a sandbox shell and one test run."""
+EVALUATION = Hints(cpus=1.0, memory_mb=1024)
+VALIDATION = Hints(cpus=1.0, memory_mb=1024)
+SYNTH_CHECK = Hints(cpus=1.0, memory_mb=512)
+
+
+def environment_group(task: Task) -> str:
+    """The group of ``task``'s environment as the driver can name it without a tree: the
+    repository and its version (the install specs' key) or environment commit. Items of one group
+    share an environment and a base tree, so a runner sends them to the same node."""
+    return f"{task.repo}@{task.version or task.env_commit}"
+
+
+@runtime_checkable
+class Pool(Protocol):
+    """Submits items; a context manager (leaving waits for nothing: callers wait for their futures)."""
+
+    def share(self, obj: Any) -> Any:
+        """A handle that ``submit`` passes to the items as ``obj`` itself (sent once per worker)."""
+        ...
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, group: str | None = None, **kwargs: Any) -> Future:
+        """``fn(*args, **kwargs)`` on a worker, preferably one that ran ``group`` before."""
+        ...
+
+    def __enter__(self) -> Pool: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
+
+@runtime_checkable
+class Runner(Protocol):
+    """Where work items run (``local``: threads here; ``ray``: Ray tasks)."""
+
+    name: str
+
+    def pool(self, workers: int, hints: Hints = ROLLOUT) -> Pool:
+        """A pool running at most ``workers`` items at once (Ray: 0 = as many as the cluster fits)."""
+        ...
+
+
+class _ThreadPool:
+    def __init__(self, workers: int):
+        self._pool = ThreadPoolExecutor(max_workers=max(1, workers))
+
+    def share(self, obj: Any) -> Any:
+        return obj
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, group: str | None = None, **kwargs: Any) -> Future:
+        return self._pool.submit(fn, *args, **kwargs)
+
+    def __enter__(self) -> _ThreadPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+class LocalRunner:
+    """A thread pool on this machine (the default)."""
+
+    name = "local"
+
+    def pool(self, workers: int, hints: Hints = ROLLOUT) -> _ThreadPool:
+        return _ThreadPool(workers)
+
+
+def make_runner(name: str = "local", **options: Any) -> Runner:
+    """The runner registered as ``name`` (``local`` or ``ray``), built with ``options``."""
+    try:
+        module, _, attr = RUNNERS[name].partition(":")
+    except KeyError:
+        raise ValueError(f"unknown runner {name!r}; known: {', '.join(RUNNERS)}") from None
+    return getattr(importlib.import_module(module), attr)(**options)

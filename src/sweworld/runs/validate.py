@@ -1,0 +1,141 @@
+"""SWE-Gym's "executable, validated" instances.
+
+Each instance's tests run twice without a patch and twice with the gold patch (each run in a fresh
+episode). A test whose status differs between the two runs of one condition is flaky and dropped.
+An instance is kept when at least one test goes fail -> pass and the gold patch makes no test go
+pass -> fail. FAIL_TO_PASS / PASS_TO_PASS are computed from the runs when the dataset lacks them,
+and disagreements are reported when it has them.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import as_completed
+from dataclasses import dataclass, field
+from typing import Any
+
+from sweworld.errors import InfraError
+from sweworld.harness import grade, patches
+from sweworld.harness.evaluate import run_tests
+from sweworld.runs.runner import VALIDATION, LocalRunner, Runner, environment_group
+from sweworld.types import Task
+
+PASS = ("PASSED", "XFAIL")
+
+
+@dataclass
+class Validation:
+    """The verdict on one instance."""
+
+    instance_id: str
+    kept: bool = False
+    reason: str = ""
+    fail_to_pass: list[str] = field(default_factory=list)
+    pass_to_pass: list[str] = field(default_factory=list)
+    pass_to_fail: list[str] = field(default_factory=list)
+    flaky: list[str] = field(default_factory=list)
+    disagreements: list[str] = field(default_factory=list)
+    task: Task | None = None
+
+
+def passed(status: str | None) -> bool:
+    return status in PASS
+
+
+def _statuses(task: Task, backend: Any, patch: str | None, timeout: float) -> dict[str, str]:
+    """The status of every test of one run (a fresh episode of the real ``backend``); a crashed run
+    passes nothing."""
+    prepared = backend.prepared(task, timeout=timeout)
+    with prepared.open() as sb:
+        if patch is not None:
+            applied = patches.apply_patch(sb, patch, workdir=sb.workdir, label="gold")
+            if not applied.applied:
+                raise _Invalid("gold patch does not apply" + (f" ({'; '.join(applied.refused)})"
+                                                             if applied.refused else ""))
+        run, result = run_tests(sb, task, prepared.recipe, timeout=timeout)
+    if result.timed_out:
+        raise _Invalid(f"tests timed out after {timeout:.0f}s")
+    if not run.test_patch_applied:
+        raise _Invalid("test patch does not apply")
+    graded = grade.grade(task, run)
+    return {} if graded.crashed else dict(graded.status_map)
+
+
+class _Invalid(Exception):
+    """An instance that cannot be validated, for a reason that goes in the table."""
+
+
+def _stable(first: dict[str, str], second: dict[str, str]) -> tuple[dict[str, bool], set[str]]:
+    names = set(first) | set(second)
+    flaky = {n for n in names if passed(first.get(n)) != passed(second.get(n))}
+    return {n: passed(first.get(n)) for n in names - flaky}, flaky
+
+
+def validate_instance(task: Task, backend: Any, *, timeout: float = 1800.0, runs: int = 2) -> Validation:
+    """Validate ``task`` by real runs: ``backend`` is a real backend (``backends.real.RealBackend``,
+    whose ``prepared`` builds the instance and opens its episodes)."""
+    verdict = Validation(task.instance_id)
+    if not task.patch.strip():
+        verdict.reason = "the instance has no gold patch"
+        return verdict
+    try:
+        before = [_statuses(task, backend, None, timeout) for _ in range(runs)]
+        after = [_statuses(task, backend, task.patch, timeout) for _ in range(runs)]
+    except _Invalid as exc:
+        verdict.reason = str(exc)
+        return verdict
+    except InfraError as exc:
+        verdict.reason = f"infrastructure: {exc.message.splitlines()[0]}"
+        return verdict
+    pre, flaky_pre = _stable(before[0], before[-1])
+    post, flaky_post = _stable(after[0], after[-1])
+    verdict.flaky = sorted(flaky_pre | flaky_post)
+    names = (set(pre) | set(post)) - set(verdict.flaky)
+    verdict.fail_to_pass = sorted(n for n in names if post.get(n) and not pre.get(n))
+    verdict.pass_to_pass = sorted(n for n in names if post.get(n) and pre.get(n))
+    verdict.pass_to_fail = sorted(n for n in names if pre.get(n) and not post.get(n))
+    if not verdict.fail_to_pass:
+        verdict.reason = "no test goes fail -> pass with the gold patch"
+    elif verdict.pass_to_fail:
+        verdict.reason = f"the gold patch breaks {len(verdict.pass_to_fail)} passing tests"
+    else:
+        verdict.kept, verdict.reason = True, "ok"
+    verdict.disagreements = _disagreements(task, verdict)
+    f2p = task.FAIL_TO_PASS or verdict.fail_to_pass
+    p2p = task.PASS_TO_PASS or verdict.pass_to_pass
+    flaky = set(verdict.flaky)
+    verdict.task = task.model_copy(update={"FAIL_TO_PASS": [t for t in f2p if t not in flaky],
+                                           "PASS_TO_PASS": [t for t in p2p if t not in flaky]})
+    return verdict
+
+
+def _disagreements(task: Task, verdict: Validation) -> list[str]:
+    notes = []
+    for label, given, found in (("FAIL_TO_PASS", task.FAIL_TO_PASS, verdict.fail_to_pass),
+                                ("PASS_TO_PASS", task.PASS_TO_PASS, verdict.pass_to_pass)):
+        if not given:
+            continue
+        missing = sorted(set(given) - set(found) - set(verdict.flaky))
+        extra = sorted(set(found) - set(given))
+        if missing:
+            notes.append(f"{label}: {len(missing)} listed tests did not behave so: {', '.join(missing[:5])}")
+        if extra:
+            notes.append(f"{label}: {len(extra)} more tests behave so than listed")
+    return notes
+
+
+def validate_tasks(tasks: list[Task], backend: Any = None, *, workers: int = 1,
+                   timeout: float = 1800.0, on_done=None, runner: Runner | None = None) -> list[Validation]:
+    if backend is None:
+        from sweworld.backends.real import RealBackend
+        backend = RealBackend()
+    results: dict[str, Validation] = {}
+    with (runner or LocalRunner()).pool(workers, VALIDATION) as pool:
+        shared = pool.share(backend)
+        futures = [pool.submit(validate_instance, task, shared, timeout=timeout, group=environment_group(task))
+                   for task in tasks]
+        for future in as_completed(futures):
+            verdict = future.result()
+            results[verdict.instance_id] = verdict
+            if on_done:
+                on_done(verdict)
+    return [results[t.instance_id] for t in tasks]

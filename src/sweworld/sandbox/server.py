@@ -1,0 +1,435 @@
+"""The in-sandbox server: a tiny framed-bytes server that runs inside the namespaces.
+
+It is started once per episode (as ``python -I -S server.py config``, standard library only) and
+keeps a persistent ``bash`` whose working directory and exported variables survive between
+commands. Requests arrive on stdin and replies leave on stdout as frames: a line with the number
+of fields, then per field a line ``NAME SIZE`` and SIZE raw bytes. (No json/base64: importing them
+costs more than the rest of the start-up; the host imports ``encode_msg`` and ``read_msg`` from here.)
+
+Ops: ``run`` (in the persistent shell), ``exec`` (a fresh ``bash -c``, stateless), ``read``,
+``write``, ``ping``. A command past its wall timeout gets every process of the sandbox killed
+(the pid namespace makes that exact) and the shell restarted with its last cwd and exports.
+Output is read while the command runs; past the cap only the head and the tail are kept.
+
+This module is executed as a script; it must not import anything from sweworld.
+"""
+
+import os
+import resource
+import select
+import sys
+import time
+
+STATE = "/tmp/.sweworld"
+CMD_FILE = STATE + "/cmd.sh"
+ENV_FILE = STATE + "/env.sh"
+CWD_FILE = STATE + "/cwd"
+CHUNK = 65536
+SIGKILL = 9  # numeric: the signal module imports enum, which doubles the start-up time
+SIGPIPE = 13
+
+
+def read_msg(stream):
+    """One frame as {name: bytes}; None at end of stream. (The host imports this too.)"""
+    header = stream.readline()
+    if not header.strip():
+        return None
+    msg = {}
+    for _ in range(int(header)):
+        key, size = stream.readline().split()
+        data = stream.read(int(size))
+        if len(data) != int(size):
+            raise EOFError("truncated frame")
+        msg[key.decode()] = data
+    return msg
+
+
+def encode_msg(msg):
+    """One frame; fields whose value is None are left out. (The host imports this too.)"""
+    parts = [b""]
+    for key, value in msg.items():
+        if value is None:
+            continue
+        if isinstance(value, bool):
+            value = b"1" if value else b"0"
+        elif not isinstance(value, bytes):
+            value = str(value).encode("utf-8", "surrogateescape")
+        parts.append(b"%s %d\n" % (key.encode(), len(value)))
+        parts.append(value)
+    parts[0] = b"%d\n" % ((len(parts) - 1) // 2)
+    return b"".join(parts)
+
+
+def write_msg(stream, msg):
+    stream.write(encode_msg(msg))
+    stream.flush()
+
+
+class Capture:
+    """Keeps the first ``head`` and the last ``tail`` bytes of a stream and counts the rest."""
+
+    def __init__(self, cap):
+        self.head_cap = cap // 2
+        self.tail_cap = cap - self.head_cap
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+
+    def feed(self, data):
+        self.total += len(data)
+        room = self.head_cap - len(self.head)
+        if room > 0:
+            self.head += data[:room]
+            data = data[room:]
+        if data:
+            self.tail += data
+            if len(self.tail) > 2 * self.tail_cap:
+                del self.tail[: len(self.tail) - self.tail_cap]
+
+    def render(self):
+        if self.total <= self.head_cap + self.tail_cap:
+            return bytes(self.head + self.tail), False
+        tail = self.tail[-self.tail_cap:] if self.tail_cap else b""
+        cut = self.total - len(self.head) - len(tail)
+        marker = ("\n[... %d bytes of output cut: the first %d and the last %d bytes are kept ...]\n"
+                  % (cut, len(self.head), len(tail))).encode()
+        return bytes(self.head) + marker + bytes(tail), True
+
+
+def set_limits(limits):
+    for name, value in limits.items():
+        if value is None:
+            continue
+        which = getattr(resource, name)
+        try:
+            resource.setrlimit(which, (value, value))
+        except (ValueError, OSError):
+            _soft, hard = resource.getrlimit(which)
+            if hard != resource.RLIM_INFINITY:
+                resource.setrlimit(which, (min(value, hard), hard))
+
+
+PID_NAMESPACE = False  # set from the config: only then may we kill everything but ourselves
+
+
+def descendants(root):
+    """Pids whose ancestry leads to ``root`` (used where there is no pid namespace of our own)."""
+    parents = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open("/proc/%s/stat" % entry) as handle:
+                    parents[int(entry)] = int(handle.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                pass
+    found, frontier = set(), {root}
+    while frontier:
+        frontier = {pid for pid, ppid in parents.items() if ppid in frontier and pid not in found}
+        found |= frontier
+    return found
+
+
+def zombie(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except (OSError, IndexError):
+        return True
+
+
+def kill_all_but_me():
+    """SIGKILL every process of this pid namespace except pid 1 (bwrap's init) and ourselves.
+
+    Without a pid namespace of our own (isolation 'none') only our descendants are killed.
+    """
+    me = os.getpid()
+    for _ in range(20):
+        if PID_NAMESPACE:
+            victims = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, me)]
+        else:
+            victims = sorted(descendants(me))
+        victims = [pid for pid in victims if not zombie(pid)]
+        if not victims:
+            return
+        for pid in victims:
+            try:
+                os.kill(pid, SIGKILL)
+            except OSError:
+                pass
+        reap()
+        time.sleep(0.01)
+
+
+def reap():
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def read_into(fd, capture):
+    try:
+        data = os.read(fd, CHUNK)
+    except BlockingIOError:
+        return True
+    if not data:
+        return False
+    capture.feed(data)
+    return True
+
+
+def drain(fd, capture):
+    while True:
+        try:
+            data = os.read(fd, CHUNK)
+        except BlockingIOError:
+            return
+        if not data:
+            return
+        capture.feed(data)
+
+
+class Shell:
+    """A persistent bash reading wrapped commands from a pipe."""
+
+    def __init__(self, env, limits, cwd):
+        self.env = env
+        self.limits = limits
+        self.cwd = cwd
+        self.pid = None
+
+    def start(self):
+        in_r, in_w = os.pipe()
+        out_r, out_w = os.pipe()
+        st_r, st_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.setsid()
+                os.dup2(in_r, 0)
+                os.dup2(out_w, 1)
+                os.dup2(out_w, 2)
+                os.dup2(st_w, 3)
+                os.closerange(4, 1024)
+                set_limits(self.limits)
+                os.chdir(self.cwd)
+                os.execve("/bin/bash", ["bash", "--noprofile", "--norc"], self.env)
+            finally:
+                os._exit(127)
+        for fd in (in_r, out_w, st_w):
+            os.close(fd)
+        os.set_blocking(out_r, False)
+        self.pid, self.stdin, self.out, self.status = pid, in_w, out_r, st_r
+        init = "set +m; shopt -s expand_aliases\n"
+        if os.path.exists(ENV_FILE):
+            init += ". %s >/dev/null 2>&1\n" % ENV_FILE
+        if os.path.exists(CWD_FILE):
+            with open(CWD_FILE) as handle:
+                init += "builtin cd -- %s 2>/dev/null\n" % quote(handle.read().strip() or self.cwd)
+        os.write(self.stdin, init.encode())
+
+    def stop(self):
+        for fd in (self.stdin, self.out, self.status):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.pid = None
+
+    def run(self, command, timeout, cap, cwd=None):
+        restarted = False
+        if self.pid is None:
+            self.start()
+        with open(CMD_FILE, "w") as handle:
+            handle.write(command + "\n")
+        body = "builtin source %s </dev/null 3>&-" % CMD_FILE
+        if cwd:
+            body = "( builtin cd -- %s && %s )" % (quote(cwd), body)
+        wrapper = ("%s; __sw_rc=$?; builtin export -p >%s 2>/dev/null; builtin pwd >%s 2>/dev/null; "
+                   "builtin printf '%%s\\n' \"$__sw_rc\" >&3\n" % (body, ENV_FILE, CWD_FILE))
+        capture = Capture(cap)
+        start = time.monotonic()
+        try:
+            os.write(self.stdin, wrapper.encode())
+        except BrokenPipeError:
+            pass
+        status = b""
+        exit_code, timed_out = None, False
+        deadline = start + timeout if timeout else None
+        out_open = True
+        while True:
+            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+            fds = [self.status] + ([self.out] if out_open else [])
+            ready, _, _ = select.select(fds, [], [], wait)
+            if not ready:
+                timed_out = True
+                break
+            if self.out in ready:
+                out_open = read_into(self.out, capture)
+            if self.status in ready:
+                chunk = os.read(self.status, 64)
+                status += chunk
+                if b"\n" in status:
+                    exit_code = int(status.split(b"\n")[0] or b"0")
+                    break
+                if not chunk:
+                    break
+        drain(self.out, capture)
+        note = ""
+        if timed_out:
+            kill_all_but_me()
+            drain(self.out, capture)
+            exit_code = 124
+            note = ("\n[sweworld: the command timed out after %gs; every process it started was killed "
+                    "and the shell was restarted (cwd and exported variables kept)]\n" % timeout)
+        elif exit_code is None:
+            _, code = os.waitpid(self.pid, 0)
+            exit_code = os.waitstatus_to_exitcode(code)
+            if exit_code < 0:
+                exit_code = 128 - exit_code
+            note = ("\n[sweworld: the shell exited (status %d); a new shell was started with the last "
+                    "cwd and exported variables]\n" % exit_code)
+        if note:
+            restarted = True
+            reap()
+            self.stop()
+        output, truncated = capture.render()
+        return {"output": output + note.encode(), "exit_code": exit_code, "timed_out": timed_out,
+                "truncated": truncated, "duration": time.monotonic() - start, "restarted": restarted}
+
+
+def quote(text):
+    return "'" + text.replace("'", "'\\''") + "'"
+
+
+def run_fresh(command, timeout, cap, env, limits, cwd):
+    """A stateless command: a fresh ``bash -c`` in its own session; its group is killed on timeout."""
+    out_r, out_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setsid()
+            fd = os.open("/dev/null", os.O_RDONLY)
+            os.dup2(fd, 0)
+            os.dup2(out_w, 1)
+            os.dup2(out_w, 2)
+            os.closerange(3, 1024)
+            set_limits(limits)
+            os.chdir(cwd)
+            os.execve("/bin/bash", ["bash", "--noprofile", "--norc", "-c", command], env)
+        finally:
+            os._exit(127)
+    os.close(out_w)
+    capture = Capture(cap)
+    start = time.monotonic()
+    deadline = start + timeout if timeout else None
+    timed_out = False
+    while True:
+        wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+        ready, _, _ = select.select([out_r], [], [], wait)
+        if not ready:
+            timed_out = True
+            break
+        if not read_into(out_r, capture):
+            break
+    if timed_out:
+        try:
+            os.killpg(pid, SIGKILL)
+        except OSError:
+            pass
+    _, code = os.waitpid(pid, 0)
+    os.close(out_r)
+    exit_code = 124 if timed_out else os.waitstatus_to_exitcode(code)
+    if exit_code < 0:
+        exit_code = 128 - exit_code
+    output, truncated = capture.render()
+    if timed_out:
+        output += b"\n[sweworld: the command timed out after %gs and was killed]\n" % timeout
+    return {"output": output, "exit_code": exit_code, "timed_out": timed_out,
+            "truncated": truncated, "duration": time.monotonic() - start, "restarted": False}
+
+
+def text(request, key, default=None):
+    value = request.get(key)
+    return value.decode("utf-8", "surrogateescape") if value is not None else default
+
+
+def number(request, key, default=None):
+    value = request.get(key)
+    return float(value) if value else default
+
+
+def handle(request, shell, config):
+    op = text(request, "op")
+    timeout = number(request, "timeout")
+    cap = int(number(request, "cap", 0)) or config["output_cap"]
+    if op == "ping":
+        return {"ok": True, "pid": os.getpid()}
+    if op == "run" and config["persistent"]:
+        return shell.run(text(request, "command"), timeout, cap, text(request, "cwd"))
+    if op in ("run", "exec"):
+        return run_fresh(text(request, "command"), timeout, cap, config["env"], config["limits"],
+                         text(request, "cwd") or config["cwd"])
+    if op == "read":
+        with open(text(request, "path"), "rb") as handle_:
+            return {"data": handle_.read()}
+    if op == "write":
+        path = text(request, "path")
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        with open(path, "wb") as handle_:
+            handle_.write(request["data"])
+        return {"ok": True}
+    raise ValueError("unknown op %r" % op)
+
+
+def load_config(path):
+    """The config frame: cwd, persistent, output_cap, pid_namespace, env:NAME, limit:RLIMIT_X."""
+    with open(path, "rb") as handle_:
+        raw = read_msg(handle_)
+    config = {"env": {}, "limits": {}, "cwd": raw["cwd"].decode(), "persistent": raw["persistent"] == b"1",
+              "output_cap": int(raw["output_cap"]), "pid_namespace": raw["pid_namespace"] == b"1"}
+    for key, value in raw.items():
+        if key.startswith("env:"):
+            config["env"][key[4:]] = value.decode("utf-8", "surrogateescape")
+        elif key.startswith("limit:"):
+            config["limits"][key[6:]] = int(value)
+    return config
+
+
+def main():
+    global PID_NAMESPACE
+    config = load_config(sys.argv[1])
+    PID_NAMESPACE = config["pid_namespace"] and os.getpid() <= 3
+    os.makedirs(STATE, exist_ok=True)
+    home = config["env"].get("HOME")
+    if home:
+        os.makedirs(home, exist_ok=True)
+        with open(os.path.join(home, ".gitconfig"), "w") as handle_:
+            handle_.write("[user]\n\tname = sweworld\n\temail = sweworld@localhost\n"
+                          "[safe]\n\tdirectory = *\n[core]\n\tpager = cat\n")
+    shell = Shell(config["env"], config["limits"], config["cwd"])
+    if config["persistent"]:
+        shell.start()
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    write_msg(stdout, {"ready": True, "pid": os.getpid()})
+    while True:
+        request = read_msg(stdin)
+        if request is None:
+            break
+        try:
+            reply = handle(request, shell, config)
+        except OSError as exc:
+            reply = {"error": type(exc).__name__, "errno": exc.errno or 0, "message": str(exc)}
+        except (ValueError, KeyError) as exc:
+            reply = {"error": type(exc).__name__, "message": str(exc)}
+        write_msg(stdout, reply)
+        reap()
+    if not PID_NAMESPACE:  # in our own pid namespace the kernel kills everything when bwrap's init exits
+        kill_all_but_me()
+
+
+if __name__ == "__main__":
+    main()

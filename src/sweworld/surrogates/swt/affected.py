@@ -1,0 +1,142 @@
+"""Which tests an agent's diff can change the outcome of.
+
+A test is *affected* when the diff touches code it runs:
+
+1. per-test coverage, where the task has it (``coverage`` on the task row: a ``CoverageMap`` as
+   ``sweworld.synth.coverage`` writes it): the tests that executed a changed line (old-side line
+   numbers; an insertion counts the lines around it);
+2. else the repository's static import graph (``importgraph``): the diff changes a file the test's
+   file imports, directly or not;
+3. else, with only the test file's text: its imports name a changed module or the package of one;
+4. else any change to a non-test Python file.
+
+A change to the test's own file or to a ``conftest.py`` above it always affects it. Files the diff
+adds (a reproduction script) affect nothing unless imported.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Iterable, Mapping
+
+from sweworld.surrogates.swt.importgraph import reaches
+from sweworld.surrogates.swt.testsource import is_test_file
+from sweworld.synth.coverage import CoverageMap
+
+_FILE = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.MULTILINE)
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@")
+
+
+def file_sections(diff: str) -> list[tuple[str, str]]:
+    """(path, text) of each file section of ``diff`` (the text before the first header: path "")."""
+    starts = [m.start() for m in _FILE.finditer(diff)]
+    bounds = list(zip([0, *starts], [*starts, len(diff)], strict=True))
+    return [(m.group(2) if (m := _FILE.match(diff, a)) else "", diff[a:b]) for a, b in bounds if b > a]
+
+
+def without_scratch(diff: str, also: Iterable[str] = ()) -> str:
+    """``diff`` less the files it adds at the repository root (an agent's scratch and reproduction
+    scripts: no package or test imports them) and less the paths in ``also``; ``conftest.py`` and
+    ``setup.py`` stay."""
+    drop = set(also)
+
+    def scratch(path: str, text: str) -> bool:
+        added = "\nnew file mode" in text or "\n--- /dev/null" in text
+        return path in drop or (added and "/" not in path and path not in ("conftest.py", "setup.py"))
+
+    return "".join(text for path, text in file_sections(diff) if not scratch(path, text))
+
+
+def changed_lines(diff: str) -> dict[str, set[int]]:
+    """Path -> old-side line numbers the diff removes or inserts next to (empty set: a new file)."""
+    out: dict[str, set[int]] = {}
+    path, line, added = None, 0, False
+    for text in diff.splitlines():
+        file = _FILE.match(text)
+        if file:
+            path, added = file.group(2), False
+            out[path] = set()
+            continue
+        if path is None:
+            continue
+        if text.startswith("new file mode") or text == "--- /dev/null":
+            added = True
+        hunk = _HUNK.match(text)
+        if hunk:
+            line = int(hunk.group(1))
+            continue
+        if added or text.startswith(("+++", "---")):
+            continue
+        if text.startswith("-"):
+            out[path].add(line)
+            line += 1
+        elif text.startswith("+"):
+            out[path].update((max(line - 1, 1), line))
+        elif text.startswith(" "):
+            line += 1
+    return out
+
+
+def change_signature(diff: str) -> dict[str, list[str]]:
+    """Path -> the diff's removed and added lines in order (headers, context and hunk positions
+    ignored): two diffs with equal signatures make the same change."""
+    out: dict[str, list[str]] = {}
+    path = None
+    for text in diff.splitlines():
+        file = _FILE.match(text)
+        if file:
+            path = file.group(2)
+            out[path] = []
+        elif path is not None and text[:1] in "+-" and not text.startswith(("+++ ", "--- ")):
+            out[path].append(text.rstrip())
+    return {p: lines for p, lines in out.items() if lines}
+
+
+def _test_file(test_id: str) -> str:
+    return test_id.split("::", 1)[0]
+
+
+def _by_text(test_text: str, changed: Iterable[str]) -> bool:
+    """Rule 3: a module the test file imports is named by a changed path (``pkg`` of ``src/pkg/m.py``)."""
+    tops = {name.split(".")[0] for name in re.findall(r"^\s*(?:from|import)\s+(\w[\w.]*)", test_text, re.MULTILINE)}
+    return any(tops & set(path[:-3].split("/")) for path in changed)
+
+
+def affected_tests(test_ids: Iterable[str], diff: str, *, graph: Mapping[str, list[str]] | None = None,
+                   coverage: CoverageMap | None = None, texts: Mapping[str, str] | None = None) -> set[str]:
+    """The tests among ``test_ids`` whose outcome ``diff`` can change (see the module docstring)."""
+    changed = changed_lines(diff)
+    if not changed:
+        return set()
+    source = {p: lines for p, lines in changed.items() if p.endswith(".py") and not is_test_file(p)}
+    covered: set[str] = set()
+    if coverage is not None:
+        for path, lines in source.items():
+            for n in lines:
+                covered.update(coverage.tests_for_lines(path, n, n))
+    by_file: dict[str, bool] = {}
+
+    def file_affected(file: str) -> bool:
+        """Rules 2-4 and the own-file rule, decided once per test file."""
+        if file not in by_file:
+            if file in changed or any(posixpath.basename(p) == "conftest.py" and
+                                      file.startswith(posixpath.dirname(p)) for p in changed):
+                by_file[file] = True
+            elif graph and file in graph:
+                by_file[file] = bool(reaches(graph, file) & set(source))
+            elif texts and file in texts:
+                by_file[file] = bool(source) and _by_text(texts[file], source)
+            else:
+                by_file[file] = bool(source)
+        return by_file[file]
+
+    out: set[str] = set()
+    for test_id in test_ids:
+        file = _test_file(test_id)
+        if coverage is not None and test_id in coverage.tests and file not in changed:
+            if test_id in covered:
+                out.add(test_id)
+        elif file_affected(file):
+            out.add(test_id)
+    return out

@@ -1,0 +1,119 @@
+"""Part (b) of the embedded SWT: a test command's output, written from per-test statuses.
+
+For each test the command runs (``selection``): the status recorded for this very workspace state
+(0.97; a diff making the gold patch's change counts as recorded: its tests pass), else, when the diff does not touch what the test runs (``affected``), its baseline: the
+status recorded at the base commit (0.95), else FAIL_TO_PASS failing and PASS_TO_PASS passing
+(0.9), else passing (a test known only from its file's text: 0.7); when the diff does touch it,
+the per-test predictor's status and confidence. The output is rendered in the runner's format
+(``formats``: pytest, unittest, Django, sympy, under tox or nox) and piped through the command's
+filters (``shellfilters``).
+
+Confidence: the least confident test, times 0.7 for options the parser did not understand, 0.6
+for a filter it could not apply, 0.9 when a failing test has no recorded failure text, 0.9 under
+tox or nox (``WRAPPED``).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from statistics import median
+from typing import Any
+
+from sweworld.surrogates.swt.affected import affected_tests, change_signature, without_scratch
+from sweworld.surrogates.swt.facts import InstanceFacts, RepoFacts, diff_digest
+from sweworld.surrogates.swt.formats import render
+from sweworld.surrogates.swt.predictor import TestOutcomePredictor
+from sweworld.surrogates.swt.selection import select
+from sweworld.surrogates.swt.shellfilters import apply_filters
+from sweworld.surrogates.swt.testcmd import TestRun, relative
+from sweworld.synth.coverage import CoverageMap
+from sweworld.world.context import SWTContext
+from sweworld.world.parse import SWTOutput
+
+RECORDED_HERE, RECORDED_BASE, LISTED, UNLISTED, STATIC = 0.97, 0.95, 0.9, 0.8, 0.7
+WRAPPED = 0.9
+"""tox and nox: the environment's commands are taken to be ``pytest {posargs}``."""
+
+
+@dataclass
+class Prediction:
+    """One embedded SWT prediction: the output, how sure it is, and which path produced it."""
+
+    output: SWTOutput
+    confidence: float
+    source: str  # replay | tests | neighbour | none
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+def coverage_of(task: dict[str, Any]) -> CoverageMap | None:
+    """The per-test coverage a task row carries (``coverage``: a CoverageMap as JSON text or dict)."""
+    raw = task.get("coverage")
+    if not raw:
+        return None
+    try:
+        return CoverageMap.from_json(raw if isinstance(raw, str) else json.dumps(raw))
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def statuses(tests: list[str], static: set[str], context: SWTContext, facts: InstanceFacts, repo: RepoFacts,
+             predictor: TestOutcomePredictor, texts: dict[str, str]) -> list[tuple[str, str, float, str]]:
+    """(test, status, confidence, why) for each test, as the module docstring says."""
+    task = facts.task
+    here = facts.states.get(diff_digest(context.diff), {})
+    base = facts.states.get("", {})
+    failing, passing = set(task.get("FAIL_TO_PASS") or []), set(task.get("PASS_TO_PASS") or [])
+    if task.get("patch") and change_signature(without_scratch(context.diff)) == change_signature(task["patch"]):
+        here = {**dict.fromkeys(failing | passing, "PASSED"), **here}  # the validated fix
+    touched = affected_tests([t for t in tests if t not in here], context.diff, graph=repo.graph,
+                             coverage=coverage_of(task), texts=texts)
+    predicted = predictor.predict(facts.as_task(), context.diff, [t for t in tests if t in touched]) if touched else {}
+    out = []
+    for test in tests:
+        if test in here:
+            out.append((test, here[test], RECORDED_HERE, "recorded"))
+        elif test in predicted:
+            out.append((test, *predicted[test], "predicted"))
+        elif test in base:
+            out.append((test, base[test], RECORDED_BASE, "baseline"))
+        elif test in failing or test in passing:
+            out.append((test, "FAILED" if test in failing else "PASSED", LISTED, "listed"))
+        else:
+            out.append((test, "PASSED", STATIC if test in static else UNLISTED, "assumed"))
+    return out
+
+
+def _named_as(facts: InstanceFacts, tests: list[str]) -> InstanceFacts:
+    """``facts`` with the task's bare test names (sympy's in SWE-bench) as the selected ``path::name``."""
+    ids = {t.rsplit("::", 1)[-1]: t for t in tests if "::" in t}
+    lists = {k: [ids.get(t, t) for t in facts.task.get(k) or []] for k in ("FAIL_TO_PASS", "PASS_TO_PASS")}
+    return facts.model_copy(update={"task": {**facts.task, **lists}})
+
+
+def predict_tests(run: TestRun, context: SWTContext, facts: InstanceFacts, repo: RepoFacts,
+                  predictor: TestOutcomePredictor) -> Prediction:
+    """The output of the test command ``run`` in ``context`` (see the module docstring)."""
+    texts = {relative(f.path, context.workdir, context.workdir): f.content for f in context.files}
+    chosen = select(run, facts.known_tests(), texts)
+    facts = _named_as(facts, chosen.tests) if run.runner == "sympy" else facts
+    rows = [] if chosen.missing else statuses(chosen.tests, chosen.static, context, facts, repo, predictor, texts)
+    outcomes = [(t, s) for t, s, _, _ in rows]
+    duration = median(facts.durations) if facts.durations else 0.01 * max(len(outcomes), 1)
+    confidence = min((c for _, _, c, _ in rows), default=0.9 if chosen.missing else 0.6)
+    failed = [t for t, s in outcomes if s in ("FAILED", "ERROR")]
+    got = render(run, outcomes, facts, repo, texts=texts, workdir=context.workdir, duration=duration,
+                 chosen=chosen)
+    stdout, stderr, code, unrecorded = got.stdout, got.stderr, got.exit_code, got.unrecorded
+    if run.filters:
+        text = stdout + stderr if run.merged else stdout
+        stdout, code, understood = apply_filters(text, run.filters, code)
+        stderr = "" if run.merged else stderr
+        confidence *= 1.0 if understood else 0.6
+    elif run.merged:
+        stdout, stderr = stdout + stderr, ""
+    confidence *= (1.0 if run.exact else 0.7) * (0.9 if unrecorded and run.tb != "no" else 1.0)
+    confidence *= 1.0 if run.wrapper is None else WRAPPED
+    detail = {"tests": len(outcomes), "failed": len(failed), "missing": chosen.missing,
+              "why": {why: sum(r[3] == why for r in rows) for why in {r[3] for r in rows}}}
+    return Prediction(SWTOutput(stdout=stdout, stderr=stderr, exit_code=code), round(confidence, 4), "tests", detail)
