@@ -1,0 +1,93 @@
+"""One registry: names mapped to ``"package.module:attr"`` targets, loaded on first use.
+
+Every pluggable kind (backends, world models, verifiers, policies, runners) is a ``Registry`` built
+here, so a name resolves the same way everywhere and nothing heavy is imported before it is asked
+for. Third-party packages add entries through Python entry points (group ``sweworld.<kind>``, e.g.
+``[project.entry-points."sweworld.backends"] mine = "mypkg.backend:MyBackend"``), read on the first
+lookup; an entry given in code (``register``) wins over one from an entry point of the same name.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterator, Mapping
+from importlib.metadata import entry_points
+from typing import Any, Generic, TypeVar
+
+from sweworld.errors import ConfigError
+
+T = TypeVar("T")
+
+
+def load(target: str) -> Any:
+    """The object ``"package.module:attr"`` names (``ConfigError`` when it cannot be imported)."""
+    module, sep, attr = target.partition(":")
+    if not sep or not module or not attr:
+        raise ConfigError(f"{target!r} is not a 'package.module:attr' target",
+                          hint="write the module's dotted path, a colon, then the attribute")
+    try:
+        obj: Any = importlib.import_module(module)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(f"cannot load {target!r}: {exc}",
+                          hint="check the name, or install the extra that provides it") from exc
+    return obj
+
+
+class Registry(Generic[T]):
+    """``name -> target``: a ``"module:attr"`` string (imported on first use) or the object itself."""
+
+    def __init__(self, kind: str, entries: Mapping[str, str | T] | None = None, *, group: str | None = None):
+        self.kind = kind
+        self.group = group or f"sweworld.{kind.replace(' ', '_')}s"
+        self._entries: dict[str, str | T] = dict(entries or {})
+        self._loaded: dict[str, T] = {}
+        self._plugins_read = False
+
+    def _plugins(self) -> None:
+        if self._plugins_read:
+            return
+        self._plugins_read = True
+        for point in entry_points(group=self.group):
+            self._entries.setdefault(point.name, point.value)
+
+    def register(self, name: str, target: str | T, *, replace: bool = False) -> None:
+        """Add ``name`` (``ConfigError`` if it exists and ``replace`` is false)."""
+        self._plugins()
+        if name in self._entries and not replace:
+            raise ConfigError(f"{self.kind} {name!r} is already registered", hint="pass replace=True to replace it")
+        self._entries[name] = target
+        self._loaded.pop(name, None)
+
+    def names(self) -> list[str]:
+        """The registered names, sorted."""
+        self._plugins()
+        return sorted(self._entries)
+
+    def __contains__(self, name: object) -> bool:
+        self._plugins()
+        return name in self._entries
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names())
+
+    def get(self, name: str) -> T:
+        """What ``name`` refers to, imported on first use (``ConfigError`` naming the known ones)."""
+        self._plugins()
+        if name in self._loaded:
+            return self._loaded[name]
+        if name not in self._entries:
+            raise ConfigError(f"unknown {self.kind} {name!r}", hint=f"use one of {', '.join(self.names())}")
+        target = self._entries[name]
+        obj = load(target) if isinstance(target, str) else target
+        self._loaded[name] = obj
+        return obj
+
+    def create(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        """``get(name)(*args, **kwargs)``: build the registered factory or class."""
+        factory: Callable[..., Any] = self.get(name)  # type: ignore[assignment]
+        return factory(*args, **kwargs)
+
+
+__all__ = ["Registry", "load"]
