@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
+import stat
+import sys
 from pathlib import Path
 
 from sweworld.errors import ConfigError
@@ -37,3 +41,26 @@ def subdir(*parts: str) -> Path:
     path = home().joinpath(*parts)
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def _writable_and_retry(func, path: str, _exc: object) -> None:
+    """``rmtree``'s error handler: the parent directory (and ``path`` when it is a directory, e.g. an
+    overlay work dir created mode 000) are made writable and the call retried. A file keeps its mode:
+    unlinking it needs only its directory, and it may be a hard link shared with another tree."""
+    with contextlib.suppress(OSError, NotImplementedError):
+        os.chmod(os.path.dirname(path), stat.S_IRWXU)
+        if stat.S_ISDIR(os.lstat(path).st_mode):
+            os.chmod(path, stat.S_IRWXU)
+    func(path)
+
+
+def remove_tree(path: Path) -> None:
+    """Remove ``path`` (a file, a link or a directory), read-only and mode-000 directories included;
+    a missing path is fine. The one removal every cache and sandbox uses."""
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.exists():
+        if sys.version_info >= (3, 12):
+            shutil.rmtree(path, onexc=_writable_and_retry)
+        else:
+            shutil.rmtree(path, onerror=_writable_and_retry)

@@ -112,3 +112,14 @@ class ExecResult(BaseModel):
     @property
     def ok(self) -> bool:
         return self.exit_code == 0 and not self.timed_out
+
+
+class ServiceLines(BaseModel):
+    """The local network stand-ins around a test run, as eval-script lines: ``start`` before the
+    tests, ``stop`` after. The environment side writes them (``envs.services.script_lines``) and
+    hands them to the harness as data; empty when the tests reach the real network or need none."""
+
+    model_config = ConfigDict(frozen=True)
+
+    start: tuple[str, ...] = ()
+    stop: tuple[str, ...] = ()

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from tests.harness.test_harness_grade import frame
 
+from sweworld.envs import services
 from sweworld.envs.recipe import from_spec
 from sweworld.harness.evalscript import make_eval_script, new_nonce, tox_current_env_shims
 from sweworld.harness.evaluate import is_editable, needs_reinstall
@@ -130,8 +131,9 @@ def test_swebench_specs_get_era_tooling_and_stand_ins() -> None:
     assert recipe.exclude_newer and recipe.services == ["httpbin"]
     task = Task(instance_id="psf__requests-1", repo="psf/requests", base_commit="abc123")
     script = make_eval_script(task, recipe, directives=["test_requests.py"], existing_test_files=[],
-                              created_test_files=[], nonce=new_nonce())
+                              created_test_files=[], nonce=new_nonce(),
+                              stand_ins=services.script_lines(recipe.services))
     assert "/sweworld/services/httpbin/venv/bin/python" in script and "ip route add default dev lo" in script
     offline = make_eval_script(task, recipe, directives=[], existing_test_files=[], created_test_files=[],
-                               nonce=new_nonce(), services=[])
+                               nonce=new_nonce())
     assert "httpbin" not in offline

@@ -21,7 +21,7 @@ from sweworld.htmlreport import (
     render_bar_chart,
     render_html,
     rollout_section,
-    write_report,
+    write_html,
 )
 from sweworld.trajectory import Step, Trajectory
 
@@ -89,7 +89,7 @@ def demo_report(title: str = "sweworld demo") -> Report:
 
 
 def test_html_is_well_formed_and_self_contained(tmp_path):
-    path = write_report(demo_report(), tmp_path / "out")
+    path = write_html(tmp_path / "out", demo_report())
     assert path == tmp_path / "out" / "index.html"
     text = path.read_text(encoding="utf-8")
     checker = parse_html(text)
@@ -130,7 +130,7 @@ def test_script_in_titles_is_escaped(tmp_path):
     report = Report(title=evil, subtitle=evil, meta={evil: evil}, sections=[
         Section(title=evil, text=evil, table=Table(columns=[evil], rows=[[evil]]),
                 chart=BarChart(title=evil, categories=[evil], series={evil: [0.5]}, y_label=evil))])
-    text = write_report(report, tmp_path).read_text(encoding="utf-8")
+    text = write_html(tmp_path, report).read_text(encoding="utf-8")
     assert "<script" not in text
     assert "&lt;script&gt;" in text
     checker = parse_html(text)
@@ -142,8 +142,8 @@ def test_script_in_titles_is_escaped(tmp_path):
 
 
 def test_atomic_write_leaves_no_temp_files(tmp_path):
-    write_report(demo_report(), tmp_path)
-    write_report(demo_report("again"), tmp_path)
+    write_html(tmp_path, demo_report())
+    write_html(tmp_path, demo_report("again"))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["index.html", "report.json"]
     assert "again" in (tmp_path / "index.html").read_text(encoding="utf-8")
 
@@ -152,14 +152,14 @@ def test_json_round_trip(tmp_path):
     report = demo_report()
     report.sections.append(instances_section([{"instance_id": "a-1", "policy": "oracle", "sample": 0,
                                                "resolved": True, "steps": 3, "exit_status": "submitted"}]))
-    write_report(report, tmp_path)
+    write_html(tmp_path, report)
     assert read_report(tmp_path) == report
     assert Report.model_validate(json.loads((tmp_path / "report.json").read_text())) == report
 
 
 def test_same_input_gives_same_bytes(tmp_path):
-    write_report(demo_report(), tmp_path / "a")
-    write_report(demo_report(), tmp_path / "b")
+    write_html(tmp_path / "a", demo_report())
+    write_html(tmp_path / "b", demo_report())
     for name in ("index.html", "report.json"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
 

@@ -13,11 +13,11 @@ import shutil
 import pytest
 
 from sweworld.backends.real import RealBackend
+from sweworld.covmap import function_spans
 from sweworld.envs import EnvBuilder
 from sweworld.runs.validate import validate_instance
 from sweworld.synth import Mutation
 from sweworld.synth.check import check_candidate, covering_tests, test_budgets
-from sweworld.synth.coverage import function_spans
 from sweworld.synth.instance import changed_lines
 from sweworld.synth.pipeline import SynthOptions, synthesize
 from sweworld.synth.release import ReleaseSpec, prepare

@@ -9,9 +9,10 @@ import pytest
 from typer.testing import CliRunner
 
 from sweworld.cli.app import app
+from sweworld.covmap import CoverageMap, function_spans
 from sweworld.synth import mutations_for_file
 from sweworld.synth.check import Outcome
-from sweworld.synth.coverage import CoverageMap, function_spans, pytest_command
+from sweworld.synth.coverage import pytest_command
 from sweworld.synth.ordered import run_ordered
 from sweworld.synth.pipeline import combinations
 from sweworld.synth.stats import SynthStats

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import jinja2
 
@@ -57,20 +57,32 @@ def _fit(messages: list[dict], budget: int) -> bool:
     return _tokens(messages) <= budget
 
 
-def _action(reply: ModelReply, text_actions: bool) -> tuple[str, dict, str, str | None, str]:
-    """(tool, arguments, thought, call id, format problem)."""
+class Action(NamedTuple):
+    """The action a model reply asks for."""
+
+    tool: str
+    arguments: dict
+    thought: str
+    call_id: str | None = None
+    problem: str = ""
+    """Why the reply is not a valid action ("" when it is)."""
+
+
+def _action(reply: ModelReply, text_actions: bool) -> Action:
+    """The reply's first tool call (or its text action, with ``text_actions``)."""
     if reply.tool_calls and not text_actions:
         call = reply.tool_calls[0]
         if getattr(call, "malformed", False):
-            return call.name, {}, reply.content or "", call.id, f"the arguments of {call.name} are not valid JSON"
-        return call.name, dict(call.arguments), reply.content or "", call.id, ""
+            return Action(call.name, {}, reply.content or "", call.id,
+                          f"the arguments of {call.name} are not valid JSON")
+        return Action(call.name, dict(call.arguments), reply.content or "", call.id)
     parsed = parse_text_action(reply.content or "")
     if parsed is None:
-        return "", {}, reply.content or "", None, "no action found"
-    return parsed.name, dict(parsed.arguments), parsed.thought, None, ""
+        return Action("", {}, reply.content or "", problem="no action found")
+    return Action(parsed.name, dict(parsed.arguments), parsed.thought)
 
 
-class Episode:
+class AgentRun:
     """One run of ``policy`` on ``task`` through ``executor``."""
 
     def __init__(self, task: Task, executor: Executor, policy: Policy, config: AgentConfig,
@@ -120,8 +132,9 @@ class Episode:
             self._model_s += time.monotonic() - began
             traj.usage["prompt_tokens"] += reply.usage.prompt_tokens
             traj.usage["completion_tokens"] += reply.usage.completion_tokens
-            tool, args, thought, call_id, problem = _action(reply, config.text_actions)
-            step = Step(index=index, tool=tool, arguments=args, thought=thought,
+            action = _action(reply, config.text_actions)
+            tool, args, call_id, problem = action.tool, action.arguments, action.call_id, action.problem
+            step = Step(index=index, tool=tool, arguments=args, thought=action.thought,
                         prompt_tokens=reply.usage.prompt_tokens, completion_tokens=reply.usage.completion_tokens)
             if problem:
                 step.format_error = True
@@ -163,7 +176,7 @@ class Episode:
 
 def run_episode(task: Task, executor: Executor, policy: Policy, config: AgentConfig, *,
                 tools: ToolSet | None = None, sample: int = 0) -> Trajectory:
-    return Episode(task, executor, policy, config, tools, sample).run()
+    return AgentRun(task, executor, policy, config, tools, sample).run()
 
 
 def new_call_id() -> str:

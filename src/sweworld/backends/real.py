@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sweworld.envs import EnvBuilder, episode_sandbox
+from sweworld.envs import EnvBuilder, episode_sandbox, services
+from sweworld.envs.scripts import OFFLINE_ENV
 from sweworld.executor import Executor
 from sweworld.harness.evalscript import DETERMINISTIC_ENV
 from sweworld.harness.evaluate import Prepared, evaluate_prepared
@@ -20,7 +21,8 @@ EPISODE_TIMEOUT_CAP = 600.0
 def prepared_instance(builder: EnvBuilder, task: Task, config: SandboxConfig) -> Prepared:
     """Build ``task``'s install layer (if missing) and say how the harness opens its episodes."""
     layer = builder.instance(task)
-    return Prepared(recipe=layer.env.recipe, build_env=layer.build_env, network=config.network,
+    stand_ins = services.script_lines([] if config.network else layer.env.recipe.services)
+    return Prepared(recipe=layer.env.recipe, build_env={**OFFLINE_ENV, **layer.build_env}, stand_ins=stand_ins,
                     open=lambda: episode_sandbox(layer, config, label=task.instance_id),
                     describe=f"environment {layer.env.key} (python {layer.env.interpreter.version}), "
                              f"layer {layer.key}")

@@ -224,7 +224,7 @@ def _dataset_label(dataset: str) -> str:
 
 def write_demo_report(run: DemoRun, sections: list[Section], duration: float) -> Path:
     from sweworld import __version__
-    from sweworld.htmlreport import Report, write_report
+    from sweworld.htmlreport import Report, write_html
 
     repos = sorted({t.repo for t in run.tasks})
     report = Report(
@@ -237,7 +237,7 @@ def write_demo_report(run: DemoRun, sections: list[Section], duration: float) ->
               "duration": f"{duration:.1f}s", "sweworld": __version__,
               "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs"},
         sections=sections)
-    return write_report(report, run.out / "report")
+    return write_html(run.out / "report", report)
 
 
 # ---------------------------------------------------------------------------------------------- helpers

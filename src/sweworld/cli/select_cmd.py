@@ -90,11 +90,11 @@ def select(ctx: typer.Context,
                                    "resolved": s.resolved} for iid, s in selection.picks.items()}
             json_out.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
         if report:
-            from sweworld.htmlreport import Report, write_report
+            from sweworld.htmlreport import Report, write_html
             from sweworld.verify import bestofn_section
-            write_report(Report(title="sweworld best-of-n", meta={"runs": ", ".join(map(str, runs)),
-                                                                  "verifier": verifier},
-                                sections=[bestofn_section(selection)]), report)
+            write_html(report, Report(title="sweworld best-of-n", meta={"runs": ", ".join(map(str, runs)),
+                                                                          "verifier": verifier},
+                                        sections=[bestofn_section(selection)]))
     common.out.print(_table(selection))
     common.out.print(f"select ({verifier}): {selection.instances} instances, {selection.samples} samples "
                      f"({selection.failed} failed left out); mean resolve {selection.mean_resolve:.1%}, picks "

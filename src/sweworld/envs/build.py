@@ -22,8 +22,9 @@ from sweworld.envs.derived import derive_layer
 from sweworld.envs.discovery import Interpreter, find_interpreter
 from sweworld.envs.recipe import EnvRecipe, env_key, instance_key, resolve_recipe
 from sweworld.envs.scmversion import pretend_version_env, uses_scm_version
-from sweworld.envs.store import envs_root, locked, log_tail, read_meta, remove_tree
+from sweworld.envs.store import envs_root, locked, log_tail, read_meta
 from sweworld.errors import EnvBuildError, RepoError, SandboxError
+from sweworld.paths import remove_tree
 from sweworld.repos import RepoStore
 from sweworld.sandbox import Dir, Layers, Sandbox, SandboxConfig
 from sweworld.types import Task

@@ -16,8 +16,8 @@ import subprocess
 import time
 from pathlib import Path, PurePosixPath
 
-from sweworld.envs.store import remove_tree
 from sweworld.errors import RepoError
+from sweworld.paths import remove_tree
 from sweworld.repos.git import git
 from sweworld.types import Task
 

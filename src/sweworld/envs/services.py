@@ -22,6 +22,8 @@ import json
 import shlex
 from dataclasses import dataclass, field
 
+from sweworld.types import ServiceLines
+
 SERVICES_MOUNT = "/sweworld/services"
 
 
@@ -150,3 +152,8 @@ def start_lines(names: list[str]) -> list[str]:
 def stop_lines(names: list[str]) -> list[str]:
     """Eval-script lines that stop the stand-ins started by ``start_lines``."""
     return ['[ -n "${__sweworld_services:-}" ] && kill ${__sweworld_services} 2>/dev/null; true'] if names else []
+
+
+def script_lines(names: list[str]) -> ServiceLines:
+    """The eval-script lines that start and stop the stand-ins ``names`` (the harness takes them)."""
+    return ServiceLines(start=tuple(start_lines(names)), stop=tuple(stop_lines(names)))

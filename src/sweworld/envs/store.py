@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -28,6 +26,7 @@ from filelock import FileLock
 
 from sweworld import paths
 from sweworld.errors import EnvBuildError
+from sweworld.paths import remove_tree
 
 
 def envs_root() -> Path:
@@ -40,25 +39,6 @@ def locked(key: str) -> Iterator[None]:
     lock_dir.mkdir(exist_ok=True)
     with FileLock(str(lock_dir / f"{key}.lock")):
         yield
-
-
-def remove_tree(path: Path) -> None:
-    """Remove a directory that may hold overlay work dirs (mode 000) and read-only files. Only
-    directories are chmodded: a file may be a hard link shared with another base tree."""
-    def fix(func, p, _exc):
-        for target in (Path(p).parent, Path(p)):
-            try:
-                if target.is_dir() and not target.is_symlink():
-                    os.chmod(target, 0o755, follow_symlinks=False)
-            except (OSError, NotImplementedError):
-                pass
-        func(p)
-    if not path.exists() and not path.is_symlink():
-        return
-    if sys.version_info >= (3, 12):
-        shutil.rmtree(path, onexc=fix)
-    else:
-        shutil.rmtree(path, onerror=fix)
 
 
 def read_meta(path: Path) -> dict:

@@ -24,11 +24,12 @@ import re
 import secrets
 import shlex
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-from sweworld.envs.recipe import EnvRecipe
-from sweworld.envs.services import start_lines as service_start_lines
-from sweworld.envs.services import stop_lines as service_stop_lines
-from sweworld.types import Task
+from sweworld.types import ServiceLines, Task
+
+if TYPE_CHECKING:
+    from sweworld.envs.recipe import EnvRecipe
 
 START_MARKER = "SWEWORLD START TEST OUTPUT"
 END_MARKER = "SWEWORLD END TEST OUTPUT"
@@ -138,15 +139,15 @@ def _reset_tests(base_commit: str, existing: list[str], created: list[str]) -> l
 
 def make_eval_script(task: Task, recipe: EnvRecipe, *, directives: list[str],
                      existing_test_files: list[str], created_test_files: list[str], nonce: str,
-                     workdir: str = "/testbed", services: list[str] | None = None) -> str:
+                     workdir: str = "/testbed", stand_ins: ServiceLines | None = None) -> str:
     """The bash eval script of ``task`` (see the module docstring).
 
     ``directives`` are appended (shell-quoted) to ``recipe.test_cmd``; ``existing_test_files`` are
     the files of the test patch present at the base commit (checked out from it before and after),
     ``created_test_files`` those the test patch creates (removed before and after). ``nonce`` goes
     into every marker and into the heredoc delimiter; make one per run with ``new_nonce()``.
-    ``services``: local stand-ins started around the tests (default ``recipe.services``; [] when
-    the tests may reach the real network).
+    ``stand_ins``: the lines that start and stop the local network stand-ins around the tests
+    (``envs.services.script_lines`` writes them from ``recipe.services``; none when not given).
     """
     if not _NONCE.fullmatch(nonce):
         raise ValueError(f"nonce must be 8-64 letters or digits, got {nonce!r}")
@@ -178,10 +179,10 @@ def make_eval_script(task: Task, recipe: EnvRecipe, *, directives: list[str],
             f"  exit {INFRA_EXIT_CODE}",
             "fi",
         ]
-    stand_ins = recipe.services if services is None else services
+    stand_ins = stand_ins or ServiceLines()
     lines += [
         *tox_current_env_shims(recipe.test_cmd, recipe.python),
-        *service_start_lines(stand_ins),
+        *stand_ins.start,
         f"echo {shlex.quote(marker(PATCH_APPLIED_MARKER, nonce))}",
         f"echo {shlex.quote(marker(START_MARKER, nonce))}",
         "(",
@@ -191,7 +192,7 @@ def make_eval_script(task: Task, recipe: EnvRecipe, *, directives: list[str],
         "echo",
         f"echo {shlex.quote(marker(END_MARKER, nonce))}",
         f"echo {shlex.quote(marker(EXIT_CODE_MARKER, nonce))} \"${_RC_VAR}\"",
-        *service_stop_lines(stand_ins),
+        *stand_ins.stop,
         "sweworld_reset_tests",
         "exit 0",
     ]

@@ -19,9 +19,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from sweworld.envs.recipe import EnvRecipe
-from sweworld.envs.scripts import OFFLINE_ENV
 from sweworld.errors import InfraError
 from sweworld.executor import Executor
 from sweworld.harness import directives, evalscript, grade, patches
@@ -37,7 +36,10 @@ from sweworld.harness.report import (
     write_atomic,
     write_report,
 )
-from sweworld.types import ExecResult, Task
+from sweworld.types import ExecResult, ServiceLines, Task
+
+if TYPE_CHECKING:
+    from sweworld.envs.recipe import EnvRecipe
 
 REINSTALL_SUFFIXES = (".pyx", ".pxd", ".c", ".cc", ".cpp", ".h", ".f90")
 REINSTALL_NAMES = ("setup.py", "setup.cfg", "pyproject.toml", "MANIFEST.in")
@@ -52,11 +54,13 @@ class Prepared:
     open: Callable[[], Executor]
     """A fresh episode with the instance installed (closed by the harness)."""
     build_env: dict[str, str] = field(default_factory=dict)
-    """Variables every reinstall of the instance needs (e.g. a setuptools_scm version)."""
+    """Variables every reinstall of the instance needs (the offline settings of an episode, a
+    setuptools_scm version)."""
     describe: str = ""
     """One line for run_instance.log (environment, interpreter, layer)."""
-    network: bool = False
-    """The tests may reach the network (no stand-ins are started)."""
+    stand_ins: ServiceLines = field(default_factory=ServiceLines)
+    """The lines that start and stop the local network stand-ins around the tests (none when the
+    tests may reach the real network)."""
 
 
 def stateless(sb: Executor, command: str, *, timeout: float, cap: int | None = None) -> ExecResult:
@@ -102,14 +106,14 @@ def needs_reinstall(patch: str, install: str | None = None) -> bool:
 
 
 def run_tests(sb: Executor, task: Task, recipe: EnvRecipe, *, timeout: float,
-              log_dir: Path | None = None, services: list[str] | None = None) -> tuple[grade.TestRun, ExecResult]:
+              log_dir: Path | None = None, stand_ins: ServiceLines | None = None) -> tuple[grade.TestRun, ExecResult]:
     """Run the eval script (test patch, markers, test command) in ``sb``; the patch is already applied.
-    ``services``: the local stand-ins to start (default: the recipe's)."""
+    ``stand_ins``: the local stand-ins' start and stop lines (``Prepared.stand_ins``)."""
     existing, created = directives.base_test_files(task.test_patch)
     nonce = evalscript.new_nonce()
     script = evalscript.make_eval_script(task, recipe, directives=directives.test_directives(task),
                                          existing_test_files=existing, created_test_files=created,
-                                         nonce=nonce, workdir=sb.workdir, services=services)
+                                         nonce=nonce, workdir=sb.workdir, stand_ins=stand_ins)
     sb.write_file("/tmp/sweworld-eval.sh", script)
     result = stateless(sb, "bash /tmp/sweworld-eval.sh", timeout=timeout, cap=TEST_OUTPUT_CAP)
     if log_dir is not None:
@@ -161,14 +165,14 @@ def _evaluate(task: Task, patch: str | None, log_dir: Path, log: InstanceLog, re
             return
         report.patch_successfully_applied = True
         if recipe.install and needs_reinstall(patch or "", recipe.install):
-            env = {**OFFLINE_ENV, **prepared.build_env}  # episodes have no network
+            env = prepared.build_env
             exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
             result = stateless(sb, f"export {exports}; {recipe.install}", timeout=timeout)
             log(f"reinstall of the patched tree ({recipe.install}): exit {result.exit_code}")
             if not result.ok:
                 log(result.output[-2000:])
         run, result = run_tests(sb, task, recipe, timeout=timeout, log_dir=log_dir,
-                                services=[] if prepared.network else None)
+                                stand_ins=prepared.stand_ins)
         log(f"eval script: exit {result.exit_code}, {result.duration:.1f}s"
             + (", timed out" if result.timed_out else ""))
         if result.timed_out:

@@ -3,10 +3,10 @@ to one self-contained page (inline CSS and SVG, no script, no network) plus its 
 
     report = Report(title="sweworld demo", meta={"dataset": "default"},
                     sections=[evaluation_section(eval_summaries), rollout_section(rollout_summaries)])
-    write_report(report, "runs/demo/report")   # -> runs/demo/report/index.html, report.json
+    write_html("runs/demo/report", report)   # -> runs/demo/report/index.html, report.json
 """
 
-from sweworld.htmlreport.html import format_cell, read_report, render_html, write_report
+from sweworld.htmlreport.html import format_cell, read_report, render_html, write_html
 from sweworld.htmlreport.model import BarChart, Cell, Report, Section, Table
 from sweworld.htmlreport.sections import evaluation_section, instances_section, rollout_section
 from sweworld.htmlreport.svg import nice_max, render_bar_chart
@@ -25,5 +25,5 @@ __all__ = [
     "render_bar_chart",
     "render_html",
     "rollout_section",
-    "write_report",
+    "write_html",
 ]

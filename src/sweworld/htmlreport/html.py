@@ -74,7 +74,7 @@ def _write_atomic(path: Path, text: str) -> None:
         raise
 
 
-def write_report(report: Report, out_dir: str | Path) -> Path:
+def write_html(out_dir: str | Path, report: Report) -> Path:
     """Write ``out_dir/report.json`` (the model, indented) then ``out_dir/index.html``, each through a
     temporary file and a rename; creates ``out_dir``. Returns the path of ``index.html``."""
     out = Path(out_dir)
@@ -86,7 +86,7 @@ def write_report(report: Report, out_dir: str | Path) -> Path:
 
 
 def read_report(out_dir: str | Path) -> Report:
-    """Load the ``Report`` that ``write_report`` dumped in ``out_dir`` (or a report.json path)."""
+    """Load the ``Report`` that ``write_html`` dumped in ``out_dir`` (or a report.json path)."""
     path = Path(out_dir)
     if path.is_dir():
         path = path / JSON_FILE

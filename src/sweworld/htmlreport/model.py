@@ -1,4 +1,4 @@
-"""The report as data: a pydantic tree that ``write_report`` renders to HTML and dumps to JSON.
+"""The report as data: a pydantic tree that ``write_html`` renders to HTML and dumps to JSON.
 
 Sections are generic (a paragraph, an optional table, an optional bar chart), so new kinds of
 results (world fidelity, best-of-n) add sections without touching the renderer.

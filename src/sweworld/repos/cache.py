@@ -10,16 +10,14 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import shutil
-import stat
-import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 from filelock import FileLock
 
 from sweworld import paths
+from sweworld.paths import remove_tree
 
 
 def repos_root(root: Path | str | None = None) -> Path:
@@ -44,28 +42,6 @@ def locked(root: Path, key: str, timeout: float = -1) -> Iterator[None]:
     lock = FileLock(str(area(root, "locks") / f"{readable}-{digest}.lock"), timeout=timeout)
     with lock:
         yield
-
-
-def _make_writable(func: Callable[[str], object], path: str, _exc: object) -> None:
-    """``rmtree`` error handler: a read-only directory is made writable and the call retried. A file
-    keeps its mode: unlinking needs only its directory, and it may be a hard link shared with
-    another base tree (``share.py``)."""
-    with contextlib.suppress(OSError):
-        os.chmod(os.path.dirname(path), stat.S_IRWXU)
-        if stat.S_ISDIR(os.lstat(path).st_mode):
-            os.chmod(path, stat.S_IRWXU)
-    func(path)
-
-
-def remove_tree(path: Path) -> None:
-    """Remove ``path`` (file, link or directory), read-only files included; missing is fine."""
-    if path.is_symlink() or path.is_file():
-        path.unlink()
-    elif path.exists():
-        if sys.version_info >= (3, 12):
-            shutil.rmtree(path, onexc=_make_writable)
-        else:
-            shutil.rmtree(path, onerror=_make_writable)
 
 
 @contextlib.contextmanager

@@ -51,7 +51,7 @@ def _statuses(task: Task, backend: Any, patch: str | None, timeout: float) -> di
             if not applied.applied:
                 raise _Invalid("gold patch does not apply" + (f" ({'; '.join(applied.refused)})"
                                                              if applied.refused else ""))
-        run, result = run_tests(sb, task, prepared.recipe, timeout=timeout)
+        run, result = run_tests(sb, task, prepared.recipe, timeout=timeout, stand_ins=prepared.stand_ins)
     if result.timed_out:
         raise _Invalid(f"tests timed out after {timeout:.0f}s")
     if not run.test_patch_applied:

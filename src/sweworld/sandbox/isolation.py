@@ -28,11 +28,12 @@ from pathlib import Path
 from sweworld.errors import SandboxError
 from sweworld.sandbox.config import SandboxConfig
 from sweworld.sandbox.etc import etc_snapshot
-from sweworld.sandbox.server import encode_msg
+from sweworld.sandbox.frames import encode_msg
 
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 SANDBOX_PATH = "/sweworld/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-AGENT_SOURCE = Path(__file__).with_name("server.py")
+SERVER_FILES = ("server.py", "frames.py", "capture.py")
+"""The in-sandbox server and the two modules it loads beside itself."""
 
 
 @dataclass
@@ -170,7 +171,8 @@ def command(layout: Layout, config: SandboxConfig) -> list[str]:
         raise SandboxError("a sandbox layout needs a tmp directory")
     state = layout.tmp / ".sweworld"
     state.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(AGENT_SOURCE, state / "server.py")
+    for name in SERVER_FILES:
+        shutil.copyfile(Path(__file__).with_name(name), state / name)
     (state / "config").write_bytes(server_config(config, layout.workdir))
     server = [server_python(), "-I", "-S", "/tmp/.sweworld/server.py", "/tmp/.sweworld/config"]
     stage = ["set -e", *overlay_mount_lines(layout.overlays),

@@ -7,13 +7,13 @@ import logging
 import shlex
 import shutil
 import stat
-import sys
 import weakref
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 from sweworld.errors import SandboxError
+from sweworld.paths import remove_tree
 from sweworld.sandbox import isolation, pids, workdirs
 from sweworld.sandbox.config import SandboxConfig
 from sweworld.sandbox.etc import etc_snapshot
@@ -51,19 +51,6 @@ class Dir:
 
     path: Path
     writable: bool = False
-
-
-def _remove_tree(path: Path) -> None:
-    def fix(func, p, _exc):  # overlay work dirs are created mode 000
-        Path(p).chmod(0o700)
-        Path(p).parent.chmod(0o700)
-        func(p)
-    if not path.exists():
-        return
-    if sys.version_info >= (3, 12):
-        shutil.rmtree(path, onexc=fix)
-    else:
-        shutil.rmtree(path, onerror=fix)
 
 
 def _copy_layers(lowers: list[Path], dest: Path) -> None:
@@ -128,7 +115,7 @@ class _Resources:
             self.cgroup.remove()
             self.cgroup = None
         if not self.keep and self.episode_dir.exists():
-            _remove_tree(self.episode_dir)
+            remove_tree(self.episode_dir)
 
 
 class Sandbox:
@@ -200,7 +187,7 @@ class Sandbox:
             merged = self.episode_dir / f"merged{n}"
             for d in (upper, merged):
                 d.mkdir(parents=True, exist_ok=True)
-            _remove_tree(work)
+            remove_tree(work)
             work.mkdir(parents=True)
             layout.overlays.append(Overlay(target, list(spec.lowers), upper, work, merged))
         return layout, mode

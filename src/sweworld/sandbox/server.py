@@ -11,7 +11,8 @@ Ops: ``run`` (in the persistent shell), ``exec`` (a fresh ``bash -c``, stateless
 (the pid namespace makes that exact) and the shell restarted with its last cwd and exports.
 Output is read while the command runs; past the cap only the head and the tail are kept.
 
-This module is executed as a script; it must not import anything from sweworld.
+This module is executed as a script; it imports nothing from sweworld, only its two siblings
+``frames`` and ``capture`` (copied beside it into the sandbox, see ``isolation.SERVER_FILES``).
 """
 
 import os
@@ -20,6 +21,14 @@ import select
 import sys
 import time
 
+if __package__:  # imported on the host (tests)
+    from .capture import Capture
+    from .frames import read_msg, write_msg
+else:  # run as a script inside the sandbox, its siblings beside it
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from capture import Capture
+    from frames import read_msg, write_msg
+
 STATE = "/tmp/.sweworld"
 CMD_FILE = STATE + "/cmd.sh"
 ENV_FILE = STATE + "/env.sh"
@@ -27,73 +36,6 @@ CWD_FILE = STATE + "/cwd"
 CHUNK = 65536
 SIGKILL = 9  # numeric: the signal module imports enum, which doubles the start-up time
 SIGPIPE = 13
-
-
-def read_msg(stream):
-    """One frame as {name: bytes}; None at end of stream. (The host imports this too.)"""
-    header = stream.readline()
-    if not header.strip():
-        return None
-    msg = {}
-    for _ in range(int(header)):
-        key, size = stream.readline().split()
-        data = stream.read(int(size))
-        if len(data) != int(size):
-            raise EOFError("truncated frame")
-        msg[key.decode()] = data
-    return msg
-
-
-def encode_msg(msg):
-    """One frame; fields whose value is None are left out. (The host imports this too.)"""
-    parts = [b""]
-    for key, value in msg.items():
-        if value is None:
-            continue
-        if isinstance(value, bool):
-            value = b"1" if value else b"0"
-        elif not isinstance(value, bytes):
-            value = str(value).encode("utf-8", "surrogateescape")
-        parts.append(b"%s %d\n" % (key.encode(), len(value)))
-        parts.append(value)
-    parts[0] = b"%d\n" % ((len(parts) - 1) // 2)
-    return b"".join(parts)
-
-
-def write_msg(stream, msg):
-    stream.write(encode_msg(msg))
-    stream.flush()
-
-
-class Capture:
-    """Keeps the first ``head`` and the last ``tail`` bytes of a stream and counts the rest."""
-
-    def __init__(self, cap):
-        self.head_cap = cap // 2
-        self.tail_cap = cap - self.head_cap
-        self.head = bytearray()
-        self.tail = bytearray()
-        self.total = 0
-
-    def feed(self, data):
-        self.total += len(data)
-        room = self.head_cap - len(self.head)
-        if room > 0:
-            self.head += data[:room]
-            data = data[room:]
-        if data:
-            self.tail += data
-            if len(self.tail) > 2 * self.tail_cap:
-                del self.tail[: len(self.tail) - self.tail_cap]
-
-    def render(self):
-        if self.total <= self.head_cap + self.tail_cap:
-            return bytes(self.head + self.tail), False
-        tail = self.tail[-self.tail_cap:] if self.tail_cap else b""
-        cut = self.total - len(self.head) - len(tail)
-        marker = ("\n[... %d bytes of output cut: the first %d and the last %d bytes are kept ...]\n"
-                  % (cut, len(self.head), len(tail))).encode()
-        return bytes(self.head) + marker + bytes(tail), True
 
 
 def set_limits(limits):

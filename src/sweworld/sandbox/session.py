@@ -1,5 +1,5 @@
 """Host side of the in-sandbox server: one process, one framed message per request and per reply
-(the frames of ``sandbox.server``)."""
+(``sandbox.frames``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from sweworld.errors import SandboxError
-from sweworld.sandbox.server import encode_msg, read_msg
+from sweworld.sandbox.frames import encode_msg, read_msg
 from sweworld.types import ExecResult
 
 STARTUP_TIMEOUT = 60.0

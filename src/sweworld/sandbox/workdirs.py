@@ -20,6 +20,7 @@ import uuid
 from pathlib import Path
 
 from sweworld import paths
+from sweworld.paths import remove_tree
 
 OWNER_FILE = "owner.json"
 #: A directory without ``owner.json`` (made by an older sweworld, or a staging directory caught
@@ -119,14 +120,13 @@ def live_uses(base: Path | None = None) -> list[Path]:
 
 def remove(directory: Path) -> bool:
     """Claim ``directory`` by a rename (so two sweepers never fight over it), then delete it."""
-    from sweworld.sandbox.sandbox import _remove_tree
     claimed = directory.with_name(f".{directory.name}.gc-{os.getpid()}")
     try:
         os.replace(directory, claimed)
     except OSError:
         return False
     with contextlib.suppress(OSError):
-        _remove_tree(claimed)
+        remove_tree(claimed)
     return True
 
 

@@ -14,13 +14,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from sweworld.covmap import CoverageMap
 from sweworld.envs import EnvBuilder, InstanceLayer
 from sweworld.errors import SandboxError
 from sweworld.repos.git import git
 from sweworld.repos.pypi import pypi_repo
 from sweworld.repos.source import RepoSource
 from sweworld.synth.candidates import is_test_path
-from sweworld.synth.coverage import CoverageMap, collect_coverage
+from sweworld.synth.coverage import collect_coverage
 from sweworld.synth.runs import CandidateRun, passing
 from sweworld.types import Task
 

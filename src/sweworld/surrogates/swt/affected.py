@@ -3,7 +3,7 @@
 A test is *affected* when the diff touches code it runs:
 
 1. per-test coverage, where the task has it (``coverage`` on the task row: a ``CoverageMap`` as
-   ``sweworld.synth.coverage`` writes it): the tests that executed a changed line (old-side line
+   ``sweworld.synth.coverage`` collects it, ``sweworld.covmap``): the tests that executed a changed line (old-side line
    numbers; an insertion counts the lines around it);
 2. else the repository's static import graph (``importgraph``): the diff changes a file the test's
    file imports, directly or not;
@@ -20,9 +20,9 @@ import posixpath
 import re
 from collections.abc import Iterable, Mapping
 
+from sweworld.covmap import CoverageMap
 from sweworld.surrogates.swt.importgraph import reaches
 from sweworld.surrogates.swt.testsource import is_test_file
-from sweworld.synth.coverage import CoverageMap
 
 _FILE = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.MULTILINE)
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@")

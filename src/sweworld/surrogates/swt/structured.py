@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from statistics import median
 from typing import Any
 
+from sweworld.covmap import CoverageMap
 from sweworld.surrogates.swt.affected import affected_tests, change_signature, without_scratch
 from sweworld.surrogates.swt.facts import InstanceFacts, RepoFacts, diff_digest
 from sweworld.surrogates.swt.formats import render
@@ -27,7 +28,6 @@ from sweworld.surrogates.swt.predictor import TestOutcomePredictor
 from sweworld.surrogates.swt.selection import select
 from sweworld.surrogates.swt.shellfilters import apply_filters
 from sweworld.surrogates.swt.testcmd import TestRun, relative
-from sweworld.synth.coverage import CoverageMap
 from sweworld.world.context import SWTContext
 from sweworld.world.parse import SWTOutput
 
