@@ -39,8 +39,8 @@ def test_an_adapter_never_closed_gives_its_episode_back_when_collected(task, bui
     assert not path.exists()
 
 
-def test_a_gym_env_never_closed_gives_its_episode_and_logs_back_when_collected(task, builder):
-    env = SWEEnv([task], builder=builder)
+def test_a_gym_env_never_closed_gives_its_episode_and_logs_back_when_collected(task, backend):
+    env = SWEEnv([task], backend=backend)
     env.reset()
     path, logs = env.sandbox.episode_dir, env.log_dir
     assert path.is_dir() and logs.is_dir()
