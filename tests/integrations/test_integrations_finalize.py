@@ -30,8 +30,8 @@ print(env.executor.episode_dir, gym.sandbox.episode_dir, gym.log_dir)
 """
 
 
-def test_an_adapter_never_closed_gives_its_episode_back_when_collected(task, builder):
-    env = from_task(task, builder)
+def test_an_adapter_never_closed_gives_its_episode_back_when_collected(task, backend):
+    env = from_task(task, backend)
     path = env.executor.episode_dir
     assert path.is_dir()
     del env

@@ -1,4 +1,4 @@
-"""A mini-swe-agent (2.4.6) ``Environment`` over one sweworld episode (any ``Executor``).
+"""A mini-swe-agent (2.4.6) ``Environment`` over one sweworld episode (any ``Executor``, opened by a ``Backend``).
 
 mini-swe-agent's ``DefaultAgent`` calls ``env.execute(action)`` with ``action = {"command": ...}``
 for every action the model parses, merges ``env.get_template_vars()`` into its prompt templates and
@@ -29,7 +29,7 @@ mini-swe-agent is imported only when a submission is raised (its import prints a
 ``MSWEA_SILENT_STARTUP`` is set; this module sets it when it imports the package). An environment
 that opened its episode closes it on ``close()``, on garbage collection or at interpreter exit. Use::
 
-    env = from_task(task)                       # builds what is missing, opens an isolated episode
+    env = from_task(task, backend)              # opens an episode (default backend: builds what is missing)
     agent = DefaultAgent(model, env, **server_config)
     result = agent.run(task.problem_statement)  # result["submission"]: the output after the sentinel, or the diff
     env.close()
@@ -47,10 +47,11 @@ from pydantic import BaseModel
 
 from sweworld.errors import DatasetError
 from sweworld.executor import Executor
+from sweworld.integrations import checked_backend, default_backend
 from sweworld.types import Task
 
 if TYPE_CHECKING:
-    from sweworld.sandbox import SandboxConfig
+    from sweworld.backends import Backend
 
 SENTINEL = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
 #: Task fields offered to prompt templates (never the gold or test patch).
@@ -79,7 +80,8 @@ class SweworldEnvironmentConfig(BaseModel):
     split: str | None = None
     """Split of a hub or ``save_to_disk`` dataset."""
     repos_dir: str | None = None
-    """Directory of existing clones (``DIR/owner__name``), used before the network."""
+    """Directory of existing clones (``DIR/owner__name``), used before the network by the default backend
+    (built when the environment is given neither an executor nor a backend)."""
 
 
 def _submitted(message: dict) -> Exception:
@@ -103,21 +105,20 @@ def load_task(config: SweworldEnvironmentConfig) -> Task:
 class SweworldEnvironment:
     """mini-swe-agent's ``Environment`` protocol (``execute``, ``get_template_vars``, ``serialize``).
 
-    Without ``executor`` it opens an isolated episode of ``task`` (default: ``instance_id`` of
-    ``dataset`` from the config) with ``builder`` and ``sandbox_config``, and owns it.
+    Without ``executor`` it opens an episode of ``task`` (default: ``instance_id`` of ``dataset`` from
+    the config) with ``backend`` (a ``sweworld.backends.Backend``; default: ``default_backend()`` with
+    the config's ``repos_dir``), and owns it.
     """
 
     def __init__(self, executor: Executor | None = None, *, task: Task | None = None, owns_executor: bool = False,
-                 builder: Any = None, sandbox_config: SandboxConfig | None = None, backend: Any = None,
-                 config_class: type = SweworldEnvironmentConfig, **kwargs: Any):
+                 backend: Backend | None = None, config_class: type = SweworldEnvironmentConfig, **kwargs: Any):
+        for gone in ("builder", "sandbox_config"):
+            if gone in kwargs:  # not config fields: would be dropped silently
+                raise TypeError(f"{gone}= is no longer accepted: pass backend=RealBackend(builder, sandbox_config=...)")
         self.config = config_class(**kwargs)
         if executor is None:
-            if sandbox_config is not None and sandbox_config.isolation != "bwrap":
-                raise ValueError("agent commands run in the episode: only isolation='bwrap' is allowed")
             task = task or load_task(self.config)
-            if backend is None:
-                from sweworld.backends.real import RealBackend
-                backend = RealBackend(builder, sandbox_config=sandbox_config, repos_dir=self.config.repos_dir)
+            backend = default_backend(repos_dir=self.config.repos_dir) if backend is None else checked_backend(backend)
             executor, owns_executor = backend.open(task), True
         self.executor = executor
         self.task = task
@@ -198,9 +199,10 @@ class SweworldEnvironment:
         self.close()
 
 
-def from_task(task: Task, builder: Any = None, config: SweworldEnvironmentConfig | dict | None = None, *,
-              sandbox_config: SandboxConfig | None = None) -> SweworldEnvironment:
-    """Open an isolated episode of ``task`` (building what is missing) and wrap it; ``close()`` ends it."""
+def from_task(task: Task, backend: Backend | None = None,
+              config: SweworldEnvironmentConfig | dict | None = None) -> SweworldEnvironment:
+    """Open an episode of ``task`` with ``backend`` (default: ``default_backend()``, which builds what is
+    missing) and wrap it; ``close()`` ends it."""
     if isinstance(config, SweworldEnvironmentConfig):
         config = config.model_dump()
-    return SweworldEnvironment(task=task, builder=builder, sandbox_config=sandbox_config, **(config or {}))
+    return SweworldEnvironment(task=task, backend=backend, **(config or {}))
