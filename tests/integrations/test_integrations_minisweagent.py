@@ -38,7 +38,7 @@ def test_default_agent_fixes_and_submits_the_diff(task, builder, backend, tmp_pa
         make_output("Fix the default check.", [{"command": fix_command()}]),
         make_output("Done.", [{"command": f"echo {SENTINEL}"}]),
     ])
-    with from_task(task, backend) as env:
+    with from_task(task, backend, {"submission": "diff"}) as env:  # the diff, not what follows the sentinel
         assert isinstance(env, SweworldEnvironment)
         agent = DefaultAgent(model, env, **AGENT)
         result = agent.run(task.problem_statement)
@@ -70,11 +70,17 @@ def test_execute_and_template_vars(task, backend):
         # the sentinel with a failing exit code is not a submission (as in mini-swe-agent)
         assert env.execute({"command": f"echo {SENTINEL}; false"})["returncode"] == 1
         env.execute({"command": "echo new > added.txt"})
-        with pytest.raises(Submitted) as raised:  # nothing after the sentinel: the workspace's diff
+        with pytest.raises(Submitted) as raised:  # nothing after the sentinel: an empty submission (mini's protocol)
+            env.execute({"command": f"echo {SENTINEL}"})
+        extra = raised.value.messages[0]["extra"]
+        assert extra["submission"] == extra["sentinel_output"] == "" and extra["submission_source"] == "output"
+        env.config.submission = "diff"
+        with pytest.raises(Submitted) as raised:  # submission: diff, the workspace's diff
             env.execute({"command": f"echo {SENTINEL}"})
         extra = raised.value.messages[0]["extra"]
         assert extra["submission"] == env.diff() and "added.txt" in extra["submission"]
         assert extra["submission_source"] == "diff" and extra["sentinel_output"] == ""
+        env.config.submission = "output"
         with pytest.raises(Submitted) as raised:  # output after the sentinel: that output (mini's protocol)
             env.execute({"command": f"echo {SENTINEL} && echo printed"})
         extra = raised.value.messages[0]["extra"]

@@ -6,10 +6,13 @@ for every action the model parses, merges ``env.get_template_vars()`` into its p
 ``echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT`` (the sentinel on the first line of the output, exit
 code 0); the environment then raises mini-swe-agent's ``Submitted`` with an ``exit`` message whose
 ``extra`` is ``{"exit_status": "Submitted", "submission": ...}``, which ``DefaultAgent.run`` returns.
-As in mini-swe-agent's own environments, what the command printed after the sentinel is the
-submission (its SWE-bench procedure ``cat``s a ``patch.txt`` there); when it printed nothing, the
-submission is the workspace's diff (``executor.diff()``: against the base commit, new files
-included, build junk excluded). ``submission: output | diff`` forces one or the other.
+Exactly as in mini-swe-agent's own environments (``LocalEnvironment._check_finished``): the output,
+leading whitespace stripped, is split into lines; when the first is the sentinel and the exit code
+is 0, the submission is the rest of the output, as printed (its SWE-bench procedure ``cat``s a
+``patch.txt`` there). Nothing after the sentinel is an empty submission (an empty patch), never the
+workspace's diff (which would hold ``patch.txt`` itself). ``submission: diff`` in the config submits
+the workspace's diff instead (``executor.diff()``: against the base commit, new files included,
+build junk excluded), whatever was printed.
 
 Each command runs with ``cwd`` set (``( cd CWD && command )`` in the episode's shell), so as in
 mini-swe-agent's own environments a ``cd`` or ``export`` does not carry over to the next action.
@@ -31,7 +34,7 @@ that opened its episode closes it on ``close()``, on garbage collection or at in
 
     env = from_task(task, backend)              # opens an episode (default backend: builds what is missing)
     agent = DefaultAgent(model, env, **server_config)
-    result = agent.run(task.problem_statement)  # result["submission"]: the output after the sentinel, or the diff
+    result = agent.run(task.problem_statement)  # result["submission"]: the output after the sentinel
     env.close()
 """
 
@@ -69,9 +72,9 @@ class SweworldEnvironmentConfig(BaseModel):
     """Default wall timeout per command, seconds."""
     submit_sentinel: str = SENTINEL
     """First output line that means 'submit' (mini-swe-agent's own sentinel by default)."""
-    submission: Literal["auto", "output", "diff"] = "auto"
-    """What is submitted: "auto" = the output after the sentinel when there is any (mini-swe-agent's
-    protocol), else the workspace's diff; "output" or "diff" = always that one."""
+    submission: Literal["output", "diff"] = "output"
+    """What is submitted: "output" = what the command printed after the sentinel, empty or not
+    (mini-swe-agent's protocol); "diff" = the workspace's diff, whatever was printed."""
     dataset: str = "default"
     """Dataset holding ``instance_id`` (a shipped name, a file or a hub name); read when the environment
     is built from its config alone (no executor)."""
@@ -154,12 +157,12 @@ class SweworldEnvironment:
         return output
 
     def _check_finished(self, output: dict) -> None:
+        """mini-swe-agent's own check (``LocalEnvironment._check_finished``), the sentinel configurable."""
         lines = output.get("output", "").lstrip().splitlines(keepends=True)
         if lines and lines[0].strip() == self.config.submit_sentinel and output["returncode"] == 0:
             after = "".join(lines[1:])
-            mode = self.config.submission
-            source = "output" if mode == "output" or (mode == "auto" and after.strip()) else "diff"
-            submission = after if source == "output" else self.executor.diff()
+            source = self.config.submission
+            submission = self.executor.diff() if source == "diff" else after
             raise _submitted({"role": "exit", "content": submission,
                               "extra": {"exit_status": "Submitted", "submission": submission,
                                         "submission_source": source, "sentinel_output": after}})
