@@ -158,7 +158,7 @@ def test_minisweagent_on_the_fake(tmp_path):
         make_output("Fix.", [{"command": "echo 'VALUE = 2' > pkg/value.py"}]),
         make_output("Done.", [{"command": f"echo {SENTINEL}"}]),
     ])
-    with SweworldEnvironment(task=TASK, backend=fake) as env:
+    with SweworldEnvironment(task=TASK, backend=fake, submission="diff") as env:
         agent = DefaultAgent(model, env, system_template="Repository at {{workdir}}.",
                              instance_template="{{task}}", step_limit=5, cost_limit=0)
         result = agent.run(TASK.problem_statement)

@@ -30,8 +30,8 @@ print(env.executor.episode_dir, gym.sandbox.episode_dir, gym.log_dir)
 """
 
 
-def test_an_adapter_never_closed_gives_its_episode_back_when_collected(task, builder):
-    env = from_task(task, builder)
+def test_an_adapter_never_closed_gives_its_episode_back_when_collected(task, backend):
+    env = from_task(task, backend)
     path = env.executor.episode_dir
     assert path.is_dir()
     del env
@@ -39,8 +39,8 @@ def test_an_adapter_never_closed_gives_its_episode_back_when_collected(task, bui
     assert not path.exists()
 
 
-def test_a_gym_env_never_closed_gives_its_episode_and_logs_back_when_collected(task, builder):
-    env = SWEEnv([task], builder=builder)
+def test_a_gym_env_never_closed_gives_its_episode_and_logs_back_when_collected(task, backend):
+    env = SWEEnv([task], backend=backend)
     env.reset()
     path, logs = env.sandbox.episode_dir, env.log_dir
     assert path.is_dir() and logs.is_dir()

@@ -1,8 +1,11 @@
-"""SWEEnv end to end on a real instance (more-itertools from PyPI, a real bug, its real tests)."""
+"""SWEEnv end to end on a real instance (more-itertools from PyPI, a real bug, its real tests), over
+the real backend; gymnasium's own wrappers for the step limit and the reset-before-step order, and
+gymnasium's environment checker on the env."""
 
 from __future__ import annotations
 
 import json
+import warnings
 
 import pytest
 
@@ -13,8 +16,8 @@ pytestmark = [pytest.mark.bwrap, pytest.mark.network]
 
 
 @pytest.fixture
-def env(task, builder):
-    env = SWEEnv([task], builder=builder, eval_timeout=600)
+def env(task, backend):
+    env = SWEEnv([task], backend=backend, eval_timeout=600)
     yield env
     env.close()
 
@@ -59,8 +62,10 @@ def test_submit_at_once_is_not_rewarded(env, task):
     assert info["patch"] == "" and info["report"]["resolved"] is False
 
 
-def test_step_limit_truncates(task, builder):
-    env = SWEEnv([task], builder=builder, step_limit=2)
+def test_step_limit_truncates(task, backend):
+    gymnasium = pytest.importorskip("gymnasium")
+    env = SWEEnv.make([task], backend=backend, step_limit=2)
+    assert isinstance(env.env, gymnasium.wrappers.TimeLimit) and env.spec.max_episode_steps == 2
     try:
         env.reset(seed=3)
         obs, reward, terminated, truncated, info = env.step(
@@ -98,8 +103,8 @@ def test_format_errors_are_steps(env):
     assert parse_action({"function": {"name": "submit", "arguments": "{}"}}) == ("submit", "{}", "")
 
 
-def test_reset_needs_a_task(builder):
-    env = SWEEnv(builder=builder)
+def test_reset_needs_a_task(backend):
+    env = SWEEnv(backend=backend)
     with pytest.raises(ValueError, match="no task"):
         env.reset()
     with pytest.raises(RuntimeError, match="reset"):
@@ -107,11 +112,21 @@ def test_reset_needs_a_task(builder):
     env.close()
 
 
-def test_gymnasium_make(task, builder):
+def test_step_before_reset_is_gymnasiums_order_error(task, backend):
+    gymnasium = pytest.importorskip("gymnasium")
+    env = SWEEnv.make([task], backend=backend)
+    try:
+        with pytest.raises(gymnasium.error.ResetNeeded):
+            env.step({"tool": "submit"})
+    finally:
+        env.close()
+
+
+def test_gymnasium_make(task, backend):
     gymnasium = pytest.importorskip("gymnasium")
     env_id = register_gym()
     assert register_gym() == env_id == "sweworld/SWE-v0"
-    env = gymnasium.make(env_id, tasks=[task], builder=builder, step_limit=5)
+    env = gymnasium.make(env_id, tasks=[task], backend=backend, max_episode_steps=5)
     try:
         assert isinstance(env.unwrapped, SWEEnv) and isinstance(env.unwrapped, gymnasium.Env)
         obs, info = env.reset(seed=0)
@@ -121,5 +136,21 @@ def test_gymnasium_make(task, builder):
         assert env.action_space.contains(action)
         obs, reward, _, _, _ = env.step(action)
         assert "héllo" in obs and env.observation_space.contains(obs) and reward == 0.0
+    finally:
+        env.close()
+
+
+def test_gymnasiums_env_checker_passes_on_the_wrapped_env(task, backend):
+    """``check_env`` on real episodes, on the env as ``SWEEnv.make`` gives it: the only warning is that
+    it is wrapped (the unwrapped one, warning-free: test_integrations_gym_checker.py)."""
+    pytest.importorskip("gymnasium")
+    from gymnasium.utils.env_checker import check_env
+    env = SWEEnv.make([task], backend=backend)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            check_env(env)
+        messages = [str(w.message) for w in caught]
+        assert len(messages) == 1 and "is different from the unwrapped version" in messages[0], messages
     finally:
         env.close()

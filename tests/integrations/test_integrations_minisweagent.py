@@ -31,14 +31,14 @@ def fix_command() -> str:
             f"assert s.count({old!r}) == 1\np.write_text(s.replace({old!r}, {new!r}))\nEOF")
 
 
-def test_default_agent_fixes_and_submits_the_diff(task, builder, tmp_path):
+def test_default_agent_fixes_and_submits_the_diff(task, builder, backend, tmp_path):
     buggy, fixed = sources(task)
     assert buggy.replace(FIRST_BUG[1], FIRST_BUG[0]) == fixed
     model = DeterministicModel(outputs=[
         make_output("Fix the default check.", [{"command": fix_command()}]),
         make_output("Done.", [{"command": f"echo {SENTINEL}"}]),
     ])
-    with from_task(task, builder) as env:
+    with from_task(task, backend, {"submission": "diff"}) as env:  # the diff, not what follows the sentinel
         assert isinstance(env, SweworldEnvironment)
         agent = DefaultAgent(model, env, **AGENT)
         result = agent.run(task.problem_statement)
@@ -57,8 +57,8 @@ def test_default_agent_fixes_and_submits_the_diff(task, builder, tmp_path):
     assert report.resolved, report.model_dump()
 
 
-def test_execute_and_template_vars(task, builder):
-    with from_task(task, builder, {"env": {"GREETING": "hi there"}, "timeout": 5}) as env:
+def test_execute_and_template_vars(task, backend):
+    with from_task(task, backend, {"env": {"GREETING": "hi there"}, "timeout": 5}) as env:
         out = env.execute({"command": "cd /tmp && pwd && echo $GREETING"})
         assert out == {"output": "/tmp\nhi there\n", "returncode": 0, "exception_info": ""}
         assert env.execute({"command": "pwd"})["output"].strip() == "/testbed"
@@ -70,11 +70,17 @@ def test_execute_and_template_vars(task, builder):
         # the sentinel with a failing exit code is not a submission (as in mini-swe-agent)
         assert env.execute({"command": f"echo {SENTINEL}; false"})["returncode"] == 1
         env.execute({"command": "echo new > added.txt"})
-        with pytest.raises(Submitted) as raised:  # nothing after the sentinel: the workspace's diff
+        with pytest.raises(Submitted) as raised:  # nothing after the sentinel: an empty submission (mini's protocol)
+            env.execute({"command": f"echo {SENTINEL}"})
+        extra = raised.value.messages[0]["extra"]
+        assert extra["submission"] == extra["sentinel_output"] == "" and extra["submission_source"] == "output"
+        env.config.submission = "diff"
+        with pytest.raises(Submitted) as raised:  # submission: diff, the workspace's diff
             env.execute({"command": f"echo {SENTINEL}"})
         extra = raised.value.messages[0]["extra"]
         assert extra["submission"] == env.diff() and "added.txt" in extra["submission"]
         assert extra["submission_source"] == "diff" and extra["sentinel_output"] == ""
+        env.config.submission = "output"
         with pytest.raises(Submitted) as raised:  # output after the sentinel: that output (mini's protocol)
             env.execute({"command": f"echo {SENTINEL} && echo printed"})
         extra = raised.value.messages[0]["extra"]

@@ -10,6 +10,7 @@ import platform
 import re
 from pathlib import Path
 
+import minisweagent.run.benchmarks.swebench as mini_swebench
 import pytest
 import yaml
 
@@ -25,6 +26,8 @@ from minisweagent.run.benchmarks.utils.batch_progress import RunBatchProgressMan
 from minisweagent.utils.serialize import recursive_merge
 
 from realtasks import MODULE
+from sweworld.harness.predictions import load_predictions
+from sweworld.harness.report import make_summary
 from sweworld.integrations.minisweagent import SENTINEL, SweworldEnvironment
 from sweworld.tasks import save_tasks
 from sweworld.types import Task
@@ -32,6 +35,7 @@ from sweworld.types import Task
 pytestmark = [pytest.mark.bwrap]
 DOC = Path(__file__).resolve().parents[2] / "docs" / "minisweagent.md"
 SUBMIT_PATCH_FILE = f"echo {SENTINEL} && cat patch.txt"  # swebench.yaml's exact submit command
+SUBMIT_NO_CHANGE = f"git diff > patch.txt; {SUBMIT_PATCH_FILE}"  # on an unchanged tree: patch.txt is empty
 
 
 def doc_yaml() -> dict:
@@ -76,6 +80,39 @@ def test_swebench_procedure_submits_patch_txt_not_the_workspace_diff(small_env):
     assert submission.startswith("diff --git a/pkg/__init__.py b/pkg/__init__.py") and "+    return b + a" in submission
     assert "patch.txt" not in submission and "patch.txt" in small_env.diff()
     assert agent.messages[-1]["extra"]["submission_source"] == "output"
+
+
+def test_nothing_after_the_sentinel_is_an_empty_submission(small_env):
+    """Regression: an empty ``patch.txt`` after the sentinel was replaced by the workspace's diff, which
+    then held ``patch.txt`` itself as a new empty file, and the run counted it as a patch."""
+    agent = DefaultAgent(scripted(SUBMIT_NO_CHANGE), small_env, **swebench_agent())
+    result = agent.run("add() is wrong")
+    assert result["exit_status"] == "Submitted", agent.messages[-1]
+    assert result["submission"] == "" and agent.messages[-1]["extra"]["submission_source"] == "output"
+    assert agent.serialize()["info"]["submission"] == ""
+    # what the old fallback submitted: patch.txt, new and empty
+    assert small_env.diff().startswith("diff --git a/patch.txt b/patch.txt\nnew file mode 100644")
+    task = small_env.task
+    summary = make_summary([task.instance_id], {}, {task.instance_id: result["submission"]}, run_id="r", model="mini")
+    assert summary.empty_patch_ids == [task.instance_id] and summary.completed_ids == []
+
+
+def test_minis_batch_procedure_records_an_empty_model_patch(small_env, tmp_path, monkeypatch):
+    """The same through mini's own SWE-bench instance procedure (its environment factory handing it the
+    adapter): ``preds.json`` holds ``model_patch: ""``, which sweworld's loader and summary count as empty."""
+    monkeypatch.setattr(mini_swebench, "get_sb_environment", lambda config, instance: small_env)
+    model = {"model_class": "deterministic", "model_name": "deterministic",
+             "outputs": scripted(SUBMIT_NO_CHANGE).config.outputs}
+    config = recursive_merge(get_config_from_spec("swebench.yaml"), {"model": model, "agent": {"cost_limit": 0}})
+    task, out = small_env.task, tmp_path / "mini-run"
+    process_instance(task.model_dump(), out, config, RunBatchProgressManager(1, out / "exit_statuses.yaml"))
+    assert json.loads((out / "preds.json").read_text())[task.instance_id]["model_patch"] == ""
+    saved = json.loads((out / task.instance_id / f"{task.instance_id}.traj.json").read_text())
+    assert saved["info"]["exit_status"] == "Submitted" and saved["info"]["submission"] == ""
+    prediction = load_predictions(out / "preds.json", [task])[task.instance_id]
+    assert prediction.model_patch == ""
+    summary = make_summary([task.instance_id], {}, {task.instance_id: prediction.model_patch}, run_id="r", model="m")
+    assert summary.empty_patch_ids == [task.instance_id]
 
 
 def test_submission_mode_diff_ignores_the_output(sandbox, small_tree):

@@ -1,18 +1,27 @@
-"""Integrations with other frameworks, written against the ``Executor`` protocol only.
+"""Integrations with other frameworks, written against the ``Backend`` and ``Executor`` protocols only.
 
-- ``sweworld.integrations.gym``: ``SWEEnv``, a gymnasium-style environment (``reset``/``step``) whose
-  reward is the harness's verdict on the submitted diff; ``register_gym()`` registers it with
-  gymnasium as ``sweworld/SWE-v0`` (extra ``gym``).
+- ``sweworld.integrations.gym``: ``SWEEnv``, a gymnasium environment (``reset``/``step``) whose
+  reward is the backend's verdict on the submitted diff; ``SWEEnv.make(...)`` wraps it in
+  gymnasium's ``OrderEnforcing`` and ``TimeLimit``; ``register_gym()`` registers it with gymnasium as
+  ``sweworld/SWE-v0`` (extra ``gym``).
 - ``sweworld.integrations.minisweagent``: ``SweworldEnvironment``, a mini-swe-agent ``Environment``
-  over one sandbox episode (extra ``minisweagent``).
+  over one episode (extra ``minisweagent``).
 
-Neither gymnasium nor mini-swe-agent is needed to import this package: names load lazily.
+Both take a ``Backend`` (``sweworld.backends``: ``RealBackend(...)``, a sim backend...); without one
+they use ``default_backend()``. Neither gymnasium nor mini-swe-agent is needed to import this
+package: names load lazily.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sweworld.backends import Backend
+
+DEFAULT_BACKEND = "real"
+"""The backend the integrations use when given none (a name of ``sweworld.backends.BACKENDS``)."""
 
 _EXPORTS = {
     "SWEEnv": "sweworld.integrations.gym", "register_gym": "sweworld.integrations.gym",
@@ -21,7 +30,23 @@ _EXPORTS = {
     "SweworldEnvironmentConfig": "sweworld.integrations.minisweagent",
     "from_task": "sweworld.integrations.minisweagent",
 }
-__all__ = sorted(_EXPORTS)
+__all__ = sorted([*_EXPORTS, "DEFAULT_BACKEND", "checked_backend", "default_backend"])
+
+
+def default_backend(**options: Any) -> Backend:
+    """The backend used when none is given: ``sweworld.backends.make_backend`` of ``DEFAULT_BACKEND``
+    with ``options`` (the one place that builds it)."""
+    from sweworld.backends import make_backend
+    return make_backend(DEFAULT_BACKEND, **options)
+
+
+def checked_backend(backend: Any) -> Backend:
+    """``backend`` itself, when it is a ``sweworld.backends.Backend`` (``TypeError`` otherwise)."""
+    from sweworld.backends import Backend
+    if not isinstance(backend, Backend):
+        raise TypeError(f"backend must be a sweworld.backends.Backend (RealBackend(...), a sim backend...), "
+                        f"got {type(backend).__name__}")
+    return backend
 
 
 def __getattr__(name: str) -> Any:

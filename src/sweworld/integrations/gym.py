@@ -1,24 +1,36 @@
-"""``SWEEnv``: a gymnasium-style environment over sweworld episodes.
+"""``SWEEnv``: a gymnasium environment over sweworld episodes.
 
 ``reset()`` opens a fresh isolated episode of a task (closing the previous one) and returns the
 problem statement; ``step(action)`` runs one tool call (``execute_bash``, ``str_replace_editor``,
 ``search``, ``submit``) and returns ``(observation, reward, terminated, truncated, info)``. The
-reward is 0.0 until ``submit``; then the workspace's diff is graded by the harness in a fresh
-episode and the reward is 1.0 when the task is resolved. Hitting ``step_limit`` is truncation
-(``truncated=True``, reward 0.0), not termination. Rich data goes in ``info``: always
-``exit_code``, ``steps``, ``format_error``, ``instance_id``; on submit ``report`` (the harness's
-``InstanceReport`` as a dict) and ``patch``; on truncation ``patch``.
+reward is 0.0 until ``submit``; then the workspace's diff is graded by the backend (the harness in a
+fresh episode, or SWR) and the reward is 1.0 when the task is resolved. Rich data goes in ``info``:
+always ``exit_code``, ``steps`` (the episode's step number), ``format_error``, ``instance_id``; on
+submit ``report`` (the harness's ``InstanceReport`` as a dict) and ``patch``; on truncation ``patch``.
+
+Episodes come from a ``Backend`` (``sweworld.backends``: ``RealBackend(...)``, a sim or hybrid
+backend...), passed as ``backend=``; without one, ``sweworld.integrations.default_backend()`` (the
+registry's ``real``) is built on first use.
+
+The step limit and the reset-before-step order are gymnasium's own wrappers, as ``gymnasium.make``
+stacks them: ``SWEEnv.make(tasks, backend=..., step_limit=50)`` (or, after ``register_gym()``,
+``gymnasium.make("sweworld/SWE-v0", tasks=..., backend=..., max_episode_steps=50)``) gives
+``EndOnTruncation<TimeLimit<OrderEnforcing<PassiveEnvChecker<SWEEnv>>>>``. Hitting the limit is
+``TimeLimit``'s truncation (``truncated=True``, reward 0.0), not termination; ``EndOnTruncation``
+then puts the workspace's diff in ``info["patch"]`` and closes the episode, as ``submit`` does. A
+bare ``SWEEnv(...)`` has no step limit. After an episode ends (submit or truncation) ``step`` raises
+``RuntimeError`` until the next ``reset()``: there is no episode left to act in.
 
 Actions are dicts: ``{"tool": name, "arguments": {...}}``, ``{"name": name, "arguments": ...}`` or
 an OpenAI tool call ``{"function": {"name": ..., "arguments": "<json>"}}``; a JSON string of any of
 these is accepted too. A malformed action is a step with ``info["format_error"] = True``.
 
-gymnasium (extra ``gym``) is optional: with it ``SWEEnv`` subclasses ``gymnasium.Env`` and has
-``observation_space`` (text of any characters up to ``MAX_TEXT`` long) and ``action_space`` (the
-same: a JSON string of an action; dict actions are accepted as well). These spaces are descriptive:
-observations are text, so ``gymnasium.utils.env_checker.check_env`` is not expected to pass.
-``register_gym()`` (called explicitly, never at import) registers the id ``sweworld/SWE-v0`` so that
-``gymnasium.make("sweworld/SWE-v0", tasks=[...])`` works.
+gymnasium (extra ``gym``) is optional: with it ``SWEEnv`` subclasses ``gymnasium.Env``, and its
+``observation_space`` and ``action_space`` are text of any characters up to ``MAX_TEXT`` long (an
+action as a JSON string; dict actions are accepted as well), so that
+``gymnasium.utils.env_checker.check_env`` passes. ``reset(seed=s)`` seeds the env's ``np_random`` and
+opens ``tasks[s % len(tasks)]``; a later ``reset()`` opens the next task in turn from there.
+``register_gym()`` (called explicitly, never at import) registers the id ``sweworld/SWE-v0``.
 """
 
 from __future__ import annotations
@@ -27,18 +39,19 @@ import json
 import shutil
 import tempfile
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sweworld.executor import Executor
+from sweworld.integrations import checked_backend, default_backend
 from sweworld.tools import ToolResult, ToolSet
 from sweworld.types import Task
 
 if TYPE_CHECKING:
-    from sweworld.sandbox import SandboxConfig
+    from sweworld.backends import Backend
 
-try:  # optional: the class works the same without gymnasium
+try:  # optional: the class works the same without gymnasium (without the wrappers)
     import gymnasium as _gym
     from gymnasium import spaces as _spaces
 except ImportError:  # pragma: no cover - exercised only without the extra
@@ -47,6 +60,8 @@ except ImportError:  # pragma: no cover - exercised only without the extra
 
 ENV_ID = "sweworld/SWE-v0"
 ENTRY_POINT = "sweworld.integrations.gym:SWEEnv"
+STEP_LIMIT = 50
+"""Default step limit (``TimeLimit``'s ``max_episode_steps``) of ``SWEEnv.make`` and the registration."""
 MAX_TEXT = 10_000_000
 
 _Base: type = _gym.Env if _gym is not None else object
@@ -57,7 +72,6 @@ if _spaces is not None:
 
         def contains(self, x: Any) -> bool:
             return isinstance(x, str) and self.min_length <= len(x) <= self.max_length
-
 
 def parse_action(action: Any) -> tuple[str | None, Any, str]:
     """``(tool name, arguments, error)`` of an action in any accepted shape; ``error`` is "" when valid."""
@@ -104,38 +118,43 @@ class SWEEnv(_Base):
 
     metadata: dict = {"render_modes": []}  # noqa: RUF012 - gymnasium's class attribute
 
-    def __init__(self, tasks: list[Task] | None = None, *, builder: Any = None, step_limit: int = 50,
-                 sandbox_config: SandboxConfig | None = None, eval_timeout: float = 1800,
-                 tools: ToolSet | None = None, log_dir: str | Path | None = None, backend: Any = None):
-        if sandbox_config is not None and sandbox_config.isolation != "bwrap":
-            raise ValueError("SWEEnv runs agent actions: only isolation='bwrap' is allowed")
+    def __init__(self, tasks: list[Task] | None = None, *, backend: Backend | None = None, eval_timeout: float = 1800,
+                 tools: ToolSet | None = None, log_dir: str | Path | None = None, render_mode: str | None = None):
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"SWEEnv renders nothing: render_mode must be None, got {render_mode!r}")
         self.tasks: list[Task] = list(tasks or [])
-        self._builder = builder
-        self._backend = backend
-        self.step_limit = step_limit
-        self.sandbox_config = sandbox_config
+        self._backend = None if backend is None else checked_backend(backend)
         self.eval_timeout = eval_timeout
         self.tools = tools or ToolSet.default()
         self._held = _Held(None if log_dir else tempfile.mkdtemp(prefix="sweworld-gym-"))
         self.log_dir = Path(log_dir or self._held.tmp)
         # closed when forgotten too: on garbage collection or at interpreter exit
         self._finalizer = weakref.finalize(self, self._held.close)
-        self.render_mode = None
+        self.render_mode = render_mode
         self.task: Task | None = None
         self.steps = 0
-        self.done = False
         self._episodes = 0
         self._next = 0
         if _spaces is not None:
             self.observation_space = AnyText(MAX_TEXT, min_length=0)
             self.action_space = AnyText(MAX_TEXT, min_length=0)
 
+    @classmethod
+    def make(cls, tasks: list[Task] | None = None, *, step_limit: int = STEP_LIMIT, **kwargs: Any) -> Any:
+        """The environment as ``gymnasium.make`` builds the registered id: ``cls(tasks, **kwargs)`` in
+        ``PassiveEnvChecker``, ``OrderEnforcing``, ``TimeLimit(step_limit)`` and ``EndOnTruncation``."""
+        if _gym is None:  # pragma: no cover - exercised only without the extra
+            raise ImportError("SWEEnv.make needs gymnasium (pip install 'sweworld[gym]')")
+        spec = _gym.spec(register_gym())
+        if cls is not SWEEnv:
+            spec = replace(spec, entry_point=cls)
+        return _gym.make(spec, max_episode_steps=step_limit, tasks=tasks, **kwargs)
+
     @property
-    def backend(self) -> Any:
-        """Where episodes come from (``sweworld.backends``; default: a real one over ``builder``)."""
+    def backend(self) -> Backend:
+        """Where episodes come from (``sweworld.backends``; default: ``default_backend()``, built on first use)."""
         if self._backend is None:
-            from sweworld.backends.real import RealBackend
-            self._backend = RealBackend(self._builder, sandbox_config=self.sandbox_config)
+            self._backend = default_backend()
         return self._backend
 
     def _pick(self, seed: int | None, options: dict | None) -> Task:
@@ -151,14 +170,11 @@ class SWEEnv(_Base):
             raise KeyError(f"no task {chosen!r} among the environment's tasks")
         if not self.tasks:
             raise ValueError("no task: pass tasks=[...] to SWEEnv or options={'task': task} to reset()")
-        if seed is not None:
-            return self.tasks[seed % len(self.tasks)]
+        if seed is not None:  # the seed places the turn: a reset without seed continues from it
+            self._next = seed % len(self.tasks)
         task = self.tasks[self._next % len(self.tasks)]
         self._next += 1
         return task
-
-    def _open(self, task: Task) -> Executor:
-        return self.backend.open(task)
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[str, dict]:
         """Open a fresh episode of ``options["task"]`` (a ``Task``, a row dict or an instance id), else of
@@ -167,8 +183,8 @@ class SWEEnv(_Base):
             super().reset(seed=seed)
         task = self._pick(seed, options)
         self._close_episode()
-        self.sandbox = self._open(task)
-        self.task, self.steps, self.done = task, 0, False
+        self.sandbox = self.backend.open(task)
+        self.task, self.steps = task, 0
         self._episodes += 1
         self.tools.reset()
         info = {"instance_id": task.instance_id, "tools": self.tools.schemas(), "workdir": self.sandbox.workdir,
@@ -177,32 +193,33 @@ class SWEEnv(_Base):
 
     def step(self, action: Any) -> tuple[str, float, bool, bool, dict]:
         """Run one tool call; see the module docstring for the action shapes and what ``info`` holds."""
-        if self.done:
-            raise RuntimeError("the episode is over (terminated or truncated); call reset()")
-        if self.sandbox is None or self.task is None:
-            raise RuntimeError("call reset() before step()")
+        sandbox, task = self.sandbox, self.task
+        if sandbox is None or task is None:
+            raise RuntimeError("no open episode (it ended on submit or truncation, or none was opened): "
+                               "call reset()")
         self.steps += 1
         name, args, error = parse_action(action)
         if error:
             result = ToolResult(observation=f"ERROR: {error}. Valid tools: {', '.join(self.tools.names)}.",
                                 error=True)
         else:
-            result = self.tools.call(self.sandbox, name, args)
-        info: dict[str, Any] = {"instance_id": self.task.instance_id, "exit_code": result.exit_code,
+            result = self.tools.call(sandbox, name, args)
+        info: dict[str, Any] = {"instance_id": task.instance_id, "exit_code": result.exit_code,
                                 "steps": self.steps, "format_error": result.error}
         if result.submitted:
-            patch = self.sandbox.diff()
-            self._close_episode()
+            patch = self.end_episode()
             report = self.evaluate(patch)
             info.update(report=report.model_dump(), patch=patch)
-            self.done = True
             return result.observation, 1.0 if report.resolved else 0.0, True, False, info
-        if self.steps >= self.step_limit:
-            info["patch"] = self.sandbox.diff()
-            self._close_episode()
-            self.done = True
-            return result.observation, 0.0, False, True, info
         return result.observation, 0.0, False, False, info
+
+    def end_episode(self) -> str:
+        """End the open episode: its workspace's diff, then the episode closed ("" when none is open)."""
+        if self.sandbox is None:
+            return ""
+        patch = self.sandbox.diff()
+        self._close_episode()
+        return patch
 
     def evaluate(self, patch: str) -> Any:
         """Grade ``patch`` on the current task with the backend (the harness in a fresh episode, or SWR)."""
@@ -234,13 +251,33 @@ class SWEEnv(_Base):
         self._finalizer()
 
 
+
+if _gym is not None:
+    class EndOnTruncation(_gym.Wrapper, _gym.utils.RecordConstructorArgs):
+        """Ends ``SWEEnv``'s episode on a truncated step (``TimeLimit``'s): the workspace's diff goes in
+        ``info["patch"]`` and the episode is closed, as on submit."""
+
+        def __init__(self, env: Any):
+            _gym.utils.RecordConstructorArgs.__init__(self)
+            _gym.Wrapper.__init__(self, env)
+
+        def step(self, action: Any) -> tuple[Any, Any, bool, bool, dict]:
+            observation, reward, terminated, truncated, info = self.env.step(action)
+            if truncated and not terminated:
+                info["patch"] = self.env.unwrapped.end_episode()
+            return observation, reward, terminated, truncated, info
+
+
 def register_gym(env_id: str = ENV_ID) -> str:
     """Register ``SWEEnv`` with gymnasium (idempotent); returns the id for ``gymnasium.make``.
 
-    Not called at import: call it once before ``gymnasium.make("sweworld/SWE-v0", tasks=[...])``.
-    The passive environment checker is disabled (observations are text, not arrays).
+    Not called at import: call it once before ``gymnasium.make("sweworld/SWE-v0", tasks=[...])``. The
+    registration has gymnasium's ``OrderEnforcing`` and ``TimeLimit`` (``max_episode_steps=STEP_LIMIT``,
+    ``make(..., max_episode_steps=N)`` overrides it), then ``EndOnTruncation``.
     """
     import gymnasium
+    from gymnasium.envs.registration import WrapperSpec
     if env_id not in gymnasium.registry:
-        gymnasium.register(id=env_id, entry_point=ENTRY_POINT, disable_env_checker=True)
+        gymnasium.register(id=env_id, entry_point=ENTRY_POINT, max_episode_steps=STEP_LIMIT, order_enforce=True,
+                           additional_wrappers=(WrapperSpec("EndOnTruncation", f"{__name__}:EndOnTruncation", {}),))
     return env_id

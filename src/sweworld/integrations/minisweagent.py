@@ -1,4 +1,4 @@
-"""A mini-swe-agent (2.4.6) ``Environment`` over one sweworld episode (any ``Executor``).
+"""A mini-swe-agent (2.4.6) ``Environment`` over one sweworld episode (any ``Executor``, opened by a ``Backend``).
 
 mini-swe-agent's ``DefaultAgent`` calls ``env.execute(action)`` with ``action = {"command": ...}``
 for every action the model parses, merges ``env.get_template_vars()`` into its prompt templates and
@@ -6,10 +6,13 @@ for every action the model parses, merges ``env.get_template_vars()`` into its p
 ``echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT`` (the sentinel on the first line of the output, exit
 code 0); the environment then raises mini-swe-agent's ``Submitted`` with an ``exit`` message whose
 ``extra`` is ``{"exit_status": "Submitted", "submission": ...}``, which ``DefaultAgent.run`` returns.
-As in mini-swe-agent's own environments, what the command printed after the sentinel is the
-submission (its SWE-bench procedure ``cat``s a ``patch.txt`` there); when it printed nothing, the
-submission is the workspace's diff (``executor.diff()``: against the base commit, new files
-included, build junk excluded). ``submission: output | diff`` forces one or the other.
+Exactly as in mini-swe-agent's own environments (``LocalEnvironment._check_finished``): the output,
+leading whitespace stripped, is split into lines; when the first is the sentinel and the exit code
+is 0, the submission is the rest of the output, as printed (its SWE-bench procedure ``cat``s a
+``patch.txt`` there). Nothing after the sentinel is an empty submission (an empty patch), never the
+workspace's diff (which would hold ``patch.txt`` itself). ``submission: diff`` in the config submits
+the workspace's diff instead (``executor.diff()``: against the base commit, new files included,
+build junk excluded), whatever was printed.
 
 Each command runs with ``cwd`` set (``( cd CWD && command )`` in the episode's shell), so as in
 mini-swe-agent's own environments a ``cd`` or ``export`` does not carry over to the next action.
@@ -29,9 +32,9 @@ mini-swe-agent is imported only when a submission is raised (its import prints a
 ``MSWEA_SILENT_STARTUP`` is set; this module sets it when it imports the package). An environment
 that opened its episode closes it on ``close()``, on garbage collection or at interpreter exit. Use::
 
-    env = from_task(task)                       # builds what is missing, opens an isolated episode
+    env = from_task(task, backend)              # opens an episode (default backend: builds what is missing)
     agent = DefaultAgent(model, env, **server_config)
-    result = agent.run(task.problem_statement)  # result["submission"]: the output after the sentinel, or the diff
+    result = agent.run(task.problem_statement)  # result["submission"]: the output after the sentinel
     env.close()
 """
 
@@ -47,10 +50,11 @@ from pydantic import BaseModel
 
 from sweworld.errors import DatasetError
 from sweworld.executor import Executor
+from sweworld.integrations import checked_backend, default_backend
 from sweworld.types import Task
 
 if TYPE_CHECKING:
-    from sweworld.sandbox import SandboxConfig
+    from sweworld.backends import Backend
 
 SENTINEL = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
 #: Task fields offered to prompt templates (never the gold or test patch).
@@ -68,9 +72,9 @@ class SweworldEnvironmentConfig(BaseModel):
     """Default wall timeout per command, seconds."""
     submit_sentinel: str = SENTINEL
     """First output line that means 'submit' (mini-swe-agent's own sentinel by default)."""
-    submission: Literal["auto", "output", "diff"] = "auto"
-    """What is submitted: "auto" = the output after the sentinel when there is any (mini-swe-agent's
-    protocol), else the workspace's diff; "output" or "diff" = always that one."""
+    submission: Literal["output", "diff"] = "output"
+    """What is submitted: "output" = what the command printed after the sentinel, empty or not
+    (mini-swe-agent's protocol); "diff" = the workspace's diff, whatever was printed."""
     dataset: str = "default"
     """Dataset holding ``instance_id`` (a shipped name, a file or a hub name); read when the environment
     is built from its config alone (no executor)."""
@@ -79,7 +83,8 @@ class SweworldEnvironmentConfig(BaseModel):
     split: str | None = None
     """Split of a hub or ``save_to_disk`` dataset."""
     repos_dir: str | None = None
-    """Directory of existing clones (``DIR/owner__name``), used before the network."""
+    """Directory of existing clones (``DIR/owner__name``), used before the network by the default backend
+    (built when the environment is given neither an executor nor a backend)."""
 
 
 def _submitted(message: dict) -> Exception:
@@ -103,21 +108,20 @@ def load_task(config: SweworldEnvironmentConfig) -> Task:
 class SweworldEnvironment:
     """mini-swe-agent's ``Environment`` protocol (``execute``, ``get_template_vars``, ``serialize``).
 
-    Without ``executor`` it opens an isolated episode of ``task`` (default: ``instance_id`` of
-    ``dataset`` from the config) with ``builder`` and ``sandbox_config``, and owns it.
+    Without ``executor`` it opens an episode of ``task`` (default: ``instance_id`` of ``dataset`` from
+    the config) with ``backend`` (a ``sweworld.backends.Backend``; default: ``default_backend()`` with
+    the config's ``repos_dir``), and owns it.
     """
 
     def __init__(self, executor: Executor | None = None, *, task: Task | None = None, owns_executor: bool = False,
-                 builder: Any = None, sandbox_config: SandboxConfig | None = None, backend: Any = None,
-                 config_class: type = SweworldEnvironmentConfig, **kwargs: Any):
+                 backend: Backend | None = None, config_class: type = SweworldEnvironmentConfig, **kwargs: Any):
+        for gone in ("builder", "sandbox_config"):
+            if gone in kwargs:  # not config fields: would be dropped silently
+                raise TypeError(f"{gone}= is no longer accepted: pass backend=RealBackend(builder, sandbox_config=...)")
         self.config = config_class(**kwargs)
         if executor is None:
-            if sandbox_config is not None and sandbox_config.isolation != "bwrap":
-                raise ValueError("agent commands run in the episode: only isolation='bwrap' is allowed")
             task = task or load_task(self.config)
-            if backend is None:
-                from sweworld.backends.real import RealBackend
-                backend = RealBackend(builder, sandbox_config=sandbox_config, repos_dir=self.config.repos_dir)
+            backend = default_backend(repos_dir=self.config.repos_dir) if backend is None else checked_backend(backend)
             executor, owns_executor = backend.open(task), True
         self.executor = executor
         self.task = task
@@ -153,12 +157,12 @@ class SweworldEnvironment:
         return output
 
     def _check_finished(self, output: dict) -> None:
+        """mini-swe-agent's own check (``LocalEnvironment._check_finished``), the sentinel configurable."""
         lines = output.get("output", "").lstrip().splitlines(keepends=True)
         if lines and lines[0].strip() == self.config.submit_sentinel and output["returncode"] == 0:
             after = "".join(lines[1:])
-            mode = self.config.submission
-            source = "output" if mode == "output" or (mode == "auto" and after.strip()) else "diff"
-            submission = after if source == "output" else self.executor.diff()
+            source = self.config.submission
+            submission = self.executor.diff() if source == "diff" else after
             raise _submitted({"role": "exit", "content": submission,
                               "extra": {"exit_status": "Submitted", "submission": submission,
                                         "submission_source": source, "sentinel_output": after}})
@@ -198,9 +202,10 @@ class SweworldEnvironment:
         self.close()
 
 
-def from_task(task: Task, builder: Any = None, config: SweworldEnvironmentConfig | dict | None = None, *,
-              sandbox_config: SandboxConfig | None = None) -> SweworldEnvironment:
-    """Open an isolated episode of ``task`` (building what is missing) and wrap it; ``close()`` ends it."""
+def from_task(task: Task, backend: Backend | None = None,
+              config: SweworldEnvironmentConfig | dict | None = None) -> SweworldEnvironment:
+    """Open an episode of ``task`` with ``backend`` (default: ``default_backend()``, which builds what is
+    missing) and wrap it; ``close()`` ends it."""
     if isinstance(config, SweworldEnvironmentConfig):
         config = config.model_dump()
-    return SweworldEnvironment(task=task, builder=builder, sandbox_config=sandbox_config, **(config or {}))
+    return SweworldEnvironment(task=task, backend=backend, **(config or {}))

@@ -48,7 +48,7 @@ class SWEWorldTextEnv(_Base):  # type: ignore[misc,valid-type]
         self.backend = make_backend(backend) if isinstance(backend, str) else backend
         self.max_turns = int(extras.get("max_turns", config.get("step_limit", 50)))
         self.turns = 0
-        self.env = SWEEnv([self.task], backend=self.backend, step_limit=self.max_turns)
+        self.env = SWEEnv.make([self.task], backend=self.backend, step_limit=self.max_turns)
 
     def init(self, prompt: list[dict[str, str]] | None = None) -> tuple[list[dict[str, str]], dict[str, Any]]:
         """Open the task's episode; the first conversation is ``prompt`` when the dataset gave one, else
