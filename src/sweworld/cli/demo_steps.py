@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 
 from sweworld.cli import common
+from sweworld.config import timeouts
 
 if TYPE_CHECKING:
     from sweworld.cli.demo import DemoRun
@@ -119,7 +120,7 @@ def substrate(run: DemoRun) -> list[Section]:
                 applied = sb.run("git apply /tmp/tests.diff && git diff --stat | tail -n 1")
                 rows.append((name, "apply the test patch", summary_line(applied.output), ""))
         for name, sb in (("A", a), ("B", b)):
-            result = sb.run(TEST.format(tests=tests), timeout=600)
+            result = sb.run(TEST.format(tests=tests), timeout=timeouts.COMMAND)
             rows.append((name, "run the failing tests of the issue", summary_line(result.output),
                          f"{result.duration:.2f}s"))
         if task.patch:
@@ -127,7 +128,7 @@ def substrate(run: DemoRun) -> list[Section]:
             applied = a.run("git apply /tmp/fix.diff && git diff --stat | tail -n 1")
             rows.append(("A", "apply the fix (gold patch)", summary_line(applied.output), ""))
         for name, sb in (("A", a), ("B", b)):
-            result = sb.run(TEST.format(tests=tests), timeout=600)
+            result = sb.run(TEST.format(tests=tests), timeout=timeouts.COMMAND)
             rows.append((name, "run them again", summary_line(result.output), f"{result.duration:.2f}s"))
         net = a.run("python -c \"import socket; socket.create_connection(('pypi.org', 443), timeout=3)\" "
                     "2>&1 | tail -n 1")

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sweworld.config import timeouts
 from sweworld.envs.recipe import EnvRecipe
 from sweworld.envs.scripts import OFFLINE_ENV
 from sweworld.errors import InfraError
@@ -119,7 +120,7 @@ def run_tests(sb: Executor, task: Task, recipe: EnvRecipe, *, timeout: float,
 
 
 def evaluate_prepared(task: Task, prediction: Prediction, log_dir: Path, *, prepare: Callable[[], Prepared],
-                      timeout: float = 1800.0) -> InstanceReport:
+                      timeout: float = timeouts.EVALUATION) -> InstanceReport:
     """Evaluate ``prediction`` on ``task`` in an episode of ``prepare()``; always returns a report
     (errors included: an ``InfraError`` of ``prepare`` too) and writes it."""
     log_dir.mkdir(parents=True, exist_ok=True)

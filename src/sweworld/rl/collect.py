@@ -24,6 +24,7 @@ from pydantic import BaseModel
 from sweworld.agents.config import AgentConfig, load_server_config
 from sweworld.agents.loop import Policy
 from sweworld.backends import Backend
+from sweworld.config import timeouts
 from sweworld.rl.rewards import reward_of
 from sweworld.runs.rollout import rollout_made
 from sweworld.runs.runner import ROLLOUT, LocalRunner, Runner, environment_group
@@ -51,7 +52,7 @@ def _factory(policy: Policy | Callable[[], Policy]) -> Callable[[], Policy]:
 
 async def collect(policy: Policy | Callable[[], Policy], tasks: list[Task], n_samples: int, backend: Backend, *,
                   runner: Runner | None = None, workers: int = 2, config: AgentConfig | None = None,
-                  out: str | Path | None = None, timeout: float = 1800.0) -> AsyncIterator[Sample]:
+                  out: str | Path | None = None, timeout: float = timeouts.EVALUATION) -> AsyncIterator[Sample]:
     """``n_samples`` graded episodes of ``policy`` per task, yielded as each finishes (see the module
     docstring). ``out`` holds the evaluation logs (default: a temporary directory)."""
     config = config or load_server_config(None)
