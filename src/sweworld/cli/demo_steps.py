@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 
 from sweworld.cli import common
-from sweworld.config import timeouts
+from sweworld.config import EvalConfig, RolloutConfig, RunnerConfig, timeouts
 
 if TYPE_CHECKING:
     from sweworld.cli.demo import DemoRun
@@ -163,8 +163,9 @@ def harness(run: DemoRun) -> list[Section]:
     for model, patch_of in (("gold", lambda t: t.patch), ("empty", lambda t: "")):
         preds = {t.instance_id: Prediction(instance_id=t.instance_id, model_name_or_path=model,
                                            model_patch=patch_of(t)) for t in run.tasks}
-        summary, path = evaluate_run(run.tasks, preds, run_id="demo", model=model, logs_root=run.out / "logs",
-                                     summary_dir=run.out, workers=run.workers, force=True, backend=run.backend)
+        settings = EvalConfig(run_id="demo", logs_dir=run.out / "logs", out=run.out, force=True,
+                              runner=RunnerConfig(workers=run.workers))
+        summary, path = evaluate_run(run.tasks, preds, settings, model=model, backend=run.backend)
         summaries[model] = summary
         table.add_row(model, str(summary["total_instances"]), str(summary["resolved_instances"]),
                       str(summary["unresolved_instances"]), str(summary["empty_patch_instances"]),
@@ -191,8 +192,9 @@ def rollouts(run: DemoRun) -> list[Section]:
     for name, policy in (("oracle-tests", TestingOraclePolicy), ("noop", NoopPolicy)):
         target = run.out / "rollouts" / name
         shutil.rmtree(target, ignore_errors=True)
-        summary = run_rollouts(run.tasks, policy, load_server_config(), target, n_samples=N_SAMPLES,
-                               workers=run.workers, backend=run.backend)
+        summary = run_rollouts(run.tasks, policy, RolloutConfig(out=target, n_samples=N_SAMPLES,
+                                                                runner=RunnerConfig(workers=run.workers)),
+                               agent=load_server_config(), backend=run.backend)
         summaries[name] = summary
         trajectories += TrajectoryStore(target / "trajectories.jsonl").load()
         table.add_row(name, str(summary["trajectories"]), str(summary["resolve_rate"]),
