@@ -24,7 +24,7 @@ from pydantic import BaseModel
 from sweworld.agents.config import AgentConfig, load_server_config
 from sweworld.agents.loop import Policy
 from sweworld.backends import Backend
-from sweworld.config import timeouts
+from sweworld.config import Timeouts, timeouts
 from sweworld.rl.rewards import reward_of
 from sweworld.runs.rollout import rollout_made
 from sweworld.runs.runner import ROLLOUT, LocalRunner, Runner, environment_group
@@ -58,10 +58,11 @@ async def collect(policy: Policy | Callable[[], Policy], tasks: list[Task], n_sa
     config = config or load_server_config(None)
     where = Path(out or tempfile.mkdtemp(prefix="sweworld-collect-"))
     make = _factory(policy)
+    limits = Timeouts(command=min(timeout, timeouts.COMMAND), evaluation=timeout)  # one timeout: both, as before
     with (runner or LocalRunner()).pool(workers, ROLLOUT) as pool:
         shared = pool.share(backend)
         futures = [asyncio.wrap_future(pool.submit(rollout_made, task, k, make, config, shared, where,
-                                                   timeout=timeout, group=environment_group(task)))
+                                                   timeouts=limits, group=environment_group(task)))
                    for task in tasks for k in range(n_samples)]
         for finished in asyncio.as_completed(futures):
             traj = await finished
