@@ -11,15 +11,17 @@ it before; in a file, such a key is an error, as every unknown key is (one messa
 from __future__ import annotations
 
 import copy
+import importlib
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
-import click
 import typer
-from click.core import ParameterSource
 from pydantic import BaseModel
 
 from sweworld.cli import common
+
+if TYPE_CHECKING:
+    import click
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -37,8 +39,8 @@ BACKEND: dict[str, tuple[str, ...]] = {
     "isolation": ("backend", "sandbox", "isolation")}
 RUNNER: dict[str, tuple[str, ...]] = {"runner": ("runner", "name"), "ray_address": ("runner", "address"),
                                       "workers": ("runner", "workers")}
-GIVEN = (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
-EMPTY = (None, [], ())
+GIVEN = ("COMMANDLINE", "ENVIRONMENT")
+"""The sources of a value given for this run (by name: typer may bring its own copy of click)."""
 
 
 def _put(data: dict, path: tuple[str, ...], value: Any) -> None:
@@ -49,9 +51,16 @@ def _put(data: dict, path: tuple[str, ...], value: Any) -> None:
     data[path[-1]] = value
 
 
-def _missing(ctx: click.Context, name: str) -> click.MissingParameter:
+def _given(ctx: click.Context, name: str) -> bool:
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name in GIVEN
+
+
+def _missing(ctx: click.Context, name: str) -> Exception:
+    """click's own "Missing option" error (of the click the context comes from)."""
+    exceptions = importlib.import_module(type(ctx).__module__.rpartition(".")[0] + ".exceptions")
     param = next(p for p in ctx.command.params if p.name == name)
-    return click.MissingParameter(ctx=ctx, param=param)
+    return exceptions.MissingParameter(ctx=ctx, param=param)
 
 
 def _fit_backend(model: type[BaseModel], data: dict, flagged: set[tuple[str, ...]]) -> None:
@@ -84,7 +93,7 @@ def resolve(ctx: click.Context, model: type[M], paths: dict[str, tuple[str, ...]
         data = copy.deepcopy(data)
         flagged: set[tuple[str, ...]] = set()
         for name, value in ctx.params.items():
-            if name in skip or (source is not None and ctx.get_parameter_source(name) not in GIVEN):
+            if name in skip or (source is not None and not _given(ctx, name)):
                 continue
             path = paths.get(name, (name,))
             if value is None and len(path) == 1 and model.model_fields[path[0]].is_required():
