@@ -31,6 +31,8 @@ from sweworld.agents.config import load_agent_config
 from sweworld.agents.explorer import ExplorerPolicy
 from sweworld.agents.perturb import PerturbPolicy
 from sweworld.backends.real import RealBackend
+from sweworld.config import RolloutConfig, RunnerConfig, Timeouts
+from sweworld.config.timeouts import COMMAND
 from sweworld.data.sft import load_runs
 from sweworld.datasets import path_of
 from sweworld.runs.rollout import run_rollouts
@@ -78,8 +80,10 @@ def main() -> None:
     make = (partial(PerturbPolicy, p=0.5, seed=0, mutate=mutations_for_file) if args.policy == "perturb" else
             partial(ExplorerPolicy, fix="perturb", p=0.5, seed=0, mutate=mutations_for_file))
     started = time.monotonic()
-    run_rollouts(tasks, make, load_agent_config(), run, n_samples=args.samples, workers=args.workers,
-                 backend=RealBackend(), timeout=args.timeout)
+    run_rollouts(tasks, make,
+                 RolloutConfig(out=run, n_samples=args.samples, runner=RunnerConfig(workers=args.workers),
+                               timeouts=Timeouts(command=min(args.timeout, COMMAND), evaluation=args.timeout)),
+                 agent=load_agent_config(), backend=RealBackend())
     print(f"rollouts: {len(tasks)} instances x {args.samples} samples in {time.monotonic() - started:.0f}s "
           "(0 s when they were there already)")
     by_id = {t.instance_id: t for t in tasks}

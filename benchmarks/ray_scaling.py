@@ -26,6 +26,7 @@ from pathlib import Path
 from sweworld.agents.config import load_agent_config
 from sweworld.agents.policies import OraclePolicy
 from sweworld.backends.real import RealBackend
+from sweworld.config import RolloutConfig, RunnerConfig
 from sweworld.datasets import path_of
 from sweworld.envs.store import disk_usage
 from sweworld.runs.rollout import run_rollouts
@@ -60,8 +61,9 @@ def pick(per_group: int) -> list:
 def timed(tasks, runner, workers: int, samples: int) -> tuple[float, list]:
     with tempfile.TemporaryDirectory() as tmp:
         started = time.perf_counter()
-        summary = run_rollouts(tasks, OraclePolicy, load_agent_config(None), Path(tmp), n_samples=samples,
-                               workers=workers, backend=RealBackend(), runner=runner)
+        summary = run_rollouts(tasks, OraclePolicy,
+                               RolloutConfig(out=Path(tmp), n_samples=samples, runner=RunnerConfig(workers=workers)),
+                               agent=load_agent_config(None), backend=RealBackend(), runner=runner)
         wall = time.perf_counter() - started
         trajectories = TrajectoryStore(Path(tmp) / "trajectories.jsonl").load()
     assert summary["errors"] == 0 and summary["trajectories"] == len(tasks) * samples, summary

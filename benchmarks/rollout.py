@@ -17,6 +17,7 @@ from pathlib import Path
 from sweworld.agents.config import load_agent_config
 from sweworld.agents.policies import NoopPolicy, OraclePolicy
 from sweworld.backends.real import RealBackend
+from sweworld.config import RolloutConfig, RunnerConfig
 from sweworld.datasets import path_of
 from sweworld.runs.rollout import run_rollouts
 from sweworld.runs.store import TrajectoryStore
@@ -38,8 +39,9 @@ def main() -> None:
         for workers in (1, 2):
             with tempfile.TemporaryDirectory() as tmp:
                 started = time.perf_counter()
-                run_rollouts(tasks, policy, config, Path(tmp), n_samples=args.samples, workers=workers,
-                             backend=backend, evaluate=False)
+                run_rollouts(tasks, policy,
+                             RolloutConfig(out=Path(tmp), n_samples=args.samples, runner=RunnerConfig(workers=workers), evaluate=False),
+                             agent=config, backend=backend)
                 wall = time.perf_counter() - started
                 steps = sum(len(t.steps) for t in TrajectoryStore(Path(tmp) / "trajectories.jsonl").load())
             rates[workers] = steps / wall

@@ -22,6 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from sweworld.backends.real import RealBackend
+from sweworld.config import EvalConfig, RunnerConfig
 from sweworld.envs import EnvBuilder
 from sweworld.errors import SWEWorldError
 from sweworld.harness.compare import compare, load_verdicts
@@ -69,9 +70,9 @@ def run(tasks, preds: dict[str, Prediction], name: str, args, builder) -> tuple[
         times[report.instance_id] = now - last[0]
         last[0] = now
         verdicts[report.instance_id] = None if report.error_kind == "infra" else report.resolved
-    evaluate_run(tasks, preds, run_id=name, model=model_name(preds), logs_root=args.out / "logs",
-                 summary_dir=args.out, workers=args.workers, backend=RealBackend(builder), on_done=done,
-                 force=True)
+    evaluate_run(tasks, preds,
+                 EvalConfig(run_id=name, logs_dir=args.out / "logs", out=args.out, force=True, runner=RunnerConfig(workers=args.workers)),
+                 model=model_name(preds), backend=RealBackend(builder), on_done=done)
     for task in tasks:
         verdicts.setdefault(task.instance_id, False)  # empty patches: never evaluated, never resolved
     return verdicts, times

@@ -28,6 +28,7 @@ from sweworld.agents.explorer import ExplorerPolicy
 from sweworld.backends.hybrid import HybridBackend
 from sweworld.backends.real import RealBackend
 from sweworld.backends.sim import SimBackend
+from sweworld.config import RolloutConfig, RunnerConfig
 from sweworld.datasets import path_of
 from sweworld.runs.rollout import run_rollouts
 from sweworld.surrogates.swr import EmbeddedSWR, EmbeddedSWRConfig
@@ -71,8 +72,9 @@ def main() -> None:
     traces_path = Path(args.traces) if args.traces else args.out / "traces.jsonl"
     if not args.traces:
         started = time.monotonic()
-        run_rollouts(tasks, explorer, config, args.out / "real", n_samples=args.samples, workers=args.workers,
-                     backend=RealBackend(real.builder, traces=traces_path))
+        run_rollouts(tasks, explorer,
+                     RolloutConfig(out=args.out / "real", n_samples=args.samples, runner=RunnerConfig(workers=args.workers)),
+                     agent=config, backend=RealBackend(real.builder, traces=traces_path))
         print(f"real rollouts: {time.monotonic() - started:.0f}s")
     traces = load_traces(traces_path)
     test_repos = sorted({t.repo for t in traces if split_of(t.repo, 0.5) == "test"})
@@ -102,8 +104,9 @@ def main() -> None:
         print(f"hybrid on {len(held)} held-out instances, every simulated step audited:")
         for below in args.route_below:
             hybrid = HybridBackend(real.builder, world, audit_rate=1.0, route_below=below, sim=sim)
-            summary = run_rollouts(held, explorer, config, args.out / f"hybrid-{below}", workers=args.workers,
-                                   backend=hybrid)
+            summary = run_rollouts(held, explorer,
+                                   RolloutConfig(out=args.out / f"hybrid-{below}", runner=RunnerConfig(workers=args.workers)),
+                                   agent=config, backend=hybrid)
             steps = summary["audits"]["steps"]
             print(f"  route below {below}: {steps['ran_real']}/{steps['simulated']} steps ran for real "
                   f"({steps['share_real']}); agreement the agent saw {steps.get('agreement_with_routing')} exact, "

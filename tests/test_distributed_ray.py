@@ -20,9 +20,10 @@ from pathlib import Path
 import pytest
 
 from raycluster import EMPTY, FIXED, demo_tasks, local_ray
-from sweworld.agents.config import load_server_config
+from sweworld.agents.config import load_agent_config
 from sweworld.agents.policies import OraclePolicy
 from sweworld.backends.real import RealBackend
+from sweworld.config import EvalConfig, RolloutConfig, RunnerConfig, Timeouts, ValidateConfig
 from sweworld.harness.predictions import Prediction
 from sweworld.runs.eval import evaluate_run
 from sweworld.runs.rollout import run_rollouts
@@ -51,8 +52,9 @@ def stored(out: Path) -> list[dict]:
 
 
 def rollouts(tasks, out: Path, runner, make_policy=OraclePolicy, done=None) -> dict:
-    return run_rollouts(tasks, make_policy, load_server_config(None), out, n_samples=2, workers=2,
-                        backend=RealBackend(), runner=runner, on_done=done)
+    return run_rollouts(tasks, make_policy,
+                        RolloutConfig(out=out, n_samples=2, runner=RunnerConfig(workers=2)),
+                        agent=load_agent_config(None), backend=RealBackend(), runner=runner, on_done=done)
 
 
 def test_ray_rollouts_store_what_local_rollouts_store_and_resume(ray_cluster, tasks, tmp_path):
@@ -124,23 +126,26 @@ def test_ray_evaluation_writes_the_harness_layout_and_resumes(ray_cluster, tasks
     preds = {t.instance_id: Prediction(instance_id=t.instance_id, model_name_or_path="gold", model_patch=t.patch)
              for t in tasks}
     seen: list = []
-    summary, _ = evaluate_run(tasks, preds, run_id="r", model="gold", logs_root=tmp_path / "logs",
-                              summary_dir=tmp_path, workers=2, backend=RealBackend(), runner=make_runner("ray"),
+    summary, _ = evaluate_run(tasks, preds,
+                              EvalConfig(run_id="r", logs_dir=tmp_path / "logs", out=tmp_path, runner=RunnerConfig(workers=2)),
+                              model="gold", backend=RealBackend(), runner=make_runner("ray"),
                               on_done=seen.append)
     assert summary["resolved_ids"] == [FIXED] and summary["empty_patch_ids"] == [EMPTY]
     assert sorted(r.instance_id for r in seen) == [FIXED, EMPTY]
     report = tmp_path / "logs" / "run_evaluation" / "r" / "gold" / FIXED / "report.json"
     assert json.loads(report.read_text())[FIXED]["resolved"] is True
     written = report.stat().st_mtime_ns
-    again, _ = evaluate_run(tasks, preds, run_id="r", model="gold", logs_root=tmp_path / "logs", summary_dir=tmp_path,
-                            workers=2, backend=RealBackend(), runner=make_runner("ray"))
+    again, _ = evaluate_run(tasks, preds,
+                            EvalConfig(run_id="r", logs_dir=tmp_path / "logs", out=tmp_path, runner=RunnerConfig(workers=2)),
+                            model="gold", backend=RealBackend(), runner=make_runner("ray"))
     assert again == summary and report.stat().st_mtime_ns == written  # finished: not evaluated again
 
 
 def test_ray_validation_keeps_what_local_validation_keeps(ray_cluster, tasks):
     fixed = tasks[:1]
-    local = validate_tasks(fixed, RealBackend(), timeout=600)
-    ray = validate_tasks(fixed, RealBackend(), timeout=600, runner=make_runner("ray"))
+    run = ValidateConfig(timeouts=Timeouts(evaluation=600))
+    local = validate_tasks(fixed, run, backend=RealBackend())
+    ray = validate_tasks(fixed, run, backend=RealBackend(), runner=make_runner("ray"))
     assert [v.kept for v in ray] == [v.kept for v in local] == [True]
     assert ray[0].fail_to_pass == local[0].fail_to_pass and ray[0].pass_to_pass == local[0].pass_to_pass
 

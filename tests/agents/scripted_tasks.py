@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from tests.backends.fake import FakeExecutor, file_diff
 
-from sweworld.agents.config import load_server_config
+from sweworld.agents.config import load_agent_config
 from sweworld.agents.loop import run_episode
 from sweworld.trajectory import Trajectory
 from sweworld.types import Task
@@ -76,4 +76,4 @@ def default_tasks(count: int = 10) -> list[tuple[Task, dict[str, str]]]:
 
 def episode(task: Task, files: dict[str, str], policy) -> Trajectory:
     """One episode of ``policy`` on a fake executor holding ``files`` at /testbed."""
-    return run_episode(task, FakeExecutor(dict(files)), policy, load_server_config())
+    return run_episode(task, FakeExecutor(dict(files)), policy, load_agent_config())

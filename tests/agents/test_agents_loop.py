@@ -15,9 +15,10 @@ import pytest
 from chatserver import ChatServer, Reply
 from realtasks import FIRST_BUG, MODULE, real_tasks  # the real instances of the harness tests
 from sweworld.agents.actions import render_text_action
-from sweworld.agents.config import load_server_config
+from sweworld.agents.config import load_agent_config
 from sweworld.agents.loop import run_episode
 from sweworld.agents.policies import ModelPolicy, NoopPolicy, OraclePolicy
+from sweworld.config import RolloutConfig, RunnerConfig
 from sweworld.envs import EnvBuilder, episode_sandbox
 from sweworld.models.base import ModelConfig
 from sweworld.models.openai import OpenAIChatModel
@@ -46,7 +47,7 @@ def model_policy(server, text_actions=False):
 
 def episode(task, layer, policy, **overrides):
     with episode_sandbox(layer) as sb:
-        return run_episode(task, sb, policy, load_server_config(**overrides))
+        return run_episode(task, sb, policy, load_agent_config(**overrides))
 
 
 def test_native_tool_calls_fix_the_bug_and_submit(task, layer):
@@ -107,8 +108,12 @@ def test_step_limit_truncates(task, layer):
 
 def test_oracle_resolves_and_noop_does_not(tmp_path):
     tasks = list(real_tasks().values())
-    oracle = run_rollouts(tasks, OraclePolicy, load_server_config(), tmp_path / "oracle", workers=2)
-    noop = run_rollouts(tasks, NoopPolicy, load_server_config(), tmp_path / "noop", n_samples=2, workers=2)
+    oracle = run_rollouts(tasks, OraclePolicy,
+                          RolloutConfig(out=tmp_path / "oracle", runner=RunnerConfig(workers=2)),
+                          agent=load_agent_config())
+    noop = run_rollouts(tasks, NoopPolicy,
+                        RolloutConfig(out=tmp_path / "noop", n_samples=2, runner=RunnerConfig(workers=2)),
+                        agent=load_agent_config())
     assert oracle["resolve_rate"] == 1.0 and oracle["empty_patch_rate"] == 0.0 and oracle["pass@1"] == 1.0
     assert noop["resolve_rate"] == 0.0 and noop["empty_patch_rate"] == 1.0 and noop["pass@2"] == 0.0
     assert noop["trajectories"] == 6 and noop["exit_status"] == {"submitted": 6}
@@ -166,9 +171,11 @@ def test_replay_reproduces_a_stored_trajectory(tmp_path):
     from sweworld.agents.policies import ReplayPolicy
     from sweworld.runs.store import TrajectoryStore
     tasks = [real_tasks()["two"]]
-    run_rollouts(tasks, OraclePolicy, load_server_config(), tmp_path / "oracle", evaluate=False)
+    run_rollouts(tasks, OraclePolicy, RolloutConfig(out=tmp_path / "oracle", evaluate=False),
+                 agent=load_agent_config())
     stored = {t.instance_id: t for t in TrajectoryStore(tmp_path / "oracle/trajectories.jsonl").load()}
-    summary = run_rollouts(tasks, lambda: ReplayPolicy(stored), load_server_config(), tmp_path / "replay")
+    summary = run_rollouts(tasks, lambda: ReplayPolicy(stored), RolloutConfig(out=tmp_path / "replay"),
+                           agent=load_agent_config())
     replayed = TrajectoryStore(tmp_path / "replay/trajectories.jsonl").load()[0]
     assert summary["resolve_rate"] == 1.0
     assert [s.tool for s in replayed.steps] == [s.tool for s in stored[tasks[0].instance_id].steps]

@@ -11,9 +11,10 @@ import pytest
 from scripted_tasks import MODULE, default_tasks, episode, two_bug_task
 from tests.backends.fake import FakeBackend, apply_patch
 
-from sweworld.agents.config import load_server_config
+from sweworld.agents.config import load_agent_config
 from sweworld.agents.perturb import KINDS, PerturbPolicy, perturb_kind
 from sweworld.agents.policies import OraclePolicy
+from sweworld.config import RolloutConfig
 from sweworld.errors import ModelError
 from sweworld.runs.rollout import run_rollouts
 from sweworld.runs.store import TrajectoryStore
@@ -84,13 +85,14 @@ def test_a_bound_policy_refuses_another_instance():
 
 def test_a_resumed_rollout_gives_each_sample_what_a_full_run_gives_it(tmp_path):
     task, files = two_bug_task()
-    backend, config = FakeBackend({task.instance_id: files}), load_server_config()
+    backend, config = FakeBackend({task.instance_id: files}), load_agent_config()
 
     def make():
         return PerturbPolicy(p=0.5, seed=3, mutate=mutations_for_file)
 
     def rollouts(out, n):
-        run_rollouts([task], make, config, out, n_samples=n, backend=backend)  # the runner binds each sample
+        run_rollouts([task], make, RolloutConfig(out=out, n_samples=n), agent=config,
+                     backend=backend)  # the runner binds each sample
         return {t.key: (t.patch, kind_of(t), t.reward) for t in TrajectoryStore(out / "trajectories.jsonl").load()}
     rollouts(tmp_path / "resumed", 2)
     resumed, full = rollouts(tmp_path / "resumed", 6), rollouts(tmp_path / "full", 6)

@@ -9,10 +9,11 @@ from functools import partial
 
 import pytest
 
-from sweworld.agents.config import load_server_config
+from sweworld.agents.config import load_agent_config
 from sweworld.agents.explorer import SCRIPT, ExplorerPolicy
 from sweworld.agents.perturb import KINDS, PerturbPolicy, perturb_kind
 from sweworld.backends.real import RealBackend
+from sweworld.config import RolloutConfig, RunnerConfig
 from sweworld.datasets import path_of
 from sweworld.runs.rollout import run_rollouts
 from sweworld.runs.store import TrajectoryStore
@@ -30,8 +31,8 @@ def tasks():
 
 
 def roll(tasks, make, out):
-    run_rollouts(tasks, make, load_server_config(), out, n_samples=SAMPLES,
-                 workers=4, backend=RealBackend())
+    run_rollouts(tasks, make, RolloutConfig(out=out, n_samples=SAMPLES, runner=RunnerConfig(workers=4)),
+                 agent=load_agent_config(), backend=RealBackend())
     return {t.key: t for t in TrajectoryStore(out / "trajectories.jsonl").load()}
 
 

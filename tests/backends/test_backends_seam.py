@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 from tests.backends.fake import FakeBackend, FakeExecutor
 
-from sweworld.agents.config import load_server_config
+from sweworld.agents.config import load_agent_config
 from sweworld.agents.policies import NoopPolicy, OraclePolicy
 from sweworld.backends import Backend
+from sweworld.config import EvalConfig, RolloutConfig
 from sweworld.harness.predictions import Prediction
 from sweworld.harness.report import read_report
 from sweworld.integrations.gym import SWEEnv
@@ -90,7 +91,8 @@ def test_tools_on_the_fake():
 @pytest.mark.parametrize(("policy", "rate"), [(OraclePolicy, 1.0), (NoopPolicy, 0.0)])
 def test_rollouts_on_the_fake(tmp_path, policy, rate):
     fake = backend()
-    summary = run_rollouts([TASK], policy, load_server_config(), tmp_path, backend=fake)
+    summary = run_rollouts([TASK], policy, RolloutConfig(out=tmp_path), agent=load_agent_config(),
+                           backend=fake)
     assert summary["resolve_rate"] == rate and summary["trajectories"] == 1
     assert summary["empty_patch_rate"] == 1.0 - rate
     traj = json.loads((tmp_path / "trajectories.jsonl").read_text().splitlines()[0])
@@ -107,8 +109,9 @@ def test_rollouts_on_the_fake(tmp_path, policy, rate):
 ])
 def test_evaluate_run_grades_like_the_harness(tmp_path, patch, resolved, applied, f2p_failures, p2p_failures):
     prediction = Prediction(instance_id=TASK.instance_id, model_name_or_path="m", model_patch=patch)
-    summary, path = evaluate_run([TASK], {TASK.instance_id: prediction}, run_id="seam", model="m",
-                                 logs_root=tmp_path / "logs", summary_dir=tmp_path, backend=backend())
+    summary, path = evaluate_run([TASK], {TASK.instance_id: prediction},
+                                 EvalConfig(run_id="seam", logs_dir=tmp_path / "logs", out=tmp_path),
+                                 model="m", backend=backend())
     assert path == tmp_path / "m.seam.json" and json.loads(path.read_text()) == summary
     assert summary["resolved_ids"] == ([TASK.instance_id] if resolved else [])
     assert summary["empty_patch_ids"] == ([] if patch else [TASK.instance_id])

@@ -61,7 +61,7 @@ def test_corrupt_jsonl_gz_dataset_is_a_dataset_error_naming_the_file(tmp_path):
     assert not (tmp_path / "run").exists()
 
 
-def test_bad_server_config_yaml_is_one_error_with_file_and_line(tmp_path):
+def test_bad_agent_config_yaml_is_one_error_with_file_and_line(tmp_path):
     config = tmp_path / "agent.yaml"
     config.write_text("step_limit: 5\nsystem_template: [unclosed\n  instance_template: x: y\n")
     result = invoke("rollout", "-d", dataset(tmp_path), "--agent-config", config, "--out", tmp_path / "out")
@@ -70,7 +70,7 @@ def test_bad_server_config_yaml_is_one_error_with_file_and_line(tmp_path):
     assert len(result.output.strip().splitlines()) == 2 and not (tmp_path / "out").exists()
 
 
-def test_server_config_with_a_bad_field_names_the_field(tmp_path):
+def test_agent_config_with_a_bad_field_names_the_field(tmp_path):
     config = tmp_path / "agent.yaml"
     config.write_text("system_template: s\ninstance_template: i\nstep_limit: many\n")
     result = invoke("rollout", "-d", dataset(tmp_path), "--agent-config", config, "--out", tmp_path / "out")

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 from badinput import dataset, flat, invoke, missing_source, row, write_jsonl
 
-from sweworld.agents.config import load_server_config
+from sweworld.agents.config import load_agent_config
 from sweworld.agents.policies import NoopPolicy
+from sweworld.config import EvalConfig, RolloutConfig
 from sweworld.errors import DatasetError
 from sweworld.harness.predictions import Prediction
 from sweworld.runs.eval import evaluate_run
@@ -54,10 +55,12 @@ def test_evaluate_run_and_run_rollouts_refuse_a_task_whose_id_is_a_path(tmp_path
                 repo_source=missing_source(tmp_path))
     preds = {ESCAPE: Prediction(instance_id=ESCAPE, model_patch="x")}
     with pytest.raises(DatasetError, match="cannot name a file"):
-        evaluate_run([task], preds, run_id="r", model="m", logs_root=tmp_path / "a" / "b" / "logs",
-                     summary_dir=tmp_path / "a" / "b")
+        evaluate_run([task], preds,
+                     EvalConfig(run_id="r", logs_dir=tmp_path / "a" / "b" / "logs", out=tmp_path / "a" / "b"),
+                     model="m")
     with pytest.raises(DatasetError, match="cannot name a file"):
-        run_rollouts([task], NoopPolicy, load_server_config(), tmp_path / "a" / "b" / "out")
+        run_rollouts([task], NoopPolicy, RolloutConfig(out=tmp_path / "a" / "b" / "out"),
+                     agent=load_agent_config())
     assert not escaped(tmp_path) and not (tmp_path / "a").exists()
 
 

@@ -7,8 +7,9 @@ import json
 
 import pytest
 
-from sweworld.agents.config import load_server_config
+from sweworld.agents.config import load_agent_config
 from sweworld.agents.policies import NoopPolicy, OraclePolicy
+from sweworld.config import RolloutConfig, RunnerConfig
 from sweworld.data.sft import SFTOptions, export_sft, summary_path, write_sft
 from sweworld.datasets import path_of
 from sweworld.tasks import load_tasks
@@ -23,8 +24,11 @@ def runs(tmp_path_factory):
 
     tasks = [t for t in load_tasks(path_of("demo")) if t.instance_id in IDS]
     root = tmp_path_factory.mktemp("rollouts")
-    oracle = run_rollouts(tasks, OraclePolicy, load_server_config(), root / "oracle", n_samples=2, workers=2)
-    noop = run_rollouts(tasks, NoopPolicy, load_server_config(), root / "noop", workers=2)
+    oracle = run_rollouts(tasks, OraclePolicy,
+                          RolloutConfig(out=root / "oracle", n_samples=2, runner=RunnerConfig(workers=2)),
+                          agent=load_agent_config())
+    noop = run_rollouts(tasks, NoopPolicy, RolloutConfig(out=root / "noop", runner=RunnerConfig(workers=2)),
+                        agent=load_agent_config())
     assert oracle["resolve_rate"] == 1.0 and noop["resolve_rate"] == 0.0
     return root / "oracle", root / "noop"
 

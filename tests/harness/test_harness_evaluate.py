@@ -15,6 +15,7 @@ import pytest
 
 from realtasks import FIRST_BUG, ILEN_BUG, MODULE, real_tasks, sources, unified
 from sweworld.backends.real import RealBackend, evaluate_instance
+from sweworld.config import EvalConfig, Timeouts
 from sweworld.envs import EnvBuilder
 from sweworld.harness.predictions import Prediction
 from sweworld.runs.eval import evaluate_run
@@ -134,11 +135,13 @@ def test_rerun_gives_identical_reports(tasks, builder, tmp_path):
     chosen = [tasks["first"], tasks["two"]]
     preds = {t.instance_id: Prediction(instance_id=t.instance_id, model_name_or_path="org/model",
                                        model_patch=t.patch) for t in chosen}
-    first, path = evaluate_run(chosen, preds, run_id="r1", model="org/model", logs_root=tmp_path / "logs",
-                               summary_dir=tmp_path, backend=RealBackend(builder), timeout=600)
+    first, path = evaluate_run(chosen, preds,
+                               EvalConfig(run_id="r1", logs_dir=tmp_path / "logs", out=tmp_path, timeouts=Timeouts(evaluation=600)),
+                               model="org/model", backend=RealBackend(builder))
     reports = {p: p.read_bytes() for p in (tmp_path / "logs").rglob("report.json")}
-    second, _ = evaluate_run(chosen, preds, run_id="r1", model="org/model", logs_root=tmp_path / "logs",
-                             summary_dir=tmp_path, backend=RealBackend(builder), timeout=600, force=True)
+    second, _ = evaluate_run(chosen, preds,
+                             EvalConfig(run_id="r1", logs_dir=tmp_path / "logs", out=tmp_path, force=True, timeouts=Timeouts(evaluation=600)),
+                             model="org/model", backend=RealBackend(builder))
     assert len(reports) == 2 and {p: p.read_bytes() for p in reports} == reports
     assert first == second and first["resolved_instances"] == 2
     assert path == tmp_path / "org__model.r1.json"

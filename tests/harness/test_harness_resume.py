@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from sweworld.config import EvalConfig, Timeouts
 from sweworld.harness.predictions import Prediction
 from sweworld.harness.report import InstanceReport, write_report
 from sweworld.runs.eval import evaluate_run, load_existing
@@ -63,10 +64,10 @@ def test_rerun_after_a_kill_between_the_report_writes_writes_report_json(tmp_pat
     task = real_tasks()["first"]
     preds = {task.instance_id: Prediction(instance_id=task.instance_id, model_name_or_path="org/model",
                                           model_patch=task.patch)}
-    run = dict(run_id="r", model="org/model", logs_root=tmp_path / "logs", summary_dir=tmp_path, timeout=600)
-    evaluate_run([task], preds, **run)
+    run = EvalConfig(run_id="r", logs_dir=tmp_path / "logs", out=tmp_path, timeouts=Timeouts(evaluation=600))
+    evaluate_run([task], preds, run, model="org/model")
     directory = tmp_path / "logs/run_evaluation/r/org__model" / task.instance_id
     (directory / "report.json").unlink()  # what a kill after sweworld_report.json, before report.json leaves
-    summary, _ = evaluate_run([task], preds, **run)
+    summary, _ = evaluate_run([task], preds, run, model="org/model")
     assert json.loads((directory / "report.json").read_text())[task.instance_id]["resolved"] is True
     assert summary["completed_instances"] == 1 and summary["resolved_ids"] == [task.instance_id]

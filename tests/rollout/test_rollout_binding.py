@@ -8,8 +8,9 @@ import json
 from tests.backends.fake import FakeBackend
 from tests.backends.test_backends_seam import FILES, TASK
 
-from sweworld.agents.config import load_server_config
+from sweworld.agents.config import load_agent_config
 from sweworld.agents.policies import ScriptedPolicy
+from sweworld.config import RolloutConfig, RunnerConfig
 from sweworld.runs.rollout import run_rollouts
 
 
@@ -29,8 +30,9 @@ class SamplePolicy(ScriptedPolicy):
 
 
 def test_each_sample_gets_a_policy_bound_to_it(tmp_path):
-    run_rollouts([TASK], SamplePolicy, load_server_config(), tmp_path, n_samples=3, workers=3,
-                 backend=FakeBackend({TASK.instance_id: FILES}), evaluate=False)
+    run_rollouts([TASK], SamplePolicy,
+                 RolloutConfig(out=tmp_path, n_samples=3, runner=RunnerConfig(workers=3), evaluate=False),
+                 agent=load_agent_config(), backend=FakeBackend({TASK.instance_id: FILES}))
     rows = [json.loads(line) for line in (tmp_path / "trajectories.jsonl").read_text().splitlines()]
     thoughts = {row["sample"]: row["steps"][0]["thought"] for row in rows}
     assert thoughts == {k: f"bound to ('{TASK.instance_id}', {k})" for k in range(3)}

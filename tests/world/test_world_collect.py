@@ -11,11 +11,12 @@ from typer.testing import CliRunner
 from world_tasks import world_model
 
 from realtasks import real_tasks
-from sweworld.agents.config import load_server_config
+from sweworld.agents.config import load_agent_config
 from sweworld.agents.policies import OraclePolicy
 from sweworld.backends.real import RealBackend
 from sweworld.backends.sim import SimBackend
 from sweworld.cli.app import app
+from sweworld.config import RolloutConfig
 from sweworld.envs import EnvBuilder
 from sweworld.runs.rollout import run_rollouts
 from sweworld.runs.store import TrajectoryStore
@@ -49,7 +50,8 @@ def collected(tmp_path_factory):
     task = real_tasks()["first"]
     out = tmp_path_factory.mktemp("collect") / "real"
     store = TraceStore(out / "traces.jsonl")
-    summary = run_rollouts([task], LookFixRun, load_server_config(), out, backend=RealBackend(traces=store.path))
+    summary = run_rollouts([task], LookFixRun, RolloutConfig(out=out), agent=load_agent_config(),
+                           backend=RealBackend(traces=store.path))
     assert summary["resolve_rate"] == 1.0
     return task, out, store
 
@@ -85,7 +87,8 @@ def test_a_sim_rollout_on_the_replayed_traces_sees_what_the_real_one_saw(collect
     server = ReplayServer(store.path)
     with server as url:
         sim = SimBackend(EnvBuilder().repos, swt=SWT(world_model(url)), swr=SWR(world_model(url, temperature=0.7)))
-        summary = run_rollouts([task], LookFixRun, load_server_config(), tmp_path / "sim", backend=sim)
+        summary = run_rollouts([task], LookFixRun, RolloutConfig(out=tmp_path / "sim"),
+                               agent=load_agent_config(), backend=sim)
     (real,), (simulated,) = TrajectoryStore(out / "trajectories.jsonl").load(), \
         TrajectoryStore(tmp_path / "sim" / "trajectories.jsonl").load()
     assert [s.observation for s in simulated.steps] == [s.observation for s in real.steps]

@@ -12,11 +12,12 @@ from world_tasks import swr_reply, swt_reply
 
 from chatserver import ChatServer
 from realtasks import real_tasks
-from sweworld.agents.config import load_server_config
+from sweworld.agents.config import load_agent_config
 from sweworld.agents.policies import OraclePolicy
 from sweworld.backends.hybrid import HybridBackend
 from sweworld.backends.real import RealBackend
 from sweworld.backends.sim import SimBackend
+from sweworld.config import RolloutConfig
 from sweworld.harness.predictions import Prediction
 from sweworld.runs.rollout import run_rollouts
 from sweworld.world.config import WorldConfig
@@ -93,8 +94,8 @@ def test_sim_evaluation_is_laid_out_as_the_harness_and_empty_patches_make_no_cal
 def test_sim_rollout_of_the_oracle_edits_for_real_and_is_rewarded_by_swr(task, tmp_path):
     report_text = "\n".join(f"PASSED {t}" for t in task.FAIL_TO_PASS + task.PASS_TO_PASS)
     with ChatServer([], default=replies(swt_reply(), swr_reply(report_text, 1))) as server:
-        summary = run_rollouts([task], OraclePolicy, load_server_config(), tmp_path / "out",
-                               backend=SimBackend(world=world(server.url)))
+        summary = run_rollouts([task], OraclePolicy, RolloutConfig(out=tmp_path / "out"),
+                               agent=load_agent_config(), backend=SimBackend(world=world(server.url)))
     assert summary["resolve_rate"] == 1.0 and summary["backend"] == "sim"
     (traj,) = [json.loads(line) for line in (tmp_path / "out" / "trajectories.jsonl").read_text().splitlines()]
     assert traj["backend"] == "sim" and traj["patch"].strip()

@@ -19,9 +19,10 @@ from unidiff import PatchSet
 from world_direxec import DirExecutor
 from world_tasks import _diff_of
 
-from sweworld.agents.config import load_server_config
+from sweworld.agents.config import load_agent_config
 from sweworld.agents.policies import TestingOraclePolicy
 from sweworld.backends.real import RealBackend
+from sweworld.config import RolloutConfig
 from sweworld.datasets import path_of
 from sweworld.runs.rollout import run_rollouts
 from sweworld.tasks.load import load_tasks
@@ -106,6 +107,7 @@ def shipped_tasks(per_repo: int = 1, repos: list[str] = OTHER_REPOS) -> list[Tas
 
 def collect(tasks: list[Task], out: Path) -> list:
     """Roll ``ExplorePolicy`` out on ``tasks`` with the real backend; the recorded traces."""
-    summary = run_rollouts(tasks, ExplorePolicy, load_server_config(), out, backend=RealBackend(traces=out / TRACES_FILE))
+    summary = run_rollouts(tasks, ExplorePolicy, RolloutConfig(out=out), agent=load_agent_config(),
+                           backend=RealBackend(traces=out / TRACES_FILE))
     assert summary["resolve_rate"] == 1.0, summary
     return load_traces(out)

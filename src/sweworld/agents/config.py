@@ -35,7 +35,7 @@ _HINT = ("fix the file; start from the shipped sweworld/agents/config/default.ya
          + ", ".join(AgentConfig.model_fields) + ")")
 
 
-def load_server_config(path: str | Path | None = None, **overrides) -> AgentConfig:
+def load_agent_config(path: str | Path | None = None, **overrides) -> AgentConfig:
     """The shipped default, or a YAML file; keyword overrides win.
 
     Raises:

@@ -11,28 +11,32 @@ environments or open sandboxes themselves:
 - ``hybrid`` (``HybridBackend``): sim, with a fraction of steps and evaluations also run for real
   and the disagreements stored.
 
-``make_backend(name, **options)`` builds one by name (a registry of dotted paths, as
-mini-swe-agent's; nothing heavy is imported before it is asked for).
+``make_backend(config)`` builds one from a ``sweworld.config.BackendConfig`` (``real``, ``sim`` or
+``hybrid``, discriminated on ``kind``); ``make_backend(name, **options)`` builds one by name with its
+constructor's keywords (``BACKENDS``, a ``sweworld.registry.Registry`` of dotted paths: nothing heavy
+is imported before it is asked for).
 """
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from sweworld.config import timeouts
 from sweworld.executor import Executor
+from sweworld.registry import Registry
 from sweworld.types import Task
 
 if TYPE_CHECKING:
+    from sweworld.config import BackendConfig, Timeouts
     from sweworld.harness.predictions import Prediction
     from sweworld.harness.report import InstanceReport
 
-BACKENDS: dict[str, str] = {
+BACKENDS: Registry[Any] = Registry("backend", {
     "real": "sweworld.backends.real:RealBackend",
     "sim": "sweworld.backends.sim:SimBackend",
     "hybrid": "sweworld.backends.hybrid:HybridBackend",
-}
+})
 
 
 @runtime_checkable
@@ -51,19 +55,23 @@ class Backend(Protocol):
         ...
 
     def evaluate(self, task: Task, prediction: Prediction, log_dir: Path, *,
-                 timeout: float = 1800.0) -> InstanceReport:
+                 timeout: float = timeouts.EVALUATION) -> InstanceReport:
         """Grade ``prediction``: always a report (errors included), written to ``log_dir`` with the
         files of a SWE-bench run."""
         ...
 
 
-def make_backend(name: str, **options: Any) -> Backend:
-    """The backend registered as ``name``, built with ``options`` (its constructor's keywords)."""
-    try:
-        module, _, attr = BACKENDS[name].partition(":")
-    except KeyError:
-        raise ValueError(f"unknown backend {name!r}; known: {', '.join(BACKENDS)}") from None
-    return getattr(importlib.import_module(module), attr)(**options)
+def make_backend(config: BackendConfig | str, /, *, timeouts: Timeouts | None = None, builder: Any = None,
+                 **options: Any) -> Backend:
+    """The backend ``config`` describes (``timeouts``: its commands' and builds' limits; ``builder``:
+    an ``EnvBuilder`` to share), or the one registered as the name ``config``, built with ``options``
+    (its constructor's keywords; ``ConfigError`` naming the known ones when there is none)."""
+    if isinstance(config, str):
+        if builder is not None:
+            options["builder"] = builder
+        return BACKENDS.create(config, **options)
+    from sweworld.backends.build import from_config
+    return from_config(config, timeouts=timeouts, builder=builder)
 
 
 __all__ = ["BACKENDS", "Backend", "make_backend"]

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from sweworld.backends.real import RealBackend
 from sweworld.backends.sim import SimBackend
+from sweworld.config import timeouts
 from sweworld.envs import EnvBuilder
 from sweworld.errors import InfraError
 from sweworld.harness import patches
@@ -159,7 +160,7 @@ class HybridBackend:
             "real": {"exit_code": actual.exit_code, "output": actual.output[-4000:]}})
 
     def evaluate(self, task: Task, prediction: Prediction, log_dir: Path, *,
-                 timeout: float = 1800.0) -> InstanceReport:
+                 timeout: float = timeouts.EVALUATION) -> InstanceReport:
         report = self.sim.evaluate(task, prediction, log_dir, timeout=timeout)
         probability = getattr(report, "sim_probability", None)
         if self.route_below is not None and report.error is None and report.patch_successfully_applied:

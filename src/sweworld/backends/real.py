@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from sweworld.config import timeouts
 from sweworld.envs import EnvBuilder, episode_sandbox, services
 from sweworld.envs.scripts import OFFLINE_ENV
 from sweworld.executor import Executor
@@ -13,9 +14,6 @@ from sweworld.harness.predictions import Prediction
 from sweworld.harness.report import InstanceReport
 from sweworld.sandbox import SandboxConfig
 from sweworld.types import Task
-
-EPISODE_TIMEOUT_CAP = 600.0
-"""Default wall timeout of one agent command (the sandbox's per-command limit)."""
 
 
 def prepared_instance(builder: EnvBuilder, task: Task, config: SandboxConfig) -> Prepared:
@@ -29,7 +27,7 @@ def prepared_instance(builder: EnvBuilder, task: Task, config: SandboxConfig) ->
 
 
 def evaluate_instance(task: Task, prediction: Prediction, log_dir: Path, *, builder: EnvBuilder,
-                      timeout: float = 1800.0, config: SandboxConfig | None = None) -> InstanceReport:
+                      timeout: float = timeouts.EVALUATION, config: SandboxConfig | None = None) -> InstanceReport:
     """The real harness on ``prediction`` in a fresh episode over ``builder``'s layer of ``task``."""
     config = config or SandboxConfig(timeout=timeout)
     return evaluate_prepared(task, prediction, log_dir, timeout=timeout,
@@ -39,7 +37,8 @@ def evaluate_instance(task: Task, prediction: Prediction, log_dir: Path, *, buil
 class RealBackend:
     """Episodes over built environments (``EnvBuilder``); evaluation by the harness in a fresh episode.
 
-    ``sandbox_config``: the agent episodes' sandbox settings (default: per-command timeout);
+    ``sandbox_config``: the agent episodes' sandbox settings (default: bwrap);
+    ``command_timeout``: the wall limit of one command when ``open`` is given none (``Timeouts.command``);
     ``network``: evaluations reach the real network (no stand-ins started);
     ``traces``: append every command and evaluation to this trace file (``sweworld.world.tracing``).
     """
@@ -47,13 +46,15 @@ class RealBackend:
     name = "real"
 
     def __init__(self, builder: EnvBuilder | None = None, *, sandbox_config: SandboxConfig | None = None,
-                 network: bool = False, traces: Path | None = None, repos_dir: str | Path | None = None):
+                 network: bool = False, traces: Path | None = None, repos_dir: str | Path | None = None,
+                 command_timeout: float = timeouts.COMMAND):
         if builder is None:
             from sweworld.repos import RepoStore
             builder = EnvBuilder(RepoStore(repos_dir=repos_dir))
         self.builder = builder
         self.sandbox_config = sandbox_config
         self.network = network
+        self.command_timeout = command_timeout
         self.traces = traces
         self.trace_store = None
         if traces is not None:
@@ -63,12 +64,14 @@ class RealBackend:
     def prepare(self, task: Task) -> None:
         self.builder.instance(task)
 
-    def prepared(self, task: Task, *, timeout: float = 1800.0) -> Prepared:
+    def prepared(self, task: Task, *, timeout: float = timeouts.EVALUATION) -> Prepared:
         """The harness's view of ``task`` (validation runs its tests in these episodes)."""
         return prepared_instance(self.builder, task, SandboxConfig(timeout=timeout))
 
     def open(self, task: Task, *, timeout: float | None = None, label: str = "") -> Executor:
-        config = self.sandbox_config or SandboxConfig(timeout=min(timeout or EPISODE_TIMEOUT_CAP, EPISODE_TIMEOUT_CAP))
+        limit = timeout or self.command_timeout
+        config = (self.sandbox_config.model_copy(update={"timeout": limit}) if self.sandbox_config
+                  else SandboxConfig(timeout=limit))
         sandbox = episode_sandbox(self.builder.instance(task), config, label=label or task.instance_id)
         if self.trace_store is None:
             return sandbox
@@ -76,7 +79,7 @@ class RealBackend:
         return TracingExecutor(sandbox, task, self.trace_store)
 
     def evaluate(self, task: Task, prediction: Prediction, log_dir: Path, *,
-                 timeout: float = 1800.0) -> InstanceReport:
+                 timeout: float = timeouts.EVALUATION) -> InstanceReport:
         config = SandboxConfig(timeout=timeout, env=DETERMINISTIC_ENV, network=self.network)
         report = evaluate_instance(task, prediction, log_dir, builder=self.builder, timeout=timeout, config=config)
         if self.trace_store is not None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from sweworld.config import timeouts
 from sweworld.envs import EnvBuilder
 from sweworld.errors import SWEWorldError
 from sweworld.harness.predictions import Prediction
@@ -22,23 +23,23 @@ from sweworld.world.simexec import SimExecutor
 from sweworld.world.swr import SWR
 from sweworld.world.swt import SWT
 
-EPISODE_TIMEOUT = 600.0
-
 
 class SimBackend:
-    """Sim episodes and SWR evaluations; ``swt``/``swr`` override what ``world`` would build."""
+    """Sim episodes and SWR evaluations; ``swt``/``swr`` override what ``world`` would build;
+    ``command_timeout``: the wall limit of one command when ``open`` is given none."""
 
     name = "sim"
 
     def __init__(self, repos: RepoStore | None = None, world: WorldConfig | None = None, *,
                  swt: SWT | None = None, swr: SWR | None = None, sandbox_config: SandboxConfig | None = None,
-                 builder: EnvBuilder | None = None):
+                 builder: EnvBuilder | None = None, command_timeout: float = timeouts.COMMAND):
         self.builder = builder  # only to show an already-built layer's artefacts; sim builds nothing
         self.repos = builder.repos if builder is not None else (repos or RepoStore())
         self.world = world or WorldConfig()
         self.swt = swt or self.world.make_swt()
         self.swr = swr or self.world.make_swr()
         self.sandbox_config = sandbox_config
+        self.command_timeout = command_timeout
 
     def prepare(self, task: Task) -> None:
         self.repos.base_tree(task)
@@ -47,7 +48,9 @@ class SimBackend:
         """A real isolated episode of the base tree (no environment mounted); when a real install
         layer of the task is already built (and ``builder`` given), its build artefacts
         (``__pycache__``, ``*.egg-info``) lie over the tree as in a real episode."""
-        config = self.sandbox_config or SandboxConfig(timeout=min(timeout or EPISODE_TIMEOUT, EPISODE_TIMEOUT))
+        limit = timeout or self.command_timeout
+        config = (self.sandbox_config.model_copy(update={"timeout": limit}) if self.sandbox_config
+                  else SandboxConfig(timeout=limit))
         lowers = [self.repos.base_tree(task)]
         built = self._built_testbed(task)
         if built is not None:
@@ -67,6 +70,6 @@ class SimBackend:
         return SimExecutor(self.workspace(task, timeout=timeout, label=label), task, self.swt)
 
     def evaluate(self, task: Task, prediction: Prediction, log_dir: Path, *,
-                 timeout: float = 1800.0) -> InstanceReport:
+                 timeout: float = timeouts.EVALUATION) -> InstanceReport:
         return evaluate_simulated(task, prediction, log_dir, swr=self.swr,
                                   open_workspace=lambda: self.workspace(task, timeout=timeout))

@@ -52,22 +52,24 @@ def backend_from_options(name: str, *, repos_dir: Path | None = None, network: b
                          sandbox_config: Any = None, builder: Any = None, route_below: float | None = None,
                          world: str | None = None, world_traces: list[str] | None = None,
                          dataset: str | None = None, world_max_tokens: int | None = None):
-    """The backend the options name (``InfraError``/``ConfigError`` reach the caller's ``reported``)."""
+    """The backend the options name (``InfraError``/``ConfigError`` reach the caller's ``reported``):
+    their ``BackendConfig`` built by ``sweworld.backends.make_backend``."""
     from sweworld.backends import make_backend
-    from sweworld.envs import EnvBuilder
-    from sweworld.repos import RepoStore
+    from sweworld.config import BACKEND_CONFIGS, SandboxSettings, Timeouts
 
-    builder = builder or EnvBuilder(RepoStore(repos_dir=repos_dir))
-    if name == "real":
-        return make_backend("real", builder=builder, sandbox_config=sandbox_config, network=network, traces=traces)
-    from sweworld.world.config import WorldConfig
-    config = WorldConfig.from_options(urls=world_url, model=world_model, style=prompt_style,
-                                      kind=world_kind(world, world_url),
-                                      traces=world_traces, dataset=dataset, max_tokens=world_max_tokens)
-    if name == "sim":
-        return make_backend("sim", world=config, builder=builder)
-    return make_backend("hybrid", builder=builder, world=config, audit_rate=audit_rate, traces=traces,
-                        route_below=route_below)
+    fields: dict[str, Any] = {"repos_dir": repos_dir, "network": network, "traces": traces,
+                              "audit_rate": audit_rate, "route_below": route_below}
+    timeouts = Timeouts()
+    if sandbox_config is not None:
+        fields["sandbox"] = SandboxSettings(isolation=sandbox_config.isolation)
+        timeouts = Timeouts(command=sandbox_config.timeout)
+    if name != "real":
+        fields["world"] = {"kind": world_kind(world, world_url), "urls": list(world_url or []), "model": world_model,
+                           "style": prompt_style, "traces": list(world_traces or []), "dataset": dataset,
+                           "max_tokens": world_max_tokens}
+    model = BACKEND_CONFIGS[name]
+    config = model(**{k: v for k, v in fields.items() if k in model.model_fields})
+    return make_backend(config, timeouts=timeouts, builder=builder)
 
 
 def world_kind(world: str | None, world_url: list[str] | None) -> str:

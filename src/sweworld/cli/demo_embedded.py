@@ -30,9 +30,15 @@ ROUTE_BELOW = 0.9
 SAMPLES = 2
 
 
+def _settings(target, workers: int):
+    """The rollouts of this step: SAMPLES per instance into ``target``."""
+    from sweworld.config import RolloutConfig, RunnerConfig
+    return RolloutConfig(out=target, n_samples=SAMPLES, runner=RunnerConfig(workers=workers))
+
+
 def embedded(run: DemoRun) -> list[Section]:
     """Mixed-outcome traces, then sim and hybrid rollouts and fidelity on the embedded models."""
-    from sweworld.agents.config import load_server_config
+    from sweworld.agents.config import load_agent_config
     from sweworld.agents.explorer import ExplorerPolicy
     from sweworld.agents.perturb import PerturbPolicy
     from sweworld.agents.policies import NoopPolicy, TestingOraclePolicy
@@ -50,11 +56,11 @@ def embedded(run: DemoRun) -> list[Section]:
         common.out.print("[dim]skipped: the embedded world is fitted on the traces of a real run[/dim]")
         return []
     explorer = partial(ExplorerPolicy, fix="perturb", p=0.5, seed=0, mutate=mutations_for_file)
-    config = load_server_config()
+    config = load_agent_config()
     world_dir = run.out / "world"
     target = world_dir / "real-explorer-perturb"
     shutil.rmtree(target, ignore_errors=True)
-    real = run_rollouts(run.tasks, explorer, config, target, n_samples=SAMPLES, workers=run.workers,
+    real = run_rollouts(run.tasks, explorer, _settings(target, run.workers), agent=config,
                         backend=RealBackend(run.builder, traces=traces_path(run.out)))
     traces = load_traces(traces_path(run.out))
     train = world_dir / "train-traces.jsonl"
@@ -74,7 +80,7 @@ def embedded(run: DemoRun) -> list[Section]:
         name = f"{mode} {policy_name}"
         target = world_dir / ("embedded-" + name.replace(" ", "-"))
         shutil.rmtree(target, ignore_errors=True)
-        summaries[name] = run_rollouts(run.tasks, policy, config, target, n_samples=SAMPLES, workers=run.workers,
+        summaries[name] = run_rollouts(run.tasks, policy, _settings(target, run.workers), agent=config,
                                        backend=backend)
     result = measure(traces, sim.swt, sim.swr, test_fraction=TEST_FRACTION, workers=run.workers)
     print_runs(summaries, "embedded world models (CPU): real vs simulated rollouts")

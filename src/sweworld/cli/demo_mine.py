@@ -113,6 +113,7 @@ def build_history(root: Path) -> History:
 def mining(run: DemoRun) -> list[Section]:
     """Mine the demo history, then evaluate the mined instances' gold and empty patches."""
     from sweworld.backends.real import RealBackend
+    from sweworld.config import EvalConfig, RunnerConfig
     from sweworld.harness.predictions import Prediction
     from sweworld.htmlreport import Section
     from sweworld.htmlreport import Table as ReportTable
@@ -144,9 +145,9 @@ def mining(run: DemoRun) -> list[Section]:
     for model, patch_of in (("gold", lambda t: t.patch), ("empty", lambda t: "")):
         preds = {t.instance_id: Prediction(instance_id=t.instance_id, model_name_or_path=model, model_patch=patch_of(t))
                  for t in tasks}
-        evaluated, _ = evaluate_run(tasks, preds, run_id="demo-mine", model=model, logs_root=run.out / "mine" / "logs",
-                                    summary_dir=run.out / "mine", workers=run.workers, force=True,
-                                    backend=RealBackend(run.builder))
+        settings = EvalConfig(run_id="demo-mine", logs_dir=run.out / "mine" / "logs", out=run.out / "mine", force=True,
+                              runner=RunnerConfig(workers=run.workers))
+        evaluated, _ = evaluate_run(tasks, preds, settings, model=model, backend=RealBackend(run.builder))
         verdicts[model] = evaluated["resolved_instances"]
     common.out.print(f"mined instances -> {out}: gold resolves {verdicts['gold']}/{len(tasks)}, "
                      f"the empty patch {verdicts['empty']}/{len(tasks)}")

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 
 from sweworld.cli import common
+from sweworld.config import EvalConfig, RolloutConfig, RunnerConfig, timeouts
 
 if TYPE_CHECKING:
     from sweworld.cli.demo import DemoRun
@@ -119,7 +120,7 @@ def substrate(run: DemoRun) -> list[Section]:
                 applied = sb.run("git apply /tmp/tests.diff && git diff --stat | tail -n 1")
                 rows.append((name, "apply the test patch", summary_line(applied.output), ""))
         for name, sb in (("A", a), ("B", b)):
-            result = sb.run(TEST.format(tests=tests), timeout=600)
+            result = sb.run(TEST.format(tests=tests), timeout=timeouts.COMMAND)
             rows.append((name, "run the failing tests of the issue", summary_line(result.output),
                          f"{result.duration:.2f}s"))
         if task.patch:
@@ -127,7 +128,7 @@ def substrate(run: DemoRun) -> list[Section]:
             applied = a.run("git apply /tmp/fix.diff && git diff --stat | tail -n 1")
             rows.append(("A", "apply the fix (gold patch)", summary_line(applied.output), ""))
         for name, sb in (("A", a), ("B", b)):
-            result = sb.run(TEST.format(tests=tests), timeout=600)
+            result = sb.run(TEST.format(tests=tests), timeout=timeouts.COMMAND)
             rows.append((name, "run them again", summary_line(result.output), f"{result.duration:.2f}s"))
         net = a.run("python -c \"import socket; socket.create_connection(('pypi.org', 443), timeout=3)\" "
                     "2>&1 | tail -n 1")
@@ -162,8 +163,9 @@ def harness(run: DemoRun) -> list[Section]:
     for model, patch_of in (("gold", lambda t: t.patch), ("empty", lambda t: "")):
         preds = {t.instance_id: Prediction(instance_id=t.instance_id, model_name_or_path=model,
                                            model_patch=patch_of(t)) for t in run.tasks}
-        summary, path = evaluate_run(run.tasks, preds, run_id="demo", model=model, logs_root=run.out / "logs",
-                                     summary_dir=run.out, workers=run.workers, force=True, backend=run.backend)
+        settings = EvalConfig(run_id="demo", logs_dir=run.out / "logs", out=run.out, force=True,
+                              runner=RunnerConfig(workers=run.workers))
+        summary, path = evaluate_run(run.tasks, preds, settings, model=model, backend=run.backend)
         summaries[model] = summary
         table.add_row(model, str(summary["total_instances"]), str(summary["resolved_instances"]),
                       str(summary["unresolved_instances"]), str(summary["empty_patch_instances"]),
@@ -177,7 +179,7 @@ def rollouts(run: DemoRun) -> list[Section]:
     """Roll out the oracle (with test runs) and noop policies, every trajectory evaluated by the harness."""
     import shutil
 
-    from sweworld.agents.config import load_server_config
+    from sweworld.agents.config import load_agent_config
     from sweworld.agents.policies import NoopPolicy, TestingOraclePolicy
     from sweworld.htmlreport import instances_section, rollout_section
     from sweworld.runs.rollout import run_rollouts
@@ -190,8 +192,9 @@ def rollouts(run: DemoRun) -> list[Section]:
     for name, policy in (("oracle-tests", TestingOraclePolicy), ("noop", NoopPolicy)):
         target = run.out / "rollouts" / name
         shutil.rmtree(target, ignore_errors=True)
-        summary = run_rollouts(run.tasks, policy, load_server_config(), target, n_samples=N_SAMPLES,
-                               workers=run.workers, backend=run.backend)
+        summary = run_rollouts(run.tasks, policy, RolloutConfig(out=target, n_samples=N_SAMPLES,
+                                                                runner=RunnerConfig(workers=run.workers)),
+                               agent=load_agent_config(), backend=run.backend)
         summaries[name] = summary
         trajectories += TrajectoryStore(target / "trajectories.jsonl").load()
         table.add_row(name, str(summary["trajectories"]), str(summary["resolve_rate"]),

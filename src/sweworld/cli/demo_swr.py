@@ -44,6 +44,7 @@ def swr_on_mined(run, tasks: list[Task], repo) -> tuple[list[list], dict]:
     """Rows (kind, n, resolved for real, predicted resolved, agreeing) and the pooled figures of
     the embedded SWR on ``tasks``' agent-style patches (``repo``: the mined repository)."""
     from sweworld.backends.real import RealBackend
+    from sweworld.config import EvalConfig, RunnerConfig
     from sweworld.harness.predictions import Prediction
     from sweworld.repos.blobs import GitBlobs
     from sweworld.runs.eval import evaluate_run
@@ -59,9 +60,9 @@ def swr_on_mined(run, tasks: list[Task], repo) -> tuple[list[list], dict]:
         chosen = [t for t in tasks if kind in patches[t.instance_id]]
         preds = {t.instance_id: Prediction(instance_id=t.instance_id, model_name_or_path=kind,
                                            model_patch=patches[t.instance_id][kind]) for t in chosen}
-        summary, _ = evaluate_run(chosen, preds, run_id="demo-swr", model=kind.replace(" ", "-"),
-                                  logs_root=run.out / "mine" / "swr-logs", summary_dir=run.out / "mine" / "swr",
-                                  workers=run.workers, force=True, backend=RealBackend(run.builder))
+        settings = EvalConfig(run_id="demo-swr", logs_dir=run.out / "mine" / "swr-logs", out=run.out / "mine" / "swr",
+                              force=True, runner=RunnerConfig(workers=run.workers))
+        summary, _ = evaluate_run(chosen, preds, settings, model=kind.replace(" ", "-"), backend=RealBackend(run.builder))
         real = set(summary["resolved_ids"])
         found = []
         for t in chosen:

@@ -37,10 +37,11 @@ def traces_path(out: Path) -> Path:
 
 def world(run: DemoRun) -> list[Section]:
     """Sim and hybrid rollouts against a replay of the train repositories' traces; fidelity."""
-    from sweworld.agents.config import load_server_config
+    from sweworld.agents.config import load_agent_config
     from sweworld.agents.policies import NoopPolicy, TestingOraclePolicy
     from sweworld.backends.hybrid import HybridBackend
     from sweworld.backends.sim import SimBackend
+    from sweworld.config import RolloutConfig, RunnerConfig
     from sweworld.htmlreport import rollout_section
     from sweworld.runs.rollout import run_rollouts
     from sweworld.world.config import WorldConfig
@@ -66,8 +67,8 @@ def world(run: DemoRun) -> list[Section]:
                                       ("hybrid oracle-tests", TestingOraclePolicy, hybrid)):
             target = run.out / "world" / name.replace(" ", "-")
             shutil.rmtree(target, ignore_errors=True)
-            summaries[name] = run_rollouts(run.tasks, policy, load_server_config(), target, workers=run.workers,
-                                           backend=backend)
+            settings = RolloutConfig(out=target, runner=RunnerConfig(workers=run.workers))
+            summaries[name] = run_rollouts(run.tasks, policy, settings, agent=load_agent_config(), backend=backend)
         result = measure(traces, config.make_swt(), config.make_swr(), test_fraction=TEST_FRACTION,
                          workers=run.workers)
     print_runs(summaries, "simulated rollouts (replay of the train repositories' traces)")

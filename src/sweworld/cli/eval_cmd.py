@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from sweworld.cli import common, failures, params
+from sweworld.cli import common, failures, options, params
 from sweworld.cli.backend_opts import (
     AuditRate,
     BackendName,
@@ -20,10 +20,11 @@ from sweworld.cli.backend_opts import (
     WorldModel,
     WorldTraces,
     WorldURL,
-    backend_from_options,
 )
 from sweworld.cli.common import Dataset, InstanceIds, ReposDir, SkipInvalid, Split, Workers
-from sweworld.cli.runner_opts import RayAddress, RunnerName, runner_from_options
+from sweworld.cli.options import BACKEND, RUNNER, ConfigFile
+from sweworld.cli.runner_opts import RayAddress, RunnerName
+from sweworld.config import CONFIG_FILE, EvalConfig, timeouts
 from sweworld.runs.rollout import audit_part
 
 Predictions = Annotated[str, typer.Option("--predictions", "-p", help="Predictions (.json/.jsonl of "
@@ -44,38 +45,57 @@ Network = Annotated[bool, typer.Option("--network", help="Let the tests reach th
                                        "can; e.g. psf/requests tests call httpbin.org). Off by default.")]
 
 
-def eval_(dataset: Dataset = common.DEFAULT_DATASET, predictions: Predictions = "gold", run_id: RunId = "sweworld",
-          split: Split = None, repos_dir: ReposDir = None, instance_ids: InstanceIds = None, workers: Workers = 1,
-          timeout: Timeout = 1800.0, force: Force = False, logs_dir: LogsDir = Path("logs"), out: Out = Path("."),
+PATHS = {**BACKEND, **RUNNER, "timeout": ("timeouts", "evaluation")}
+
+
+def eval_(ctx: typer.Context, dataset: Dataset = common.DEFAULT_DATASET, predictions: Predictions = "gold",
+          run_id: RunId = "sweworld", split: Split = None, repos_dir: ReposDir = None, instance_ids: InstanceIds = None,
+          workers: Workers = 1, timeout: Timeout = timeouts.EVALUATION, force: Force = False,
+          logs_dir: LogsDir = Path("logs"), out: Out = Path("."),
           skip_invalid: SkipInvalid = False, network: Network = False, compare_to: CompareTo = None,
           backend: BackendName = "real", world_url: WorldURL = None, world_model: WorldModel = "world",
           prompt_style: PromptStyle = "sweworld", audit_rate: AuditRate = 0.1, traces: Traces = None,
           route_below: RouteBelow = None,
           world: WorldKind = None, world_traces: WorldTraces = None, runner: RunnerName = "local",
-          ray_address: RayAddress = None, world_max_tokens: WorldMaxTokens = None) -> None:
+          ray_address: RayAddress = None, world_max_tokens: WorldMaxTokens = None, config: ConfigFile = None) -> None:
     """Evaluate predictions: apply each patch in a fresh isolated episode, run the tests, grade
     (``--backend sim``: SWR predicts the test run, graded by the same code)."""
-    from sweworld.harness.compare import compare, load_verdicts, verdicts_from_tasks
+    run_eval(options.resolve(ctx, EvalConfig, PATHS))
+
+
+def _prepare(run: EvalConfig):
+    """The tasks, predictions, model, stray predictions and reference verdicts of ``run``; the run
+    directory locked, its config.yaml written."""
+    from sweworld.harness.compare import load_verdicts, verdicts_from_tasks
     from sweworld.harness.predictions import listing, load_predictions, model_name, unmatched
     from sweworld.runlock import lock_for_command
-    from sweworld.runs.eval import evaluate_run, run_dir
+    from sweworld.runs.eval import run_dir
+
+    tasks = list(common.load(run.dataset, split=run.split, instance_ids=run.instance_ids,
+                             skip_invalid=run.skip_invalid))
+    preds = load_predictions(run.predictions, tasks)
+    model = model_name(preds)
+    stray = unmatched(preds, tasks)
+    if stray:  # counted as submitted, never evaluated (not an instance of this run)
+        common.console.print(f"[yellow]{len(stray)} prediction(s) for instances not in the dataset (or not "
+                             f"selected):[/yellow] {listing(stray)}", highlight=False)
+    gold = run.predictions == "gold"
+    reference = (load_verdicts(run.compare_to, gold=gold) if run.compare_to
+                 else verdicts_from_tasks(tasks, gold=gold))
+    where = run_dir(run.logs_dir, run.run_id, model)
+    lock_for_command(where, f"eval run {run.run_id!r} of {model}")
+    options.save(run, where / CONFIG_FILE)
+    return tasks, preds, model, stray, reference
+
+
+def run_eval(run: EvalConfig) -> None:
+    """``sweworld eval`` of a resolved configuration."""
+    from sweworld.runs.runner import runner_of
 
     with common.reported():
-        tasks = list(common.load(dataset, split=split, instance_ids=instance_ids, skip_invalid=skip_invalid))
-        preds = load_predictions(predictions, tasks)
-        model = model_name(preds)
-        stray = unmatched(preds, tasks)
-        if stray:  # counted as submitted, never evaluated (not an instance of this run)
-            common.console.print(f"[yellow]{len(stray)} prediction(s) for instances not in the dataset (or not "
-                                 f"selected):[/yellow] {listing(stray)}", highlight=False)
-        gold = predictions == "gold"
-        reference = load_verdicts(compare_to, gold=gold) if compare_to else verdicts_from_tasks(tasks, gold=gold)
-        lock_for_command(run_dir(logs_dir, run_id, model), f"eval run {run_id!r} of {model}")
-        chosen = backend_from_options(backend, repos_dir=repos_dir, network=network, world_url=world_url,
-                                      world_model=world_model, prompt_style=prompt_style, audit_rate=audit_rate,
-                                      traces=traces, route_below=route_below, world=world, world_traces=world_traces,
-                                      dataset=dataset, world_max_tokens=world_max_tokens)
-        where = runner_from_options(runner, ray_address)
+        tasks, preds, model, stray, reference = _prepare(run)
+        chosen = options.backend(run)
+        where = runner_of(run.runner)
     columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TextColumn("resolved {task.fields[resolved]}  errors {task.fields[errors]}"))
     counts = {"resolved": 0, "errors": 0}
@@ -90,9 +110,14 @@ def eval_(dataset: Dataset = common.DEFAULT_DATASET, predictions: Predictions = 
             progress.update(bar, advance=1, **counts)
 
         with common.reported():
-            summary, path = evaluate_run(tasks, preds, run_id=run_id, model=model, logs_root=logs_dir,
-                                         summary_dir=out, workers=workers, timeout=timeout, force=force,
-                                         backend=chosen, on_done=done, runner=where)
+            from sweworld.runs.eval import evaluate_run
+            summary, path = evaluate_run(tasks, preds, run, model=model, backend=chosen, on_done=done, runner=where)
+    _report(summary, path, reports, reference, audit_part(chosen, where).get("audits", {}))
+
+
+def _report(summary: dict, path, reports: dict, reference, audits: dict) -> None:
+    from sweworld.harness.compare import compare
+
     say = common.out.print
     say(f"total {summary['total_instances']}  submitted {summary['submitted_instances']}  "
         f"completed {summary['completed_instances']}  resolved {summary['resolved_instances']}  "
@@ -106,7 +131,6 @@ def eval_(dataset: Dataset = common.DEFAULT_DATASET, predictions: Predictions = 
         ours = {i: (None if r.error_kind == "infra" else r.resolved) for i, r in reports.items()}
         ours.update({i: False for i in summary["empty_patch_ids"]})
         say(compare(ours, reference).line())
-    audits = audit_part(chosen, where).get("audits", {})
     if audits.get("collected") is False:
         say(f"hybrid audits: {audits['why']}")
     else:

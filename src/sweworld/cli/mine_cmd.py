@@ -9,12 +9,13 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from sweworld.cli import common, params
+from sweworld.cli import common, options, params
 from sweworld.cli.common import ReposDir, Workers
-from sweworld.cli.runner_opts import RayAddress, RunnerName, runner_from_options
+from sweworld.cli.runner_opts import RayAddress, RunnerName
+from sweworld.config import MineConfig, timeouts
 from sweworld.mine.rules import MAX_PATCH_LINES, MAX_TEST_PATCH_LINES
 
-Repo = Annotated[str, typer.Option("--repo", help="A local clone, a bare mirror or a git URL.")]
+Repo = Annotated[str | None, typer.Option("--repo", help="A local clone, a bare mirror or a git URL.")]
 Out = Annotated[Path, typer.Option("--out", "-o", callback=params.output_file, help=(
     "Instances to write (.jsonl/.json/.parquet); beside it OUT.summary.json (counts, drops by reason) and "
     "OUT.mine.jsonl (the ledger a rerun resumes from)."))]
@@ -39,7 +40,11 @@ def _table(summary: dict) -> Table:
     return table
 
 
-def mine(repo: Repo, out: Out = Path("tasks.jsonl"),
+PATHS = {**options.BACKEND, **options.RUNNER, "timeout": ("timeouts", "evaluation"), "max_": ("max_instances",),
+         "commit": ("commits",)}
+
+
+def mine(ctx: typer.Context, repo: Repo = None, out: Out = Path("tasks.jsonl"),
          since: Annotated[str | None, typer.Option(help="Only commits since this date (e.g. 2023-01-01).")] = None,
          until: Annotated[str | None, typer.Option(help="Only commits until this date.")] = None,
          max_: Annotated[int | None, typer.Option("--max", min=1, help="Stop at this many validated "
@@ -52,7 +57,7 @@ def mine(repo: Repo, out: Out = Path("tasks.jsonl"),
                                                   "of the clone's origin).")] = None,
          workers: Workers = 2, repos_dir: ReposDir = None,
          timeout: Annotated[float, typer.Option(callback=params.positive, help="Wall limit of one test run, "
-                                                "seconds.")] = 1800.0,
+                                                "seconds.")] = timeouts.EVALUATION,
          max_patch_lines: Annotated[int, typer.Option(min=1, help="Skip fixes changing more lines.")] = MAX_PATCH_LINES,
          max_test_patch_lines: Annotated[int, typer.Option(min=1, help="Skip test patches changing more lines.")]
          = MAX_TEST_PATCH_LINES,
@@ -60,25 +65,39 @@ def mine(repo: Repo, out: Out = Path("tasks.jsonl"),
                                                        "problem statements (default: the commit message).")] = None,
          model: Annotated[str | None, typer.Option(help="Model name for --model-url.")] = None,
          api_key_env: Annotated[str, typer.Option(help="Env var holding the API key.")] = "OPENAI_API_KEY",
-         runner: RunnerName = "local", ray_address: RayAddress = None) -> None:
+         runner: RunnerName = "local", ray_address: RayAddress = None, config: options.ConfigFile = None) -> None:
     """Mine a repository's history: commits that fix source and change tests, validated by real runs
     (FAIL_TO_PASS / PASS_TO_PASS), written as SWE-bench rows."""
-    from sweworld.backends.real import RealBackend
-    from sweworld.envs import EnvBuilder
+    run_mine(options.resolve(ctx, MineConfig, PATHS))
+
+
+def _mine_options(run: MineConfig):
     from sweworld.mine.pipeline import MineOptions
     from sweworld.mine.rules import Limits
+
+    return MineOptions(rev=run.rev, since=run.since, until=run.until, commits=run.commits,
+                       max_instances=run.max_instances, max_candidates=run.max_candidates,
+                       workers=run.runner.workers, timeout=run.timeouts.evaluation,
+                       limits=Limits(run.max_patch_lines or MAX_PATCH_LINES,
+                                     run.max_test_patch_lines or MAX_TEST_PATCH_LINES),
+                       model=_model(run.model_url, run.model, run.api_key_env))
+
+
+def run_mine(run: MineConfig) -> None:
+    """``sweworld mine`` of a resolved configuration."""
+    from sweworld.cli.validate_cmd import config_path
+    from sweworld.envs import EnvBuilder
     from sweworld.mine.run import mine_repository, output_paths
     from sweworld.repos import RepoStore
     from sweworld.runlock import lock_for_command
+    from sweworld.runs.runner import runner_of
 
+    out = run.out
     with common.reported():
         lock_for_command(out.parent, f"mining into {out}", name=f".{out.name}.lock")
-        options = MineOptions(rev=rev, since=since, until=until, commits=commit, max_instances=max_,
-                              max_candidates=max_candidates, workers=workers, timeout=timeout,
-                              limits=Limits(max_patch_lines, max_test_patch_lines),
-                              model=_model(model_url, model, api_key_env))
-        where = runner_from_options(runner, ray_address)
-        repos = RepoStore(repos_dir=repos_dir)
+        mine_options, where = _mine_options(run), runner_of(run.runner)
+        options.save(run, config_path(out))
+        repos = RepoStore(repos_dir=run.backend.repos_dir)
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                    TextColumn("validated {task.fields[validated]}"))
         with Progress(*columns, console=common.err) as progress:
@@ -90,7 +109,8 @@ def mine(repo: Repo, out: Out = Path("tasks.jsonl"),
                 progress.update(bar, advance=1, validated=counts["validated"])
 
             _result, summary = mine_repository(
-                repo, out, options, backend=RealBackend(EnvBuilder(repos)), repos=repos, name=name, runner=where,
+                run.repo, out, mine_options, backend=options.backend(run, EnvBuilder(repos, timeout=run.timeouts.build)),
+                repos=repos, name=run.name, runner=where,
                 on_stage=lambda what, n: progress.update(bar, description=what, total=n, completed=0),
                 on_step=lambda: progress.advance(bar), on_entry=decided)
         common.out.print(_table(summary))

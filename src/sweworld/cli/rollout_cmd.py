@@ -6,10 +6,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from pydantic import BaseModel
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from sweworld.cli import common, failures, params
+from sweworld.cli import common, failures, options, params
 from sweworld.cli.backend_opts import (
     AuditRate,
     BackendName,
@@ -21,10 +22,11 @@ from sweworld.cli.backend_opts import (
     WorldModel,
     WorldTraces,
     WorldURL,
-    backend_from_options,
 )
 from sweworld.cli.common import Dataset, InstanceIds, ReposDir, SkipInvalid, Split, Workers
-from sweworld.cli.runner_opts import RayAddress, RunnerName, runner_from_options
+from sweworld.cli.options import BACKEND, RUNNER, ConfigFile
+from sweworld.cli.runner_opts import RayAddress, RunnerName
+from sweworld.config import CONFIG_FILE, RolloutConfig, timeouts
 
 PolicyName = Annotated[str, typer.Option("--policy", help=(
     "oracle | oracle-tests | noop | replay | openai | perturb (the gold patch with probability --perturb-p, "
@@ -96,13 +98,18 @@ def _policy_factory(policy: str, model_url: str | None, model: str | None, api_k
                        + ", ".join(PLAN_POLICIES))
 
 
-def rollout(dataset: Dataset = common.DEFAULT_DATASET, policy: PolicyName = "oracle", model_url: ModelUrl = None,
-            model: ModelName = None, out: Out = Path("runs/rollout"), split: Split = None,
+CommandTimeout = Annotated[float, typer.Option("--timeout", callback=params.positive, help=(
+    "Wall limit of one command of an episode, seconds (the evaluation's is the config's timeouts.evaluation)."))]
+PATHS = {**BACKEND, **RUNNER, "timeout": ("timeouts", "command"), "no_eval": ("evaluate",)}
+
+
+def rollout(ctx: typer.Context, dataset: Dataset = common.DEFAULT_DATASET, policy: PolicyName = "oracle",
+            model_url: ModelUrl = None, model: ModelName = None, out: Out = Path("runs/rollout"), split: Split = None,
             repos_dir: ReposDir = None, instance_ids: InstanceIds = None, workers: Workers = 1,
             n_samples: Annotated[int, typer.Option("--n-samples", "-k", min=1, help="Samples per instance.")] = 1,
             api_key_env: Annotated[str, typer.Option(help="Env var holding the API key.")] = "OPENAI_API_KEY",
             replay: Annotated[Path | None, typer.Option(help="trajectories.jsonl to replay.", **InputFile)] = None,
-            server_config: Annotated[Path | None, typer.Option(help="Agent YAML (templates, limits).",
+            agent_config: Annotated[Path | None, typer.Option(help="Agent YAML (templates, limits).",
                                                               **InputFile)] = None,
             step_limit: Annotated[int | None, typer.Option(min=1, help="Override the step limit.")] = None,
             temperature: Annotated[float, typer.Option(min=0.0, help="Sampling temperature.")] = 0.0,
@@ -116,26 +123,46 @@ def rollout(dataset: Dataset = common.DEFAULT_DATASET, policy: PolicyName = "ora
             world_model: WorldModel = "world", prompt_style: PromptStyle = "sweworld", audit_rate: AuditRate = 0.1,
             traces: Traces = None, perturb_p: PerturbP = 0.5, seed: Seed = 0, route_below: RouteBelow = None,
             world: WorldKind = None, world_traces: WorldTraces = None, runner: RunnerName = "local",
-            ray_address: RayAddress = None, world_max_tokens: WorldMaxTokens = None) -> None:
+            ray_address: RayAddress = None, world_max_tokens: WorldMaxTokens = None,
+            timeout: CommandTimeout = timeouts.COMMAND, config: ConfigFile = None) -> None:
     """Roll out a policy: trajectories appended one by one (resumable), predictions, metrics."""
-    from sweworld.agents.config import load_server_config
+    run_rollout(options.resolve(ctx, RolloutConfig, PATHS, negated=("no_eval",)))
+
+
+def run_rollout(run: RolloutConfig, *, record: BaseModel | None = None) -> None:
+    """``sweworld rollout`` of a resolved configuration (``record``: the one to write as config.yaml,
+    default ``run``)."""
+    from sweworld.agents.config import load_agent_config
     from sweworld.runlock import lock_for_command
-    from sweworld.runs.rollout import run_rollouts
+    from sweworld.runs.runner import runner_of
 
     with common.reported():
-        tasks = list(common.load(dataset, split=split, instance_ids=instance_ids, skip_invalid=skip_invalid))
-        factory = _policy_factory(policy, model_url, model, api_key_env, replay, temperature, text_actions,
-                                  max_tokens, model_retries, perturb_p, seed)
-        config = load_server_config(server_config, step_limit=step_limit, text_actions=text_actions or None)
-        lock_for_command(out, f"rollout into {out}")
-        chosen = backend_from_options(backend, repos_dir=repos_dir, world_url=world_url, world_model=world_model,
-                                      prompt_style=prompt_style, audit_rate=audit_rate, traces=traces,
-                                      route_below=route_below, world=world, world_traces=world_traces,
-                                      dataset=dataset, world_max_tokens=world_max_tokens)
-        where = runner_from_options(runner, ray_address)
-    with Progress(TextColumn(f"[bold]{policy}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        tasks = list(common.load(run.dataset, split=run.split, instance_ids=run.instance_ids,
+                                 skip_invalid=run.skip_invalid))
+        factory = _policy_factory(run.policy, run.model_url, run.model, run.api_key_env, run.replay, run.temperature,
+                                  run.text_actions, run.max_tokens, run.model_retries, run.perturb_p, run.seed)
+        agent = load_agent_config(run.agent_config, step_limit=run.step_limit, text_actions=run.text_actions or None)
+        lock_for_command(run.out, f"rollout into {run.out}")
+        chosen = options.backend(run)
+        where = runner_of(run.runner)
+        options.save(record or run, run.out / CONFIG_FILE)
+    summary, finished, failed = _run(run, tasks, factory, agent, chosen, where)
+    table = Table("metric", "value", title=f"rollout: {run.policy}")
+    for key, value in summary.items():
+        table.add_row(key, str(value))
+    common.out.print(table)
+    common.out.print(f"outputs: {run.out}")
+    failures.report("episodes that failed before a verdict", failed)
+    if finished and all(finished):
+        raise typer.Exit(1)
+
+
+def _run(run: RolloutConfig, tasks, factory, agent, chosen, where):
+    from sweworld.runs.rollout import run_rollouts
+
+    with Progress(TextColumn(f"[bold]{run.policy}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=common.console) as progress:
-        bar = progress.add_task("rollout", total=len(tasks) * n_samples)
+        bar = progress.add_task("rollout", total=len(tasks) * run.n_samples)
         finished: list[str | None] = []  # this run's episodes: why each has no verdict, or None
         failed: dict[str, str] = {}
 
@@ -146,13 +173,5 @@ def rollout(dataset: Dataset = common.DEFAULT_DATASET, policy: PolicyName = "ora
                 failed[traj.instance_id] = finished[-1]
 
         with common.reported():
-            summary = run_rollouts(tasks, factory, config, out, n_samples=n_samples, workers=workers,
-                                   backend=chosen, evaluate=not no_eval, on_done=done, runner=where)
-    table = Table("metric", "value", title=f"rollout: {policy}")
-    for key, value in summary.items():
-        table.add_row(key, str(value))
-    common.out.print(table)
-    common.out.print(f"outputs: {out}")
-    failures.report("episodes that failed before a verdict", failed)
-    if finished and all(finished):
-        raise typer.Exit(1)
+            summary = run_rollouts(tasks, factory, run, agent=agent, backend=chosen, on_done=done, runner=where)
+    return summary, finished, failed

@@ -23,10 +23,7 @@ RayAddress = Annotated[str | None, typer.Option(
 
 def runner_from_options(name: str = "local", ray_address: str | None = None):
     """The runner the options name (``ConfigError`` reaches the caller's ``reported``)."""
-    from sweworld.errors import ConfigError
-    from sweworld.runs.runner import make_runner
+    from sweworld.config import RunnerConfig
+    from sweworld.runs.runner import runner_of
 
-    if ray_address and name != "ray":
-        raise ConfigError(f"--ray-address {ray_address} is set but the runner is {name!r}",
-                          hint="add --runner ray, or drop --ray-address")
-    return make_runner(name, **({"address": ray_address} if name == "ray" else {}))
+    return runner_of(RunnerConfig(name=name, address=ray_address))

@@ -10,9 +10,10 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from sweworld.cli import common, params
+from sweworld.cli import common, options, params
 from sweworld.cli.common import Workers
-from sweworld.cli.runner_opts import RayAddress, RunnerName, runner_from_options
+from sweworld.cli.runner_opts import RayAddress, RunnerName
+from sweworld.config import SynthConfig
 
 Methods = Annotated[str | None, typer.Option(help="Comma-separated mutation kinds and/or 'combine' "
                                              "(default: all). See `sweworld synth --list-methods`.")]
@@ -38,9 +39,14 @@ def _options(max_: int | None, methods: str | None, seed: int, workers: int, max
                         naive=naive, timeout=timeout, statement=statement)
 
 
-def synth(repo: Annotated[str, typer.Option(help="pypi:NAME==VER, a git URL, or a local git directory.")],
-          out: Annotated[Path, typer.Option("--out", "-o", callback=params.output_file,
-                                            help="Output dataset (.jsonl, .json or .parquet).")],
+PATHS = {**options.RUNNER, "max_": ("max_instances",), "pip_package": ("pip_packages",)}
+
+
+def synth(ctx: typer.Context,
+          repo: Annotated[str | None, typer.Option(help="pypi:NAME==VER, a git URL, or a local git directory.")]
+          = None,
+          out: Annotated[Path | None, typer.Option("--out", "-o", callback=params.output_file,
+                                                   help="Output dataset (.jsonl, .json or .parquet).")] = None,
           max_: Annotated[int | None, typer.Option("--max", min=1, help="Stop at this many instances.")] = None,
           methods: Methods = None,
           seed: Annotated[int, typer.Option(help="Seed of the candidate sampling.")] = 0,
@@ -68,18 +74,29 @@ def synth(repo: Annotated[str, typer.Option(help="pypi:NAME==VER, a git URL, or 
           api_key_env: Annotated[str, typer.Option(help="Env var holding the API key.")] = "OPENAI_API_KEY",
           work: Annotated[Path | None, typer.Option(callback=params.output_dir, help="Work directory (resumable "
                                                     "outcomes; default OUT.work).")] = None,
-          runner: RunnerName = "local", ray_address: RayAddress = None) -> None:
+          runner: RunnerName = "local", ray_address: RayAddress = None, config: options.ConfigFile = None) -> None:
     """Inject bugs into a real repository, keep those its own tests catch, write SWE-bench instances
     (``patch`` = the fix) with FAIL_TO_PASS / PASS_TO_PASS and problem statements."""
+    run_synth(options.resolve(ctx, SynthConfig, PATHS))
+
+
+def run_synth(run: SynthConfig) -> None:
+    """``sweworld synth`` of a resolved configuration."""
+    from sweworld.cli.validate_cmd import config_path
+    from sweworld.runs.runner import runner_of
     from sweworld.synth.pipeline import synthesize
     from sweworld.synth.release import DEFAULT_PACKAGES, ReleaseSpec
     from sweworld.tasks import save_tasks
 
+    repo, out, max_ = run.repo, run.out, run.max_instances
     with common.reported():
-        options = _options(max_, methods, seed, workers, max_candidates, max_per_kind, combine_share, naive,
-                           timeout, issue_model_url, issue_model, api_key_env)
-        spec = ReleaseSpec(repo=repo, commit=commit, python=python, packages=DEFAULT_PACKAGES,
-                           pip_packages=tuple(pip_package or ()), test_cmd=test_cmd, name=name)
+        options_ = _options(max_, run.methods, run.seed, run.runner.workers, run.max_candidates, run.max_per_kind,
+                            run.combine_share, run.naive, run.timeout, run.issue_model_url, run.issue_model,
+                            run.api_key_env)
+        spec = ReleaseSpec(repo=repo, commit=run.commit, python=run.python, packages=DEFAULT_PACKAGES,
+                           pip_packages=tuple(run.pip_packages or ()), test_cmd=run.test_cmd, name=run.name)
+        where = runner_of(run.runner)
+        options.save(run, config_path(out))
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                    TextColumn("validated {task.fields[validated]}"))
         with Progress(*columns, console=common.err, transient=False) as progress:
@@ -95,17 +112,21 @@ def synth(repo: Annotated[str, typer.Option(help="pypi:NAME==VER, a git URL, or 
                 progress.update(bar, advance=0 if max_ else 1, validated=counts["validated"],
                                 **({"completed": done} if done is not None else {}))
 
-            result = synthesize(spec, options, work=work or out.with_name(out.name + ".work"),
-                                on_outcome=outcome, on_stage=stage, runner=runner_from_options(runner, ray_address))
+            result = synthesize(spec, options_, work=run.work or out.with_name(out.name + ".work"),
+                                on_outcome=outcome, on_stage=stage, runner=where)
         save_tasks(result.instances, out)
-        stats = result.stats.to_dict()
-        stats_path = out.with_name(out.name.split(".")[0] + ".stats.json")
-        stats_path.write_text(json.dumps(stats, indent=1) + "\n", encoding="utf-8")
-        table = Table("method", "candidates", "validated", "yield", "uncovered", "passes", "timeout", "broken",
-                      "flaky", title=f"synthesis of {repo}")
-        for method, row in stats["yields"].items():
-            table.add_row(method, *(str(row.get(k, 0)) for k in ("candidates", "validated", "yield", "uncovered",
-                                                                   "passes", "timeout", "broken", "flaky")))
-        common.out.print(table)
-        common.out.print(f"{len(result.instances)} instances -> {out}  (stats: {stats_path}); "
-                         f"{stats['validated_per_core_hour']} validated per core-hour")
+        _report(result, repo, out)
+
+
+def _report(result, repo: str, out: Path) -> None:
+    stats = result.stats.to_dict()
+    stats_path = out.with_name(out.name.split(".")[0] + ".stats.json")
+    stats_path.write_text(json.dumps(stats, indent=1) + "\n", encoding="utf-8")
+    table = Table("method", "candidates", "validated", "yield", "uncovered", "passes", "timeout", "broken",
+                  "flaky", title=f"synthesis of {repo}")
+    for method, row in stats["yields"].items():
+        table.add_row(method, *(str(row.get(k, 0)) for k in ("candidates", "validated", "yield", "uncovered",
+                                                               "passes", "timeout", "broken", "flaky")))
+    common.out.print(table)
+    common.out.print(f"{len(result.instances)} instances -> {out}  (stats: {stats_path}); "
+                     f"{stats['validated_per_core_hour']} validated per core-hour")

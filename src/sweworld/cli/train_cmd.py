@@ -8,8 +8,9 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from sweworld.cli import common, params
+from sweworld.cli import common, options, params
 from sweworld.cli.export_cmd import MORE
+from sweworld.config import CONFIG_FILE, TrainSFTConfig
 
 # `\\[`: typer renders help as rich markup, where a bare [train] is a style tag and vanishes
 app = typer.Typer(no_args_is_help=True, help="Train on exported rows (needs `pip install 'sweworld\\[train]'`).")
@@ -32,10 +33,11 @@ def _summary_table(summary) -> Table:
 
 @app.command("sft", context_settings=MORE)
 def sft(ctx: typer.Context,
-        data: Annotated[list[Path], typer.Option("--data", "-d", help=(
+        data: Annotated[list[Path] | None, typer.Option("--data", "-d", help=(
             "JSONL of chat rows (`sweworld export sft` or `export world` output, verifier rows, any "
-            "{\"messages\": [...]} rows); several may follow."))],
-        model: Annotated[str, typer.Option("--model", "-m", help="Hugging Face model name or local model directory.")],
+            "{\"messages\": [...]} rows); several may follow."))] = None,
+        model: Annotated[str | None, typer.Option("--model", "-m", help=(
+            "Hugging Face model name or local model directory."))] = None,
         out: Annotated[Path | None, typer.Option("--out", "-o", callback=params.output_dir, help=(
             "Where the model (or LoRA adapter), tokenizer and train_summary.json go "
             "(default: runs/train/<model name>-sft)."))] = None,
@@ -63,23 +65,33 @@ def sft(ctx: typer.Context,
             "Tool-call arguments as decoded 'object's (what Hugging Face templates expect) or JSON 'string's."))]
         = "object",
         seed: Annotated[int, typer.Option(help="Seed of initialisation and data order.")] = 0,
-        logging_steps: Annotated[int, typer.Option(min=1, help="Log the loss every N steps.")] = 10) -> None:
+        logging_steps: Annotated[int, typer.Option(min=1, help="Log the loss every N steps.")] = 10,
+        config: options.ConfigFile = None) -> None:
     """Supervised fine-tuning with TRL's SFTTrainer on policy, SWT, SWR or verifier rows."""
-    from sweworld.train.sft import SUMMARY, SFTTrainOptions, train_sft
-
     for value, option, choices in ((arguments, "--tool-arguments", ("object", "string")),
                                    (too_long, "--too-long", ("drop", "cut"))):
         if value not in choices:
             raise typer.BadParameter(f"{value!r}: use one of {', '.join(choices)}", param_hint=option)
-    data = common.existing_paths(data, ctx, "--data")
-    out = out or Path("runs/train") / f"{Path(model.rstrip('/')).name or 'model'}-sft"
+    run = options.resolve(ctx, TrainSFTConfig, {"arguments": ("tool_arguments",)})
+    data = common.existing_paths(run.data, ctx, "--data")
+    out = run.out or Path("runs/train") / f"{Path(run.model.rstrip('/')).name or 'model'}-sft"
+    run_sft(run.model_copy(update={"data": data, "out": out}))
+
+
+def run_sft(run: TrainSFTConfig) -> None:
+    """``sweworld train sft`` of a resolved configuration (its ``out`` set)."""
+    from sweworld.train.sft import SUMMARY, SFTTrainOptions, train_sft
+
+    out = run.out
     with common.reported():
-        options = SFTTrainOptions(model=model, out=out, lora=lora, lora_r=lora_r, lora_alpha=lora_alpha, epochs=epochs,
-                                  max_steps=max_steps, learning_rate=lr, batch_size=batch_size, grad_accum=grad_accum,
-                                  max_length=max_length, too_long=too_long, assistant_only_loss=assistant_only_loss,
-                                  chat_template=chat_template, seed=seed, logging_steps=logging_steps,
-                                  arguments=arguments)
-        summary = train_sft(data, options)
+        options.save(run, out / CONFIG_FILE)
+        train = SFTTrainOptions(model=run.model, out=out, lora=run.lora, lora_r=run.lora_r, lora_alpha=run.lora_alpha,
+                                epochs=run.epochs, max_steps=run.max_steps, learning_rate=run.lr,
+                                batch_size=run.batch_size, grad_accum=run.grad_accum, max_length=run.max_length,
+                                too_long=run.too_long, assistant_only_loss=run.assistant_only_loss,
+                                chat_template=run.chat_template, seed=run.seed, logging_steps=run.logging_steps,
+                                arguments=run.tool_arguments)
+        summary = train_sft(run.data, train)
     common.out.print(_summary_table(summary))
-    common.out.print(f"sft: {'LoRA adapter' if lora else 'model'} and tokenizer -> {out}; summary: {out / SUMMARY}",
-                     **common.PLAIN)
+    common.out.print(f"sft: {'LoRA adapter' if run.lora else 'model'} and tokenizer -> {out}; summary: "
+                     f"{out / SUMMARY}", **common.PLAIN)

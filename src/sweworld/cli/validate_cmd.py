@@ -10,9 +10,10 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from sweworld.cli import common, params
+from sweworld.cli import common, options, params
 from sweworld.cli.common import Dataset, InstanceIds, ReposDir, SkipInvalid, Split, Workers
-from sweworld.cli.runner_opts import RayAddress, RunnerName, runner_from_options
+from sweworld.cli.runner_opts import RayAddress, RunnerName
+from sweworld.config import ValidateConfig, timeouts
 
 Out = Annotated[Path, typer.Option("--out", "-o", callback=params.output_file, help="Validated dataset to write "
                                    "(.jsonl/.json/.parquet); the table of dropped instances goes next to it as "
@@ -21,27 +22,46 @@ Timeout = Annotated[float, typer.Option("--timeout", callback=params.positive,
                                         help="Wall timeout of one test run, seconds.")]
 
 
-def validate(dataset: Dataset = common.DEFAULT_DATASET, out: Out = Path("validated.jsonl"), split: Split = None,
-             repos_dir: ReposDir = None, instance_ids: InstanceIds = None, workers: Workers = 1,
-             timeout: Timeout = 1800.0, skip_invalid: SkipInvalid = False, runner: RunnerName = "local",
-             ray_address: RayAddress = None) -> None:
-    """Run each instance's tests without and with the gold patch (twice each); keep the valid ones."""
-    from sweworld.backends.real import RealBackend
-    from sweworld.envs import EnvBuilder
-    from sweworld.repos import RepoStore
-    from sweworld.runlock import lock_for_command
-    from sweworld.runs.validate import validate_tasks
-    from sweworld.tasks import save_tasks
+PATHS = {**options.BACKEND, **options.RUNNER, "timeout": ("timeouts", "evaluation")}
 
+
+def config_path(out: Path) -> Path:
+    """Where a run writing the file ``out`` writes its resolved configuration: ``<out>.config.yaml``."""
+    return out.with_name(out.name + ".config.yaml")
+
+
+def validate(ctx: typer.Context, dataset: Dataset = common.DEFAULT_DATASET, out: Out = Path("validated.jsonl"),
+             split: Split = None, repos_dir: ReposDir = None, instance_ids: InstanceIds = None, workers: Workers = 1,
+             timeout: Timeout = timeouts.EVALUATION, skip_invalid: SkipInvalid = False, runner: RunnerName = "local",
+             ray_address: RayAddress = None, config: options.ConfigFile = None) -> None:
+    """Run each instance's tests without and with the gold patch (twice each); keep the valid ones."""
+    run_validate(options.resolve(ctx, ValidateConfig, PATHS))
+
+
+def run_validate(run: ValidateConfig) -> None:
+    """``sweworld validate`` of a resolved configuration."""
+    from sweworld.runlock import lock_for_command
+    from sweworld.runs.runner import runner_of
+    from sweworld.runs.validate import validate_tasks
+
+    out = run.out
     with common.reported():
-        tasks = list(common.load(dataset, split=split, instance_ids=instance_ids, skip_invalid=skip_invalid))
+        tasks = list(common.load(run.dataset, split=run.split, instance_ids=run.instance_ids,
+                                 skip_invalid=run.skip_invalid))
         lock_for_command(out.parent, f"validation into {out}", name=f".{out.name}.lock")
-        where = runner_from_options(runner, ray_address)
+        where = runner_of(run.runner)
+        options.save(run, config_path(out))
     with Progress(TextColumn("[bold]validate"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=common.console) as progress:
         bar = progress.add_task("validate", total=len(tasks))
-        verdicts = validate_tasks(tasks, RealBackend(EnvBuilder(RepoStore(repos_dir=repos_dir))), workers=workers,
-                                  timeout=timeout, on_done=lambda _v: progress.advance(bar), runner=where)
+        verdicts = validate_tasks(tasks, run, backend=options.backend(run), on_done=lambda _v: progress.advance(bar),
+                                  runner=where)
+    _write(verdicts, tasks, out)
+
+
+def _write(verdicts, tasks, out: Path) -> None:
+    from sweworld.tasks import save_tasks
+
     kept = [v.task for v in verdicts if v.kept and v.task is not None]
     save_tasks(kept, out)
     drops = [{"instance_id": v.instance_id, "reason": v.reason, "flaky": v.flaky,

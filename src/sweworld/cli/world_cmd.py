@@ -12,10 +12,11 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from sweworld.cli import common, params
+from sweworld.cli import common, options, params
 from sweworld.cli.backend_opts import PromptStyle, WorldModel, WorldURL
 from sweworld.cli.common import PLAIN, Dataset, InstanceIds, ReposDir, Split, Workers
-from sweworld.cli.rollout_cmd import InputFile, ModelName, ModelUrl, Out, PolicyName, rollout
+from sweworld.cli.options import BACKEND, RUNNER, ConfigFile
+from sweworld.cli.rollout_cmd import InputFile, ModelName, ModelUrl, Out, PolicyName, run_rollout
 from sweworld.cli.runner_opts import RayAddress, RunnerName
 
 """Lines that tests and scripts read: never wrapped, no markup."""
@@ -32,25 +33,24 @@ VerdictsDataset = Annotated[str | None, typer.Option(
 
 
 @app.command("collect")
-def collect(dataset: Dataset = common.DEFAULT_DATASET, policy: PolicyName = "oracle", model_url: ModelUrl = None,
-            model: ModelName = None, out: Out = Path("runs/traces"), split: Split = None,
+def collect(ctx: typer.Context, dataset: Dataset = common.DEFAULT_DATASET, policy: PolicyName = "oracle",
+            model_url: ModelUrl = None, model: ModelName = None, out: Out = Path("runs/traces"), split: Split = None,
             repos_dir: ReposDir = None, instance_ids: InstanceIds = None, workers: Workers = 1,
             n_samples: Annotated[int, typer.Option("--n-samples", "-k", min=1, help="Samples per instance.")] = 1,
             replay: Annotated[Path | None, typer.Option(help="trajectories.jsonl to replay.", **InputFile)] = None,
-            server_config: Annotated[Path | None, typer.Option(help="Agent YAML (templates, limits).",
+            agent_config: Annotated[Path | None, typer.Option(help="Agent YAML (templates, limits).",
                                                               **InputFile)] = None,
             step_limit: Annotated[int | None, typer.Option(min=1, help="Override the step limit.")] = None,
             temperature: Annotated[float, typer.Option(min=0.0, help="Sampling temperature.")] = 0.0,
-            runner: RunnerName = "local", ray_address: RayAddress = None) -> None:
+            runner: RunnerName = "local", ray_address: RayAddress = None, config: ConfigFile = None) -> None:
     """Roll out a policy with the real backend, recording every command and evaluation in OUT/traces.jsonl."""
+    from sweworld.config import CollectConfig
     from sweworld.world.traces import TRACES_FILE, TraceStore
 
-    traces = out / TRACES_FILE
+    run = options.resolve(ctx, CollectConfig, {**BACKEND, **RUNNER})
+    traces = run.out / TRACES_FILE
     try:
-        rollout(dataset=dataset, policy=policy, model_url=model_url, model=model, out=out, split=split,
-                repos_dir=repos_dir, instance_ids=instance_ids, workers=workers, n_samples=n_samples, replay=replay,
-                server_config=server_config, step_limit=step_limit, temperature=temperature, backend="real",
-                traces=traces, runner=runner, ray_address=ray_address)
+        run_rollout(run.rollout(traces), record=run)
     finally:
         if traces.exists():
             store = TraceStore(traces)

@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sweworld.config import timeouts
 from sweworld.envs import scripts, services, submodule_fill
 from sweworld.envs.derived import derive_layer
 from sweworld.envs.discovery import Interpreter, find_interpreter
@@ -33,7 +34,7 @@ from sweworld.usage import mark_used
 log = logging.getLogger(__name__)
 
 VENV = "/sweworld/venv"
-BUILD_TIMEOUT = 3600.0
+BUILD_TIMEOUT = timeouts.BUILD
 LAYER_FORMAT = "layer-v4"  # bump when the instance-stage epilogue changes: old layers are rebuilt
 PASSTHROUGH = ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
                "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_TRUSTED_HOST",

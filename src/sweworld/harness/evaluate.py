@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from sweworld.config import timeouts
 from sweworld.errors import InfraError
 from sweworld.executor import Executor
 from sweworld.harness import directives, evalscript, grade, patches
@@ -123,7 +124,7 @@ def run_tests(sb: Executor, task: Task, recipe: EnvRecipe, *, timeout: float,
 
 
 def evaluate_prepared(task: Task, prediction: Prediction, log_dir: Path, *, prepare: Callable[[], Prepared],
-                      timeout: float = 1800.0) -> InstanceReport:
+                      timeout: float = timeouts.EVALUATION) -> InstanceReport:
     """Evaluate ``prediction`` on ``task`` in an episode of ``prepare()``; always returns a report
     (errors included: an ``InfraError`` of ``prepare`` too) and writes it."""
     log_dir.mkdir(parents=True, exist_ok=True)

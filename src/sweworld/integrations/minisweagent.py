@@ -33,7 +33,7 @@ mini-swe-agent is imported only when a submission is raised (its import prints a
 that opened its episode closes it on ``close()``, on garbage collection or at interpreter exit. Use::
 
     env = from_task(task, backend)              # opens an episode (default backend: builds what is missing)
-    agent = DefaultAgent(model, env, **server_config)
+    agent = DefaultAgent(model, env, **agent_config)
     result = agent.run(task.problem_statement)  # result["submission"]: the output after the sentinel
     env.close()
 """

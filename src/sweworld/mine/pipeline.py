@@ -22,6 +22,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
+from sweworld.config import timeouts
 from sweworld.mine.candidates import Candidate, Screen
 from sweworld.mine.ledger import Ledger, verdict_key
 from sweworld.mine.rules import Limits
@@ -53,7 +54,7 @@ class MineOptions:
     """Validate at most this many candidates (newest first)."""
     workers: int = 2
     limits: Limits = field(default_factory=Limits)
-    timeout: float = 1800.0
+    timeout: float = timeouts.EVALUATION
     """Wall limit of one test run, seconds (SWE-bench's)."""
     runs: int = 2
     """Runs per condition (before / after the fix); a test that differs between them is flaky."""

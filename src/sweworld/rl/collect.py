@@ -21,9 +21,10 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from sweworld.agents.config import AgentConfig, load_server_config
+from sweworld.agents.config import AgentConfig, load_agent_config
 from sweworld.agents.loop import Policy
 from sweworld.backends import Backend
+from sweworld.config import Timeouts, timeouts
 from sweworld.rl.rewards import reward_of
 from sweworld.runs.rollout import rollout_made
 from sweworld.runs.runner import ROLLOUT, LocalRunner, Runner, environment_group
@@ -51,16 +52,17 @@ def _factory(policy: Policy | Callable[[], Policy]) -> Callable[[], Policy]:
 
 async def collect(policy: Policy | Callable[[], Policy], tasks: list[Task], n_samples: int, backend: Backend, *,
                   runner: Runner | None = None, workers: int = 2, config: AgentConfig | None = None,
-                  out: str | Path | None = None, timeout: float = 1800.0) -> AsyncIterator[Sample]:
+                  out: str | Path | None = None, timeout: float = timeouts.EVALUATION) -> AsyncIterator[Sample]:
     """``n_samples`` graded episodes of ``policy`` per task, yielded as each finishes (see the module
     docstring). ``out`` holds the evaluation logs (default: a temporary directory)."""
-    config = config or load_server_config(None)
+    config = config or load_agent_config(None)
     where = Path(out or tempfile.mkdtemp(prefix="sweworld-collect-"))
     make = _factory(policy)
+    limits = Timeouts(command=min(timeout, timeouts.COMMAND), evaluation=timeout)  # one timeout: both, as before
     with (runner or LocalRunner()).pool(workers, ROLLOUT) as pool:
         shared = pool.share(backend)
         futures = [asyncio.wrap_future(pool.submit(rollout_made, task, k, make, config, shared, where,
-                                                   timeout=timeout, group=environment_group(task)))
+                                                   timeouts=limits, group=environment_group(task)))
                    for task in tasks for k in range(n_samples)]
         for finished in asyncio.as_completed(futures):
             traj = await finished

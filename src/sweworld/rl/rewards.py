@@ -19,6 +19,7 @@ from typing import Any
 
 from sweworld import names
 from sweworld.backends import Backend
+from sweworld.config import timeouts
 from sweworld.harness.predictions import Prediction
 from sweworld.harness.report import InstanceReport
 from sweworld.types import Task
@@ -61,7 +62,7 @@ class SWEReward:
     __name__ = "sweworld_reward"  # TRL names a reward function's column after it
 
     def __init__(self, backend: Backend, tasks: list[Task], *, log_dir: str | Path | None = None,
-                 timeout: float = 1800.0):
+                 timeout: float = timeouts.EVALUATION):
         self.backend = backend
         self.tasks = {t.instance_id: t for t in tasks}
         self.log_dir = Path(log_dir or tempfile.mkdtemp(prefix="sweworld-reward-"))

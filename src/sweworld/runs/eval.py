@@ -19,9 +19,10 @@ from pathlib import Path
 
 from sweworld import names
 from sweworld.backends import Backend
-from sweworld.harness.predictions import Prediction, model_dir_name
+from sweworld.config import EvalConfig
+from sweworld.harness.predictions import Prediction, model_dir_name, model_name
 from sweworld.harness.report import REPORT_FILE, InstanceReport, is_finished, summarize
-from sweworld.runs.runner import EVALUATION, LocalRunner, Runner, environment_group
+from sweworld.runs.runner import EVALUATION, Runner, environment_group, runner_of
 from sweworld.types import Task
 
 log = logging.getLogger(__name__)
@@ -39,16 +40,22 @@ def load_existing(path: Path) -> InstanceReport | None:
     return None if report is None or report.error_kind == "infra" else report
 
 
-def evaluate_run(tasks: list[Task], predictions: dict[str, Prediction], *, run_id: str, model: str,
-                 logs_root: Path = Path("logs"), summary_dir: Path = Path("."), workers: int = 1,
-                 timeout: float = 1800.0, force: bool = False, backend: Backend | None = None,
+def evaluate_run(tasks: list[Task], predictions: dict[str, Prediction], config: EvalConfig | None = None, *,
+                 model: str | None = None, backend: Backend | None = None,
                  on_done: Callable[[InstanceReport], None] | None = None,
                  runner: Runner | None = None) -> tuple[dict, Path]:
-    """Evaluate every task that has a prediction with ``backend`` (default: a real one) on ``runner``
-    (default: threads here); returns (summary, summary path)."""
+    """Evaluate every task that has a prediction as ``config`` says (run id, logs and summary
+    directories, ``timeouts.evaluation``, workers, force) with ``backend`` (default: the one
+    ``config.backend`` describes) on ``runner`` (default: ``config.runner``'s); ``model``: the
+    predictions' (default: their ``model_name_or_path``). Returns (summary, summary path)."""
+    config = config or EvalConfig()
+    run_id, logs_root, summary_dir, force = config.run_id, config.logs_dir, config.out, config.force
+    workers, timeout = config.runner.workers, config.timeouts.evaluation
+    model = model or model_name(predictions)
     if backend is None:
-        from sweworld.backends.real import RealBackend
-        backend = RealBackend()
+        from sweworld.backends import make_backend
+        backend = make_backend(config.backend, timeouts=config.timeouts)
+    runner = runner or runner_of(config.runner)
     base = run_dir(logs_root, run_id, model)
     reports: dict[str, InstanceReport] = {}
     todo = []
@@ -63,7 +70,7 @@ def evaluate_run(tasks: list[Task], predictions: dict[str, Prediction], *, run_i
                 on_done(existing)
         else:
             todo.append(task)
-    with (runner or LocalRunner()).pool(workers, EVALUATION) as pool:
+    with runner.pool(workers, EVALUATION) as pool:
         shared = pool.share(backend)
         futures = {pool.submit(methodcaller("evaluate", task, predictions[task.instance_id], base / task.instance_id,
                                             timeout=timeout), shared, group=environment_group(task)): task

@@ -22,11 +22,12 @@ from sweworld import names
 from sweworld.agents.config import AgentConfig
 from sweworld.agents.loop import Policy, run_episode
 from sweworld.backends import Backend
+from sweworld.config import RolloutConfig, Timeouts
 from sweworld.errors import InfraError
 from sweworld.harness.predictions import Prediction
 from sweworld.harness.report import write_atomic
 from sweworld.runs.metrics import summarize
-from sweworld.runs.runner import ROLLOUT, LocalRunner, Runner, environment_group
+from sweworld.runs.runner import ROLLOUT, Runner, environment_group, runner_of
 from sweworld.runs.store import TrajectoryStore
 from sweworld.trajectory import Trajectory
 from sweworld.types import Task
@@ -35,15 +36,17 @@ log = logging.getLogger(__name__)
 
 
 def rollout_one(task: Task, sample: int, policy: Policy, config: AgentConfig, backend: Backend, out: Path,
-                *, evaluate: bool = True, timeout: float = 1800.0) -> Trajectory:
+                *, evaluate: bool = True, timeouts: Timeouts | None = None) -> Trajectory:
     """One episode of ``policy`` on ``task`` (a fresh episode of ``backend``), then its evaluation.
     A policy that draws per sample (``bind(instance_id, sample)``: perturb, explorer) is bound to
-    this pair first, so every sample gets its own reproducible draw whatever the order."""
+    this pair first, so every sample gets its own reproducible draw whatever the order. Each command
+    has ``timeouts.command``, the evaluation ``timeouts.evaluation``."""
+    timeouts = timeouts or Timeouts()
     bind = getattr(policy, "bind", None)
     if callable(bind):
         policy = bind(task.instance_id, sample)
     try:
-        with backend.open(task, timeout=timeout) as sb:
+        with backend.open(task, timeout=timeouts.command) as sb:
             traj = run_episode(task, sb, policy, config, sample=sample)
         traj.backend = backend.name
     except InfraError as exc:
@@ -54,7 +57,8 @@ def rollout_one(task: Task, sample: int, policy: Policy, config: AgentConfig, ba
     if evaluate and not traj.failed:  # a failed sample has no outcome to grade
         prediction = Prediction(instance_id=task.instance_id, model_name_or_path=policy.model or policy.name,
                                 model_patch=traj.patch)
-        report = backend.evaluate(task, prediction, out / "eval" / f"{task.instance_id}.{sample}", timeout=timeout)
+        report = backend.evaluate(task, prediction, out / "eval" / f"{task.instance_id}.{sample}",
+                                  timeout=timeouts.evaluation)
         traj.report = report.model_dump()
         if report.error_kind == "infra":
             traj.error, traj.error_kind = f"evaluation: {report.error}", "infra"
@@ -64,10 +68,10 @@ def rollout_one(task: Task, sample: int, policy: Policy, config: AgentConfig, ba
 
 
 def rollout_made(task: Task, sample: int, make_policy: Callable[[], Policy], config: AgentConfig, backend: Backend,
-                 out: Path, *, evaluate: bool = True, timeout: float = 1800.0) -> Trajectory:
+                 out: Path, *, evaluate: bool = True, timeouts: Timeouts | None = None) -> Trajectory:
     """``rollout_one`` with a policy made where the item runs (a policy holding a client is made
     on the worker that uses it, not shipped)."""
-    return rollout_one(task, sample, make_policy(), config, backend, out, evaluate=evaluate, timeout=timeout)
+    return rollout_one(task, sample, make_policy(), config, backend, out, evaluate=evaluate, timeouts=timeouts)
 
 
 def write_outputs(out: Path, trajectories: list[Trajectory], extra: dict | None = None) -> dict:
@@ -87,26 +91,34 @@ def write_outputs(out: Path, trajectories: list[Trajectory], extra: dict | None 
     return summary
 
 
-def run_rollouts(tasks: list[Task], make_policy: Callable[[], Policy], config: AgentConfig, out: Path, *,
-                 n_samples: int = 1, workers: int = 1, backend: Backend | None = None, evaluate: bool = True,
-                 timeout: float = 1800.0, on_done: Callable[[Trajectory], None] | None = None,
-                 runner: Runner | None = None) -> dict:
-    """Run what is missing with ``backend`` (default: a real one) on ``runner`` (default: threads
-    here), then write predictions and the summary; returns the summary. Only this process writes the
-    store, one record per finished item, whichever worker ran it."""
+def run_rollouts(tasks: list[Task], make_policy: Callable[[], Policy], run: RolloutConfig | None = None, *,
+                 agent: AgentConfig | None = None, backend: Backend | None = None,
+                 on_done: Callable[[Trajectory], None] | None = None, runner: Runner | None = None) -> dict:
+    """Run what is missing of ``run`` (its ``out``, ``n_samples``, ``evaluate``, ``timeouts``,
+    workers) with ``backend`` (default: the one ``run.backend`` describes) on ``runner`` (default:
+    ``run.runner``'s), each episode under ``agent`` (default: ``run.agent_config``, ``step_limit``,
+    ``text_actions``), then write predictions and the summary; returns the summary. Only this
+    process writes the store, one record per finished item, whichever worker ran it."""
+    run = run or RolloutConfig()
+    out, n_samples, workers, evaluate = run.out, run.n_samples, run.runner.workers, run.evaluate
+    if agent is None:
+        from sweworld.agents.config import load_agent_config
+        agent = load_agent_config(run.agent_config, step_limit=run.step_limit, text_actions=run.text_actions or None)
+    config = agent
     if backend is None:
-        from sweworld.backends.real import RealBackend
-        backend = RealBackend()
+        from sweworld.backends import make_backend
+        backend = make_backend(run.backend, timeouts=run.timeouts)
+    runner = runner or runner_of(run.runner)
     for task in tasks:  # each names its eval directories: out/eval/<instance_id>.<sample>
         names.check(task.instance_id, what="instance_id")
     out.mkdir(parents=True, exist_ok=True)
     store = TrajectoryStore(out / "trajectories.jsonl")
     done = store.done()
     todo = [(task, k) for task in tasks for k in range(n_samples) if (task.instance_id, k) not in done]
-    with (runner or LocalRunner()).pool(workers, ROLLOUT) as pool:
+    with runner.pool(workers, ROLLOUT) as pool:
         shared = pool.share(backend)
         futures = [pool.submit(rollout_made, task, k, make_policy, config, shared, out, evaluate=evaluate,
-                               timeout=timeout, group=environment_group(task)) for task, k in todo]
+                               timeouts=run.timeouts, group=environment_group(task)) for task, k in todo]
         for future in as_completed(futures):
             traj = future.result()
             store.append(traj)

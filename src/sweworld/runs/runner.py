@@ -12,9 +12,13 @@ import importlib
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from sweworld.errors import ConfigError
 from sweworld.types import Task
+
+if TYPE_CHECKING:
+    from sweworld.config import RunnerConfig
 
 RUNNERS: dict[str, str] = {
     "local": "sweworld.runs.runner:LocalRunner",
@@ -105,3 +109,11 @@ def make_runner(name: str = "local", **options: Any) -> Runner:
     except KeyError:
         raise ValueError(f"unknown runner {name!r}; known: {', '.join(RUNNERS)}") from None
     return getattr(importlib.import_module(module), attr)(**options)
+
+
+def runner_of(config: RunnerConfig) -> Runner:
+    """The runner ``config`` names (``ConfigError`` for an address without the ray runner)."""
+    if config.address and config.name != "ray":
+        raise ConfigError(f"--ray-address {config.address} is set but the runner is {config.name!r}",
+                          hint="add --runner ray, or drop --ray-address")
+    return make_runner(config.name, **({"address": config.address} if config.name == "ray" else {}))

@@ -13,10 +13,11 @@ from concurrent.futures import as_completed
 from dataclasses import dataclass, field
 from typing import Any
 
+from sweworld.config import ValidateConfig, timeouts
 from sweworld.errors import InfraError
 from sweworld.harness import grade, patches
 from sweworld.harness.evaluate import run_tests
-from sweworld.runs.runner import VALIDATION, LocalRunner, Runner, environment_group
+from sweworld.runs.runner import VALIDATION, Runner, environment_group, runner_of
 from sweworld.types import Task
 
 PASS = ("PASSED", "XFAIL")
@@ -70,7 +71,7 @@ def _stable(first: dict[str, str], second: dict[str, str]) -> tuple[dict[str, bo
     return {n: passed(first.get(n)) for n in names - flaky}, flaky
 
 
-def validate_instance(task: Task, backend: Any, *, timeout: float = 1800.0, runs: int = 2) -> Validation:
+def validate_instance(task: Task, backend: Any, *, timeout: float = timeouts.EVALUATION, runs: int = 2) -> Validation:
     """Validate ``task`` by real runs: ``backend`` is a real backend (``backends.real.RealBackend``,
     whose ``prepared`` builds the instance and opens its episodes)."""
     verdict = Validation(task.instance_id)
@@ -123,13 +124,18 @@ def _disagreements(task: Task, verdict: Validation) -> list[str]:
     return notes
 
 
-def validate_tasks(tasks: list[Task], backend: Any = None, *, workers: int = 1,
-                   timeout: float = 1800.0, on_done=None, runner: Runner | None = None) -> list[Validation]:
+def validate_tasks(tasks: list[Task], config: ValidateConfig | None = None, *, backend: Any = None, on_done=None,
+                   runner: Runner | None = None) -> list[Validation]:
+    """Validate ``tasks`` as ``config`` says (``timeouts.evaluation``, workers) with ``backend``
+    (default: the real one ``config.backend`` describes) on ``runner`` (default: ``config.runner``'s)."""
+    config = config or ValidateConfig()
+    workers, timeout = config.runner.workers, config.timeouts.evaluation
     if backend is None:
-        from sweworld.backends.real import RealBackend
-        backend = RealBackend()
+        from sweworld.backends import make_backend
+        backend = make_backend(config.backend, timeouts=config.timeouts)
+    runner = runner or runner_of(config.runner)
     results: dict[str, Validation] = {}
-    with (runner or LocalRunner()).pool(workers, VALIDATION) as pool:
+    with runner.pool(workers, VALIDATION) as pool:
         shared = pool.share(backend)
         futures = [pool.submit(validate_instance, task, shared, timeout=timeout, group=environment_group(task))
                    for task in tasks]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from sweworld.errors import ConfigError
 from sweworld.world.models import OpenAIWorldConfig, WorldModel, create_model
@@ -25,12 +25,21 @@ EMBEDDED_PREDICTOR = "sweworld.surrogates.swr:predictor"
 class WorldConfig(BaseModel):
     """The world's two models (the same endpoint may serve both)."""
 
-    backend: str = Field(default="openai", description="World-model registry name (sweworld.world.models).")
+    kind: str = Field(default="openai", description=(
+        "World-model registry name (sweworld.world.models); a saved file's older key `backend` is read as it."))
     swt_model: dict[str, Any] = Field(default_factory=dict, description=(
         "Config of the SWT model for the registry (openai: urls, model, temperature, ...)."))
     swr_model: dict[str, Any] = Field(default_factory=dict, description="Config of the SWR model (same keys).")
     swt: SWTConfig = Field(default_factory=SWTConfig, description="SWT prompt style, privileged context, retries.")
     swr: SWRConfig = Field(default_factory=SWRConfig, description="SWR prompt style, samples k, threshold.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _older_key(cls, data: Any) -> Any:
+        """``backend`` (the key's name before it was ``kind``) is read as ``kind``."""
+        if isinstance(data, dict) and "backend" in data and "kind" not in data:
+            data = {("kind" if k == "backend" else k): v for k, v in data.items()}
+        return data
 
     @classmethod
     def from_options(cls, *, urls: list[str] | None, model: str = "world", style: str = "sweworld",
@@ -46,7 +55,7 @@ class WorldConfig(BaseModel):
                 swt["model"] = model
             if dataset:  # the tasks' FAIL_TO_PASS / PASS_TO_PASS: the baseline of structured test runs
                 swt["dataset"] = dataset
-            return cls(backend="embedded", swt_model=swt, swr_model={}, swt=SWTConfig(style=style),
+            return cls(kind="embedded", swt_model=swt, swr_model={}, swt=SWTConfig(style=style),
                        swr=SWRConfig(style=style))
         if not urls:
             raise ConfigError("the sim and hybrid backends need the world models' endpoint (--world openai)",
@@ -59,10 +68,10 @@ class WorldConfig(BaseModel):
                    swr=SWRConfig(style=style, k=swr_samples))
 
     def make_swt(self, model: WorldModel | None = None) -> SWT:
-        return SWT(model or create_model(self.backend, self.swt_model), self.swt)
+        return SWT(model or create_model(self.kind, self.swt_model), self.swt)
 
     def make_swr(self, model: WorldModel | None = None) -> SWR:
-        if self.backend == "embedded" and model is None:
+        if self.kind == "embedded" and model is None:
             from sweworld.surrogates.swr import EmbeddedSWR, EmbeddedSWRConfig
             return EmbeddedSWR(config=EmbeddedSWRConfig(**self.swr_model))  # type: ignore[return-value]
-        return SWR(model or create_model(self.backend, self.swr_model), self.swr)
+        return SWR(model or create_model(self.kind, self.swr_model), self.swr)

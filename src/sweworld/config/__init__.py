@@ -1,0 +1,36 @@
+"""Run configuration: pydantic models (unknown keys are errors) of what every run command and the
+library's run functions take, the three ``Timeouts``, and YAML files of them.
+
+``sweworld <command> --config run.yaml`` reads one (flags given on the command line override its
+values); every run writes the resolved one as ``config.yaml`` beside its outputs, so
+``sweworld rollout --config runs/r1/config.yaml`` repeats ``runs/r1`` exactly."""
+
+from __future__ import annotations
+
+from sweworld.config.backend import (
+    BACKEND_CONFIGS,
+    BackendConfig,
+    HybridBackendConfig,
+    RealBackendConfig,
+    RunnerConfig,
+    SandboxSettings,
+    SimBackendConfig,
+    WorldModelConfig,
+)
+from sweworld.config.files import CONFIG_FILE, dump, load, write
+from sweworld.config.runs import (
+    CollectConfig,
+    DatasetSelection,
+    EvalConfig,
+    MineConfig,
+    RolloutConfig,
+    SynthConfig,
+    TrainSFTConfig,
+    ValidateConfig,
+)
+from sweworld.config.timeouts import Timeouts
+
+__all__ = ["BACKEND_CONFIGS", "CONFIG_FILE", "BackendConfig", "CollectConfig", "DatasetSelection", "EvalConfig",
+           "HybridBackendConfig", "MineConfig", "RealBackendConfig", "RolloutConfig", "RunnerConfig",
+           "SandboxSettings", "SimBackendConfig", "SynthConfig", "Timeouts", "TrainSFTConfig", "ValidateConfig",
+           "WorldModelConfig", "dump", "load", "write"]

@@ -1,0 +1,166 @@
+"""One configuration per run command, holding exactly what its flags hold (``--config FILE.yaml``
+reads one; every run writes the resolved one as ``config.yaml`` beside its outputs)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+
+from sweworld.config.backend import BackendConfig, RealBackendConfig, RunnerConfig, Strict
+from sweworld.config.timeouts import Timeouts
+
+
+def _runner(workers: int):
+    return lambda: RunnerConfig(workers=workers)
+
+
+class DatasetSelection(Strict):
+    """Which tasks: ``--dataset``, ``--split``, ``--instance-ids``, ``--skip-invalid``."""
+
+    dataset: str = Field(default="default", description="A shipped name, a file, a directory or a hub name.")
+    split: str | None = None
+    instance_ids: list[str] | None = Field(default=None, description="Only these instances.")
+    skip_invalid: bool = Field(default=False, description="Skip invalid rows and report how many.")
+
+
+class EvalConfig(DatasetSelection):
+    """``sweworld eval``: grade predictions."""
+
+    predictions: str = Field(default="gold", description="Predictions file or 'gold'.")
+    run_id: str = "sweworld"
+    force: bool = Field(default=False, description="Evaluate again instances that already have a report.")
+    logs_dir: Path = Path("logs")
+    out: Path = Field(default=Path("."), description="Directory of the run summary.")
+    compare_to: str | None = None
+    backend: BackendConfig = Field(default_factory=RealBackendConfig)
+    timeouts: Timeouts = Field(default_factory=Timeouts)
+    runner: RunnerConfig = Field(default_factory=RunnerConfig)
+
+
+class PolicySettings(Strict):
+    """The policy flags ``rollout`` and ``world collect`` share."""
+
+    policy: str = "oracle"
+    model_url: str | None = None
+    model: str | None = None
+    replay: Path | None = None
+    agent_config: Path | None = Field(default=None, description="Agent YAML (templates, limits).")
+    step_limit: int | None = Field(default=None, ge=1)
+    temperature: float = Field(default=0.0, ge=0.0)
+    n_samples: int = Field(default=1, ge=1, description="Samples per instance.")
+
+
+class RolloutConfig(DatasetSelection, PolicySettings):
+    """``sweworld rollout``: a policy on a dataset, K samples per instance."""
+
+    out: Path = Path("runs/rollout")
+    api_key_env: str = "OPENAI_API_KEY"
+    max_tokens: int | None = Field(default=None, ge=1)
+    model_retries: int = Field(default=5, ge=0)
+    text_actions: bool = False
+    perturb_p: float = Field(default=0.5, ge=0.0, le=1.0)
+    seed: int = 0
+    evaluate: bool = Field(default=True, description="Evaluate each episode (`--no-eval`: false).")
+    backend: BackendConfig = Field(default_factory=RealBackendConfig)
+    timeouts: Timeouts = Field(default_factory=Timeouts)
+    runner: RunnerConfig = Field(default_factory=RunnerConfig)
+
+
+class CollectConfig(DatasetSelection, PolicySettings):
+    """``sweworld world collect``: a rollout with the real backend, recording traces in OUT."""
+
+    out: Path = Path("runs/traces")
+    backend: RealBackendConfig = Field(default_factory=RealBackendConfig)
+    timeouts: Timeouts = Field(default_factory=Timeouts)
+    runner: RunnerConfig = Field(default_factory=RunnerConfig)
+
+    def rollout(self, traces: Path) -> RolloutConfig:
+        """The rollout this collection runs (its backend recording to ``traces``)."""
+        data = self.model_dump(exclude={"backend"})
+        return RolloutConfig(**data, backend=self.backend.model_copy(update={"traces": traces}))
+
+
+class ValidateConfig(DatasetSelection):
+    """``sweworld validate``: keep the instances whose tests go fail -> pass with the gold patch."""
+
+    out: Path = Path("validated.jsonl")
+    backend: RealBackendConfig = Field(default_factory=RealBackendConfig)
+    timeouts: Timeouts = Field(default_factory=Timeouts)
+    runner: RunnerConfig = Field(default_factory=RunnerConfig)
+
+
+class MineConfig(Strict):
+    """``sweworld mine``: validated instances from a repository's history."""
+
+    repo: str
+    out: Path = Path("tasks.jsonl")
+    since: str | None = None
+    until: str | None = None
+    max_instances: int | None = Field(default=None, ge=1)
+    max_candidates: int | None = Field(default=None, ge=1)
+    rev: str = "HEAD"
+    commits: list[str] | None = None
+    name: str | None = None
+    max_patch_lines: int | None = Field(default=None, ge=1, description="Default: the mining rules' limit.")
+    max_test_patch_lines: int | None = Field(default=None, ge=1, description="Default: the mining rules' limit.")
+    model_url: str | None = None
+    model: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    backend: RealBackendConfig = Field(default_factory=RealBackendConfig)
+    timeouts: Timeouts = Field(default_factory=Timeouts)
+    runner: RunnerConfig = Field(default_factory=_runner(2))
+
+
+class SynthConfig(Strict):
+    """``sweworld synth``: bugs injected into a real repository, kept when its tests catch them."""
+
+    repo: str
+    out: Path
+    max_instances: int | None = Field(default=None, ge=1)
+    methods: str | None = None
+    seed: int = 0
+    commit: str = "HEAD"
+    name: str | None = None
+    python: str | None = None
+    pip_packages: list[str] | None = None
+    test_cmd: str = "pytest -rA"
+    max_candidates: int | None = Field(default=None, ge=1)
+    max_per_kind: int | None = Field(default=None, ge=1)
+    combine_share: float = Field(default=0.1, ge=0.0, le=1.0)
+    naive: bool = False
+    timeout: float | None = Field(default=None, gt=0, description=(
+        "Per-run timeout of a candidate, seconds (default: max(5, 4 x the suite's time))."))
+    issue_model_url: str | None = None
+    issue_model: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    work: Path | None = None
+    runner: RunnerConfig = Field(default_factory=_runner(2))
+
+
+class TrainSFTConfig(Strict):
+    """``sweworld train sft``: supervised fine-tuning on exported rows."""
+
+    data: list[Path]
+    model: str
+    out: Path | None = None
+    lora: bool = False
+    lora_r: int = Field(default=16, ge=1)
+    lora_alpha: int = Field(default=32, ge=1)
+    epochs: float = Field(default=1.0, gt=0)
+    max_steps: int | None = Field(default=None, ge=1)
+    lr: float | None = Field(default=None, gt=0)
+    batch_size: int = Field(default=1, ge=1)
+    grad_accum: int = Field(default=1, ge=1)
+    max_length: int = Field(default=8192, ge=1)
+    too_long: Literal["drop", "cut"] = "drop"
+    assistant_only_loss: bool = False
+    chat_template: Path | None = None
+    tool_arguments: Literal["object", "string"] = "object"
+    seed: int = 0
+    logging_steps: int = Field(default=10, ge=1)
+
+
+__all__ = ["CollectConfig", "DatasetSelection", "EvalConfig", "MineConfig", "PolicySettings", "RolloutConfig",
+           "SynthConfig", "TrainSFTConfig", "ValidateConfig"]

@@ -1,0 +1,128 @@
+"""``--config FILE.yaml`` on the run commands, through the real ``sweworld`` app: a file configures
+the run, flags given on the command line override it, the run writes the resolved ``config.yaml``
+that repeats it, an unknown key is one error naming the key and the file (exit 2, nothing run), and
+``rollout --timeout`` is the backend's command limit. Fast paths: the sim backend with the embedded
+world on a small local repository (no network)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+from badinput import invoke, row, write_jsonl
+from tests.conftest import git, make_git_tree
+
+from sweworld.backends.sim import SimBackend
+from sweworld.config import CONFIG_FILE, EvalConfig, RolloutConfig, Timeouts, load
+from sweworld.world.config import WorldConfig
+
+INSTANCE = "org__repo-1"
+
+
+@pytest.fixture
+def data(tmp_path):
+    """One instance of a local repository whose gold patch fixes ``add``."""
+    tree, commit = make_git_tree(tmp_path / "repo", {
+        "pkg/__init__.py": "def add(a, b):\n    return a - b\n",
+        "tests/test_add.py": "from pkg import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"})
+    (tree / "pkg/__init__.py").write_text("def add(a, b):\n    return a + b\n")
+    patch = git(tree, "diff") + "\n"
+    git(tree, "checkout", "-q", ".")
+    return write_jsonl(tmp_path / "data.jsonl", [row(INSTANCE, str(tree), base_commit=commit, patch=patch,
+                                                     FAIL_TO_PASS=["tests/test_add.py::test_add"])])
+
+
+def write_yaml(path, config: dict):
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    return path
+
+
+def sim_rollout(data, out, **extra) -> dict:
+    return {"dataset": str(data), "policy": "oracle", "out": str(out), "evaluate": False,
+            "backend": {"kind": "sim", "world": {"kind": "embedded"}}, **extra}
+
+
+@pytest.mark.bwrap
+def test_rollout_from_a_config_file_flags_override_and_its_config_yaml_repeats_it(tmp_path, data):
+    out = tmp_path / "out"
+    run = write_yaml(tmp_path / "run.yaml", sim_rollout(data, out, n_samples=1, seed=3))
+    result = invoke("rollout", "--config", run, "--n-samples", 2)
+    assert result.exit_code == 0, result.output
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["backend"] == "sim" and summary["trajectories"] == 2, summary  # the flag over the file's 1
+    written = load(RolloutConfig, out / CONFIG_FILE)
+    assert written.n_samples == 2 and written.seed == 3 and written.policy == "oracle" and not written.evaluate
+    assert written.backend.kind == "sim" and written.backend.world.kind == "embedded"
+    assert written.timeouts == Timeouts()
+    before = (out / CONFIG_FILE).read_text()
+    again = invoke("rollout", "--config", out / CONFIG_FILE)  # resumed: every sample is there already
+    assert again.exit_code == 0, again.output
+    assert (out / CONFIG_FILE).read_text() == before
+    assert json.loads((out / "summary.json").read_text())["trajectories"] == 2
+
+
+@pytest.mark.bwrap
+def test_rollout_timeout_is_the_backends_command_limit(tmp_path, data, monkeypatch):
+    seen: list[float] = []
+    workspace = SimBackend.workspace
+
+    def recording(self, task, **kwargs):
+        sandbox = workspace(self, task, **kwargs)
+        seen.append(sandbox.config.timeout)
+        return sandbox
+
+    monkeypatch.setattr(SimBackend, "workspace", recording)
+    out = tmp_path / "out"
+    result = invoke("rollout", "-d", data, "--backend", "sim", "--world", "embedded", "--policy", "noop",
+                    "--no-eval", "--out", out, "--timeout", 7)
+    assert result.exit_code == 0, result.output
+    assert seen == [7.0]
+    assert load(RolloutConfig, out / CONFIG_FILE).timeouts == Timeouts(command=7)
+
+
+@pytest.mark.bwrap
+def test_eval_from_a_config_file_writes_its_config_in_the_run_directory(tmp_path, data):
+    out = tmp_path / "out"
+    run = write_yaml(tmp_path / "run.yaml", {"dataset": str(data), "run_id": "fromfile", "out": str(out),
+                                             "logs_dir": str(out / "logs"), "timeouts": {"evaluation": 99},
+                                             "backend": {"kind": "sim", "world": {"kind": "embedded"}}})
+    result = invoke("eval", "--config", run, "--run-id", "flagged")
+    assert result.exit_code == 0, result.output
+    assert json.loads((out / "gold.flagged.json").read_text())["completed_ids"] == [INSTANCE]
+    written = load(EvalConfig, out / "logs/run_evaluation/flagged/gold" / CONFIG_FILE)
+    assert written.run_id == "flagged" and written.timeouts.evaluation == 99 and written.backend.kind == "sim"
+
+
+@pytest.mark.parametrize(("command", "config", "key"), [
+    ("rollout", {"dataset": "demo", "backend": {"kind": "sim", "audit_rate": 0.5}}, "backend.audit_rate"),
+    ("rollout", {"dataset": "demo", "timeouts": {"commnd": 5}}, "timeouts.commnd"),
+    ("eval", {"dataset": "demo", "predictons": "gold"}, "predictons"),
+    ("validate", {"dataset": "demo", "backend": {"kind": "real", "world": {}}}, "backend.world"),
+    ("synth", {"repo": "x", "out": "o.jsonl", "worker": 2}, "worker"),
+    ("mine", {"repo": "x", "runner": {"workers": 2, "adress": "auto"}}, "runner.adress"),
+    ("train sft", {"data": ["d.jsonl"], "model": "m", "lora_rank": 4}, "lora_rank"),
+    ("world collect", {"dataset": "demo", "backend": {"kind": "real", "netwrk": True}}, "backend.netwrk"),
+])
+def test_an_unknown_key_is_one_error_naming_the_key_and_file_line(tmp_path, command, config, key):
+    out = tmp_path / "out"
+    run = tmp_path / "run.yaml"
+    text = yaml.safe_dump(config, sort_keys=False)
+    run.write_text(text, encoding="utf-8")
+    line = next(n for n, ln in enumerate(text.splitlines(), 1) if ln.strip().startswith(key.split(".")[-1] + ":"))
+    result = invoke(*command.split(), "--config", run, "--out", out)
+    assert result.exit_code == 2, result.output
+    errors = [ln for ln in result.output.splitlines() if ln.startswith("error: ")]
+    assert errors == [f"error: {run}:{line}: unknown key {key!r}"], result.output
+    assert "Traceback" not in result.output and not out.exists()
+
+
+def test_a_required_option_without_a_config_is_still_clicks_missing_option():
+    result = invoke("synth", "--out", "x.jsonl")
+    assert result.exit_code == 2 and "Missing option '--repo'" in result.output, result.output
+
+
+def test_timeouts_are_defined_once_and_world_config_reads_its_older_backend_key():
+    assert Timeouts() == Timeouts(command=600, evaluation=1800, build=3600)
+    assert WorldConfig.model_validate({"backend": "embedded"}).kind == "embedded"
+    assert WorldConfig(kind="replay").kind == "replay"
