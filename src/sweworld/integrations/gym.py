@@ -43,6 +43,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sweworld.config import timeouts
 from sweworld.executor import Executor
 from sweworld.integrations import checked_backend, default_backend
 from sweworld.tools import ToolResult, ToolSet
@@ -118,7 +119,7 @@ class SWEEnv(_Base):
 
     metadata: dict = {"render_modes": []}  # noqa: RUF012 - gymnasium's class attribute
 
-    def __init__(self, tasks: list[Task] | None = None, *, backend: Backend | None = None, eval_timeout: float = 1800,
+    def __init__(self, tasks: list[Task] | None = None, *, backend: Backend | None = None, eval_timeout: float = timeouts.EVALUATION,
                  tools: ToolSet | None = None, log_dir: str | Path | None = None, render_mode: str | None = None):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"SWEEnv renders nothing: render_mode must be None, got {render_mode!r}")
