@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from typing import Protocol
 
 import jinja2
 
@@ -19,6 +18,7 @@ from sweworld.agents.config import AgentConfig
 from sweworld.errors import InfraError, ModelError, WorldError
 from sweworld.executor import Executor
 from sweworld.models.base import ModelReply
+from sweworld.protocols import Policy
 from sweworld.tools import ToolSet
 from sweworld.tools.truncate import truncate_observation
 from sweworld.trajectory import Step, Trajectory
@@ -26,17 +26,6 @@ from sweworld.types import Task
 
 ELIDED = "[observation elided to fit the context budget]"
 STUCK_WINDOW = 3
-
-
-class Policy(Protocol):
-    """Chooses the next action. Model-backed policies and scripted ones (oracle, noop, replay)."""
-
-    name: str
-    model: str
-
-    def reset(self, task: Task) -> None: ...
-
-    def act(self, messages: list[dict], tools: list[dict] | None) -> ModelReply: ...
 
 
 def _render(template: str, **values) -> str:

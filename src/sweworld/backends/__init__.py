@@ -18,43 +18,15 @@ mini-swe-agent's; nothing heavy is imported before it is asked for).
 from __future__ import annotations
 
 import importlib
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any
 
-from sweworld.executor import Executor
-from sweworld.types import Task
-
-if TYPE_CHECKING:
-    from sweworld.harness.predictions import Prediction
-    from sweworld.harness.report import InstanceReport
+from sweworld.protocols import Backend
 
 BACKENDS: dict[str, str] = {
     "real": "sweworld.backends.real:RealBackend",
     "sim": "sweworld.backends.sim:SimBackend",
     "hybrid": "sweworld.backends.hybrid:HybridBackend",
 }
-
-
-@runtime_checkable
-class Backend(Protocol):
-    """Prepares tasks, opens episodes, evaluates predictions."""
-
-    #: ``real``, ``sim`` or ``hybrid`` (recorded with every step and report).
-    name: str
-
-    def prepare(self, task: Task) -> None:
-        """Build or fetch what ``task`` needs before an episode opens (``InfraError`` when it cannot)."""
-        ...
-
-    def open(self, task: Task, *, timeout: float | None = None, label: str = "") -> Executor:
-        """A fresh episode of ``task`` (its own copy-on-write workspace at the base commit)."""
-        ...
-
-    def evaluate(self, task: Task, prediction: Prediction, log_dir: Path, *,
-                 timeout: float = 1800.0) -> InstanceReport:
-        """Grade ``prediction``: always a report (errors included), written to ``log_dir`` with the
-        files of a SWE-bench run."""
-        ...
 
 
 def make_backend(name: str, **options: Any) -> Backend:

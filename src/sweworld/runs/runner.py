@@ -8,18 +8,19 @@ environment). ``sweworld.runs.ray_runner.RayRunner`` makes each item a Ray task.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
+from sweworld.protocols import Pool, Runner
+from sweworld.registry import Registry
 from sweworld.types import Task
 
-RUNNERS: dict[str, str] = {
+RUNNERS: Registry[Callable[..., Runner]] = Registry("runner", {
     "local": "sweworld.runs.runner:LocalRunner",
     "ray": "sweworld.runs.ray_runner:RayRunner",
-}
+})
 
 
 @dataclass(frozen=True)
@@ -42,34 +43,6 @@ def environment_group(task: Task) -> str:
     repository and its version (the install specs' key) or environment commit. Items of one group
     share an environment and a base tree, so a runner sends them to the same node."""
     return f"{task.repo}@{task.version or task.env_commit}"
-
-
-@runtime_checkable
-class Pool(Protocol):
-    """Submits items; a context manager (leaving waits for nothing: callers wait for their futures)."""
-
-    def share(self, obj: Any) -> Any:
-        """A handle that ``submit`` passes to the items as ``obj`` itself (sent once per worker)."""
-        ...
-
-    def submit(self, fn: Callable[..., Any], /, *args: Any, group: str | None = None, **kwargs: Any) -> Future:
-        """``fn(*args, **kwargs)`` on a worker, preferably one that ran ``group`` before."""
-        ...
-
-    def __enter__(self) -> Pool: ...
-
-    def __exit__(self, *exc: object) -> None: ...
-
-
-@runtime_checkable
-class Runner(Protocol):
-    """Where work items run (``local``: threads here; ``ray``: Ray tasks)."""
-
-    name: str
-
-    def pool(self, workers: int, hints: Hints = ROLLOUT) -> Pool:
-        """A pool running at most ``workers`` items at once (Ray: 0 = as many as the cluster fits)."""
-        ...
 
 
 class _ThreadPool:
@@ -99,9 +72,10 @@ class LocalRunner:
 
 
 def make_runner(name: str = "local", **options: Any) -> Runner:
-    """The runner registered as ``name`` (``local`` or ``ray``), built with ``options``."""
-    try:
-        module, _, attr = RUNNERS[name].partition(":")
-    except KeyError:
-        raise ValueError(f"unknown runner {name!r}; known: {', '.join(RUNNERS)}") from None
-    return getattr(importlib.import_module(module), attr)(**options)
+    """The runner registered as ``name`` (``local`` or ``ray``), built with ``options``
+    (``ConfigError`` naming the known ones for an unknown name)."""
+    return RUNNERS.create(name, **options)
+
+
+__all__ = ["EVALUATION", "ROLLOUT", "RUNNERS", "SYNTH_CHECK", "VALIDATION", "Hints", "LocalRunner", "Pool", "Runner",
+           "environment_group", "make_runner"]

@@ -16,17 +16,12 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
 from sweworld.errors import ConfigError
+from sweworld.protocols import Verifier
 from sweworld.trajectory import Trajectory
 from sweworld.types import Task
-
-
-class Verifier(Protocol):
-    name: str
-
-    def score(self, task: Task | None, trajectory: Trajectory) -> float: ...
 
 
 def need_task(task: Task | None, trajectory: Trajectory, verifier: str) -> Task:

@@ -142,10 +142,18 @@ class EmbeddedWorldModel:
         return [reply] * n
 
 
+CONFIG_KEYS = ("model", "traces", "dataset", "predictor", "predictor_model", "calibrate", "replay", "import_graph")
+"""The keys of ``create``'s config (the module docstring)."""
+
+
 def create(config: Mapping[str, Any]) -> EmbeddedWorldModel:
-    """The registry factory of ``embedded`` (see the module docstring for the keys)."""
+    """The registry factory of ``embedded`` (see the module docstring for the keys; another key is
+    a ``ConfigError``)."""
     from sweworld.surrogates.swt.learn import learn, repo_trees
+    from sweworld.world.models import unknown_options
     from sweworld.world.traces import load_traces
+
+    unknown_options("embedded world model", config, CONFIG_KEYS)
 
     options = {"predictor": load_predictor(config.get("predictor"), config.get("predictor_model")),
                "replay": bool(config.get("replay", True))}
