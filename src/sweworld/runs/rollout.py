@@ -25,6 +25,7 @@ from sweworld.backends import Backend
 from sweworld.errors import InfraError
 from sweworld.harness.predictions import Prediction
 from sweworld.harness.report import write_atomic
+from sweworld.protocols import Audited, Bindable
 from sweworld.runs.metrics import summarize
 from sweworld.runs.runner import ROLLOUT, LocalRunner, Runner, environment_group
 from sweworld.runs.store import TrajectoryStore
@@ -39,9 +40,8 @@ def rollout_one(task: Task, sample: int, policy: Policy, config: AgentConfig, ba
     """One episode of ``policy`` on ``task`` (a fresh episode of ``backend``), then its evaluation.
     A policy that draws per sample (``bind(instance_id, sample)``: perturb, explorer) is bound to
     this pair first, so every sample gets its own reproducible draw whatever the order."""
-    bind = getattr(policy, "bind", None)
-    if callable(bind):
-        policy = bind(task.instance_id, sample)
+    if isinstance(policy, Bindable):
+        policy = policy.bind(task.instance_id, sample)
     try:
         with backend.open(task, timeout=timeout) as sb:
             traj = run_episode(task, sb, policy, config, sample=sample)
@@ -125,10 +125,9 @@ def audit_part(backend: Backend, runner: Runner | None) -> dict:
     """The summary's ``audits`` (the hybrid backend's agreement of audited steps and evaluations):
     counted here with the local runner; said plainly not collected with one whose workers hold
     copies of the backend."""
-    audits = getattr(backend, "audit_summary", None)
-    if audits is None:
+    if not isinstance(backend, Audited):
         return {}
     if runner is not None and runner.name != "local":
         log.warning("%s", NOT_COLLECTED)
         return {"audits": {"collected": False, "why": NOT_COLLECTED}}
-    return {"audits": audits()}
+    return {"audits": backend.audit_summary()}

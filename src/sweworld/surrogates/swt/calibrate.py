@@ -16,6 +16,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from sweworld.protocols import HoldsOut
 from sweworld.surrogates.swt.predictor import TestOutcomePredictor
 from sweworld.surrogates.swt.structured import Prediction
 from sweworld.types import Task
@@ -50,7 +51,7 @@ def calibration(traces: Sequence[StepTrace | EvalTrace], tasks: Sequence[Task] =
         return {}
     hits: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for repo in repos:
-        fold = predictor.without(traces, repo) if hasattr(predictor, "without") else predictor
+        fold = predictor.without(traces, repo) if isinstance(predictor, HoldsOut) else predictor
         swt = fit_on(traces, tasks, lambda r, repo=repo: r != repo, trees, fold)
         for step in (s for s in steps if s.repo == repo):
             got = swt.predict(step.context)
