@@ -24,6 +24,7 @@ from typing import Any
 
 from sweworld.errors import ConfigError
 from sweworld.protocols import Preparable
+from sweworld.registry import refuse_unknown
 from sweworld.trajectory import Trajectory
 from sweworld.types import Task
 from sweworld.verify.verifiers import HYBRID_BASES, PatchVerifier, create_verifier, verifier_options
@@ -99,10 +100,7 @@ def hybrid_verifier(base: str = "swr", **options: Any) -> HybridVerifier:
     if base not in HYBRID_BASES:
         raise ConfigError(f"the hybrid rule cannot rank by {base!r}", hint=f"give --hybrid-base {', '.join(HYBRID_BASES)}")
     base_takes, tests_takes = set(verifier_options(base)), set(verifier_options("tests"))
-    unknown = sorted(set(options) - base_takes - tests_takes)
-    if unknown:
-        raise ConfigError(f"the hybrid verifier (base {base}) does not take {', '.join(map(repr, unknown))}",
-                          hint=f"it takes base, {', '.join(sorted(base_takes | tests_takes))}")
+    refuse_unknown(f"the hybrid verifier (base {base})", options, ["base", *sorted(base_takes | tests_takes)])
     return HybridVerifier(create_verifier(base, **{k: v for k, v in options.items() if k in base_takes}),
                           create_verifier("tests", **{k: v for k, v in options.items() if k in tests_takes}))
 

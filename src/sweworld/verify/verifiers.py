@@ -24,7 +24,7 @@ from typing import Any
 
 from sweworld.errors import ConfigError
 from sweworld.protocols import Verifier
-from sweworld.registry import Registry
+from sweworld.registry import Registry, keywords, refuse_unknown
 from sweworld.trajectory import Trajectory
 from sweworld.types import Task
 
@@ -126,11 +126,7 @@ def create_verifier(name: str, **options: Any) -> Verifier:
     ``backend``/``log_dir``/``timeout`` for ``tests``, ``base`` and the base's and tests' options for
     ``hybrid``). An option the verifier does not take is a ``ConfigError`` naming it."""
     factory = VERIFIERS.get(name)
-    takes = verifier_options(name)
-    parameters = inspect.signature(factory).parameters.values()
-    if not any(p.kind is p.VAR_KEYWORD for p in parameters):
-        unknown = sorted(set(options) - set(takes))
-        if unknown:
-            raise ConfigError(f"the {name} verifier does not take {', '.join(map(repr, unknown))}",
-                              hint=f"it takes {', '.join(takes) or 'no options'}")
+    takes = keywords(factory)
+    if takes is not None:
+        refuse_unknown(f"the {name} verifier", options, takes)
     return factory(**options)

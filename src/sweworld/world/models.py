@@ -25,18 +25,17 @@ import itertools
 import json
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from sweworld.errors import ConfigError
 from sweworld.models.base import ModelConfig, ModelReply
 from sweworld.models.cache import CachedChatModel
 from sweworld.models.openai import OpenAIChatModel
 from sweworld.protocols import WorldModel
-from sweworld.registry import Registry
+from sweworld.registry import Registry, refuse_unknown
 
 
 class OpenAIWorldConfig(BaseModel):
@@ -132,17 +131,8 @@ class OpenAIWorldModel:
                 client.close()
 
 
-def unknown_options(kind: str, options: Mapping[str, Any], takes: Iterable[str]) -> None:
-    """``ConfigError`` naming the options of ``options`` that ``kind`` does not take (none: nothing)."""
-    takes = sorted(takes)
-    unknown = sorted(set(options) - set(takes))
-    if unknown:
-        raise ConfigError(f"the {kind} does not take {', '.join(map(repr, unknown))}",
-                          hint=f"it takes {', '.join(takes) or 'no options'}")
-
-
 def _openai(config: Mapping[str, Any]) -> WorldModel:
-    unknown_options("openai world model", config, OpenAIWorldConfig.model_fields)
+    refuse_unknown("the openai world model", config, OpenAIWorldConfig.model_fields)
     return OpenAIWorldModel(OpenAIWorldConfig.model_validate(dict(config)))
 
 
@@ -169,4 +159,4 @@ def create_model(name: str, config: Mapping[str, Any] | BaseModel | None = None)
 
 
 __all__ = ["MODELS", "OpenAIWorldConfig", "OpenAIWorldModel", "WorldModel", "create_model", "model_names",
-           "register_model", "unknown_options"]
+           "register_model"]

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from sweworld.errors import WorldError
+from sweworld.registry import refuse_unknown
 from sweworld.surrogates.swt.model import EmbeddedSWT
 from sweworld.surrogates.swt.predictor import load_predictor
 from sweworld.surrogates.swt.structured import Prediction
@@ -150,10 +151,9 @@ def create(config: Mapping[str, Any]) -> EmbeddedWorldModel:
     """The registry factory of ``embedded`` (see the module docstring for the keys; another key is
     a ``ConfigError``)."""
     from sweworld.surrogates.swt.learn import learn, repo_trees
-    from sweworld.world.models import unknown_options
     from sweworld.world.traces import load_traces
 
-    unknown_options("embedded world model", config, CONFIG_KEYS)
+    refuse_unknown("the embedded world model", config, CONFIG_KEYS)
 
     options = {"predictor": load_predictor(config.get("predictor"), config.get("predictor_model")),
                "replay": bool(config.get("replay", True))}
