@@ -19,7 +19,7 @@ from sweworld.errors import InfraError, ModelError, WorldError
 from sweworld.executor import Executor
 from sweworld.models.base import ModelReply
 from sweworld.protocols import Policy
-from sweworld.tools import ToolSet
+from sweworld.tools import ToolSet, default_tools
 from sweworld.tools.truncate import truncate_observation
 from sweworld.trajectory import Step, Trajectory
 from sweworld.types import Task
@@ -65,7 +65,7 @@ class Episode:
     def __init__(self, task: Task, executor: Executor, policy: Policy, config: AgentConfig,
                  tools: ToolSet | None = None, sample: int = 0):
         self.task, self.executor, self.policy, self.config = task, executor, policy, config
-        self.tools = tools or ToolSet.default()
+        self.tools = tools or default_tools()
         self.traj = Trajectory(instance_id=task.instance_id, sample=sample, policy=policy.name, model=policy.model,
                                config_hash=config.digest())
 

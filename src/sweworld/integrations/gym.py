@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sweworld.executor import Executor
-from sweworld.tools import ToolResult, ToolSet
+from sweworld.tools import ToolResult, ToolSet, default_tools
 from sweworld.types import Task
 
 if TYPE_CHECKING:
@@ -115,7 +115,7 @@ class SWEEnv(_Base):
         self.step_limit = step_limit
         self.sandbox_config = sandbox_config
         self.eval_timeout = eval_timeout
-        self.tools = tools or ToolSet.default()
+        self.tools = tools or default_tools()
         self._held = _Held(None if log_dir else tempfile.mkdtemp(prefix="sweworld-gym-"))
         self.log_dir = Path(log_dir or self._held.tmp)
         # closed when forgotten too: on garbage collection or at interpreter exit
