@@ -99,8 +99,7 @@ def main() -> None:
         verifiers[f"embedded-{feature_set}"] = create_verifier("embedded", model=model)
         print(f"embedded ({feature_set}) trained on {model.meta['examples']} samples "
               f"({model.meta['resolved']} resolved); training accuracy {model.meta['train_accuracy']:.3f}")
-    for name in ("swr", "random", "oracle"):
-        verifiers[name] = create_verifier(name, seed=0)
+    verifiers.update(swr=create_verifier("swr"), random=create_verifier("random", seed=0), oracle=create_verifier("oracle"))
     if args.hybrid:
         verifiers["hybrid-embedded-blind"] = HybridVerifier(verifiers["embedded-blind"], create_verifier("tests"))
     n = args.samples

@@ -24,7 +24,7 @@ from sweworld.backends.real import RealBackend
 from sweworld.backends.sim import SimBackend
 from sweworld.datasets import path_of
 from sweworld.tasks import load_tasks
-from sweworld.tools import ToolSet
+from sweworld.tools import default_tools
 from sweworld.world.config import WorldConfig
 from sweworld.world.router import route
 
@@ -63,7 +63,7 @@ def main() -> None:
     real = RealBackend()
     real.prepare(task)
     sim = SimBackend(world=WorldConfig.from_options(urls=["http://127.0.0.1:9/v1"]), builder=real.builder)
-    tools = ToolSet.default()
+    tools = default_tools()
     view = {"command": "view", "path": f"/testbed/{args.module}", "view_range": [1, 40]}
     commands = [c.format(module=args.module) for c in NAVIGATION]
     print(f"instance {task.instance_id}; medians of {args.repeat} runs")

@@ -10,7 +10,8 @@ lookup; an entry given in code (``register``) wins over one from an entry point 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterator, Mapping
+import inspect
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from importlib.metadata import entry_points
 from typing import Any, Generic, TypeVar
 
@@ -33,6 +34,24 @@ def load(target: str) -> Any:
         raise ConfigError(f"cannot load {target!r}: {exc}",
                           hint="check the name, or install the extra that provides it") from exc
     return obj
+
+
+def keywords(factory: Callable[..., Any]) -> tuple[str, ...] | None:
+    """The keyword options ``factory`` takes, or None when it takes any (``**options``)."""
+    parameters = inspect.signature(factory).parameters.values()
+    if any(p.kind is p.VAR_KEYWORD for p in parameters):
+        return None
+    return tuple(p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+
+
+def refuse_unknown(what: str, options: Iterable[str], takes: Iterable[str]) -> None:
+    """``ConfigError`` naming the ``options`` that ``what`` (e.g. "the swr verifier") does not take,
+    with a hint listing what it takes; nothing when every option is taken."""
+    takes = list(takes)
+    unknown = sorted(set(options) - set(takes))
+    if unknown:
+        raise ConfigError(f"{what} does not take {', '.join(map(repr, unknown))}",
+                          hint=f"it takes {', '.join(takes) or 'no options'}")
 
 
 class Registry(Generic[T]):
@@ -90,4 +109,4 @@ class Registry(Generic[T]):
         return factory(*args, **kwargs)
 
 
-__all__ = ["Registry", "load"]
+__all__ = ["Registry", "keywords", "load", "refuse_unknown"]

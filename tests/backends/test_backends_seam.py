@@ -21,7 +21,7 @@ from sweworld.integrations.gym import SWEEnv
 from sweworld.runs.eval import evaluate_run
 from sweworld.runs.rollout import run_rollouts
 from sweworld.testing import CHECKS, check_executor
-from sweworld.tools import ToolSet
+from sweworld.tools import default_tools
 from sweworld.types import Task
 
 FILES = {
@@ -72,7 +72,7 @@ def test_the_suite_names_what_a_broken_executor_breaks(broken, expectation):
 
 
 def test_tools_on_the_fake():
-    tools, ex = ToolSet.default(), FakeExecutor(FILES)
+    tools, ex = default_tools(), FakeExecutor(FILES)
     listing = tools.call(ex, "str_replace_editor", {"command": "view", "path": "/testbed"}).observation
     assert listing.endswith("/testbed/README.md\n/testbed/pkg/\n/testbed/pkg/__init__.py\n/testbed/pkg/value.py\n"
                             "/testbed/tests/\n/testbed/tests/test_value.py")
@@ -212,7 +212,7 @@ TOOL_CALLS = [
 @pytest.mark.bwrap
 def test_tools_see_the_same_on_the_fake_and_a_real_sandbox(sandbox, small_tree):
     fake = FakeExecutor(_tree_files(small_tree[0]))
-    real_tools, fake_tools = ToolSet.default(), ToolSet.default()
+    real_tools, fake_tools = default_tools(), default_tools()
     for name, args in TOOL_CALLS:
         real, simulated = real_tools.call(sandbox, name, args), fake_tools.call(fake, name, args)
         assert simulated == real, (name, args)

@@ -14,7 +14,7 @@ from data_trajectories import trajectory, word_tokenizer, write_run
 from sweworld.data.sft import SFTOptions, export_sft
 from sweworld.data.tokens import ESTIMATE, MESSAGE_OVERHEAD, load_counter
 from sweworld.errors import ConfigError
-from sweworld.tools import ToolSet
+from sweworld.tools import default_tools
 
 MIXED = [trajectory("a", 0), trajectory("a", 1, error_kind="model", reward=None, exit_status="error"),
          trajectory("b", 0, reward=0.0), trajectory("b", 1, reward=None), trajectory("c", 0, format_error=True),
@@ -42,7 +42,7 @@ def test_each_filter_counts_what_it_removes(tmp_path):
 def test_a_row_ends_with_the_submit_call_and_says_where_it_came_from(tmp_path):
     run = write_run(tmp_path / "run", [trajectory("a", 0, steps=3)])
     (row,), _ = export_sft([run])
-    assert row["tools"] == ToolSet.default().schemas()
+    assert row["tools"] == default_tools().schemas()
     last = row["messages"][-1]
     assert last["role"] == "assistant" and last["content"] == ""
     assert last["tool_calls"][0]["function"] == {"name": "submit", "arguments": "{}"}
@@ -94,7 +94,7 @@ def test_max_tokens_with_a_real_tokenizer_and_with_the_stated_estimate(tmp_path)
 def test_sharegpt_and_object_arguments(tmp_path):
     run = write_run(tmp_path / "run", [trajectory("a", 0, steps=2)])
     (row,), _ = export_sft([run], SFTOptions(format="sharegpt"))
-    assert row["system"] == "You fix bugs." and json.loads(row["tools"]) == ToolSet.default().schemas()
+    assert row["system"] == "You fix bugs." and json.loads(row["tools"]) == default_tools().schemas()
     turns = row["conversations"]
     assert [t["from"] for t in turns] == ["human", "function_call", "observation", "function_call"]
     assert json.loads(turns[1]["value"]) == {"name": "execute_bash", "arguments": {"command": "echo word word word"}}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sweworld.tools import ToolSet
+from sweworld.tools import default_tools
 
 pytestmark = pytest.mark.bwrap
 
@@ -13,7 +13,7 @@ INIT = "/testbed/pkg/__init__.py"
 
 @pytest.fixture
 def tools():
-    return ToolSet.default()
+    return default_tools()
 
 
 def edit(tools, sb, **args):

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from sweworld.tools import ToolSet, truncate_observation
+from sweworld.tools import default_tools, truncate_observation
 
 pytestmark = pytest.mark.bwrap
 
 
 @pytest.fixture
 def tools():
-    return ToolSet.default()
+    return default_tools()
 
 
 def test_truncate_keeps_head_and_tail():

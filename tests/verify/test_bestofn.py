@@ -119,8 +119,26 @@ def test_random_verifier_is_seeded():
 
 
 def test_unknown_verifier_is_a_config_error():
-    with pytest.raises(ConfigError, match="verifiers: swr, random, oracle"):
+    with pytest.raises(ConfigError, match="unknown verifier 'nope'") as info:
         create_verifier("nope")
+    assert "oracle, random, swr" in info.value.hint
+
+
+def test_an_option_the_verifier_does_not_take_is_an_error_naming_both():
+    with pytest.raises(ConfigError, match="the oracle verifier does not take 'seed'") as info:
+        create_verifier("oracle", seed=0)
+    assert info.value.hint == "it takes no options"
+    with pytest.raises(ConfigError, match="the swr verifier does not take 'votes'") as info:
+        create_verifier("swr", swr=object(), votes=3)
+    assert info.value.hint == "it takes swr, repos_dir"
+    with pytest.raises(ConfigError, match=r"hybrid verifier \(base random\) does not take 'votes'") as info:
+        create_verifier("hybrid", base="random", votes=3)
+    assert "seed" in info.value.hint and "log_dir" in info.value.hint
+
+
+def test_the_hybrid_verifier_gives_each_of_its_verifiers_the_options_it_takes(tmp_path):
+    hybrid = create_verifier("hybrid", base="random", seed=7, backend=object(), log_dir=str(tmp_path))
+    assert hybrid.base.seed == 7 and hybrid.tests.log_dir == tmp_path
 
 
 class FakeSWR:

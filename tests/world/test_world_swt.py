@@ -7,7 +7,7 @@ import pytest
 from world_tasks import SCRIPT, calc_task, swt_reply, world_model
 
 from chatserver import ChatServer
-from sweworld.errors import ConfigError, WorldError
+from sweworld.errors import ConfigError
 from sweworld.world.models import OpenAIWorldModel, WorldModel, create_model, model_names, register_model
 from sweworld.world.swt import SIM_FAILURE_EXIT_CODE, SWT, SimExecResult, SWTConfig
 
@@ -97,13 +97,19 @@ def test_registry_builds_models_by_name(tmp_path):
         model = create_model("openai", {"urls": [server.url], "model": "swt", "cache": False})
         assert isinstance(model, OpenAIWorldModel) and isinstance(model, WorldModel)
         assert model.complete([{"role": "user", "content": "hi"}], 2) == [swt_reply("x\n")] * 2
-    assert {"openai", "real"} <= set(model_names())
-    with pytest.raises(WorldError, match="hybrid backend"):
-        create_model("real", {})
+    assert {"openai", "embedded"} <= set(model_names())
     with pytest.raises(ConfigError, match="unknown world model"):
         create_model("nope", {})
-    with pytest.raises(WorldError, match="already registered"):
+    with pytest.raises(ConfigError, match="already registered"):
         register_model("openai", lambda config: model)
+
+
+def test_an_option_a_world_model_does_not_take_is_an_error_naming_it():
+    with pytest.raises(ConfigError, match="openai world model does not take 'url'") as info:
+        create_model("openai", {"url": "http://h/v1", "model": "swt"})
+    assert "urls" in info.value.hint
+    with pytest.raises(ConfigError, match="embedded world model does not take 'trace'"):
+        create_model("embedded", {"trace": "t.jsonl"})
 
 
 def test_a_registered_factory_is_found_by_name_and_lazily_by_path():

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from typing import NamedTuple, Protocol
+from typing import NamedTuple
 
 import jinja2
 
@@ -19,24 +19,14 @@ from sweworld.agents.config import AgentConfig
 from sweworld.errors import InfraError, ModelError, WorldError
 from sweworld.executor import Executor
 from sweworld.models.base import ModelReply
-from sweworld.tools import ToolSet
+from sweworld.protocols import Policy
+from sweworld.tools import ToolSet, default_tools
 from sweworld.tools.truncate import truncate_observation
 from sweworld.trajectory import Step, Trajectory
 from sweworld.types import Task
 
 ELIDED = "[observation elided to fit the context budget]"
 STUCK_WINDOW = 3
-
-
-class Policy(Protocol):
-    """Chooses the next action. Model-backed policies and scripted ones (oracle, noop, replay)."""
-
-    name: str
-    model: str
-
-    def reset(self, task: Task) -> None: ...
-
-    def act(self, messages: list[dict], tools: list[dict] | None) -> ModelReply: ...
 
 
 def _render(template: str, **values) -> str:
@@ -88,7 +78,7 @@ class AgentRun:
     def __init__(self, task: Task, executor: Executor, policy: Policy, config: AgentConfig,
                  tools: ToolSet | None = None, sample: int = 0):
         self.task, self.executor, self.policy, self.config = task, executor, policy, config
-        self.tools = tools or ToolSet.default()
+        self.tools = tools or default_tools()
         self.traj = Trajectory(instance_id=task.instance_id, sample=sample, policy=policy.name, model=policy.model,
                                config_hash=config.digest())
 

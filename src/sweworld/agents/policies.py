@@ -17,13 +17,17 @@
 from __future__ import annotations
 
 import shlex
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from functools import partial
+from typing import Any
 
 from unidiff import PatchSet
 
 from sweworld.agents.loop import new_call_id
 from sweworld.errors import ModelError
 from sweworld.models.base import ChatModel, ModelReply, ToolCall, Usage
+from sweworld.protocols import Policy
+from sweworld.registry import Registry, keywords, refuse_unknown
 from sweworld.trajectory import Trajectory
 from sweworld.types import Task
 
@@ -126,3 +130,39 @@ class ModelPolicy:
 
     def act(self, messages: list[dict], tools: list[dict] | None) -> ModelReply:
         return self.client.complete(messages, tools)
+
+
+def openai_policy(url: str, model: str, *, api_key_env: str = "OPENAI_API_KEY", temperature: float = 0.0,
+                  max_tokens: int | None = None, text_actions: bool = False, max_retries: int = 5) -> ModelPolicy:
+    """``openai``: a ``ModelPolicy`` over its own client of the endpoint at ``url`` serving ``model``."""
+    from sweworld.models.base import ModelConfig
+    from sweworld.models.openai import OpenAIChatModel
+
+    config = ModelConfig(url=url, model=model, api_key_env=api_key_env, temperature=temperature,
+                         max_tokens=max_tokens, native_tools=not text_actions, max_retries=max_retries)
+    return ModelPolicy(OpenAIChatModel(config), model)
+
+
+POLICIES: Registry[Callable[..., Policy]] = Registry("policy", {
+    "oracle": "sweworld.agents.policies:OraclePolicy",
+    "oracle-tests": "sweworld.agents.policies:TestingOraclePolicy",
+    "noop": "sweworld.agents.policies:NoopPolicy",
+    "replay": "sweworld.agents.policies:ReplayPolicy",
+    "openai": "sweworld.agents.policies:openai_policy",
+    "perturb": "sweworld.agents.perturb:PerturbPolicy",
+    "explorer": "sweworld.agents.explorer:ExplorerPolicy",
+    "explorer-oracle": "sweworld.agents.explorer:ExplorerPolicy",
+    "explorer-perturb": "sweworld.agents.explorer:ExplorerPolicy",
+})
+"""The policies by name (entry points ``sweworld.policys`` add more); ``explorer-oracle`` and
+``explorer-perturb`` are the explorer given ``fix``."""
+
+
+def policy_factory(name: str, **options: Any) -> Callable[[], Policy]:
+    """What makes one policy ``name`` per sample: its class or factory with ``options`` (an option
+    it does not take is a ``ConfigError`` naming it)."""
+    factory = POLICIES.get(name)
+    takes = keywords(factory)
+    if takes is not None:
+        refuse_unknown(f"the {name} policy", options, takes)
+    return partial(factory, **options) if options else factory

@@ -19,46 +19,19 @@ is imported before it is asked for).
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any
 
-from sweworld.config import timeouts
-from sweworld.executor import Executor
+from sweworld.protocols import Backend
 from sweworld.registry import Registry
-from sweworld.types import Task
 
 if TYPE_CHECKING:
     from sweworld.config import BackendConfig, Timeouts
-    from sweworld.harness.predictions import Prediction
-    from sweworld.harness.report import InstanceReport
 
 BACKENDS: Registry[Any] = Registry("backend", {
     "real": "sweworld.backends.real:RealBackend",
     "sim": "sweworld.backends.sim:SimBackend",
     "hybrid": "sweworld.backends.hybrid:HybridBackend",
 })
-
-
-@runtime_checkable
-class Backend(Protocol):
-    """Prepares tasks, opens episodes, evaluates predictions."""
-
-    #: ``real``, ``sim`` or ``hybrid`` (recorded with every step and report).
-    name: str
-
-    def prepare(self, task: Task) -> None:
-        """Build or fetch what ``task`` needs before an episode opens (``InfraError`` when it cannot)."""
-        ...
-
-    def open(self, task: Task, *, timeout: float | None = None, label: str = "") -> Executor:
-        """A fresh episode of ``task`` (its own copy-on-write workspace at the base commit)."""
-        ...
-
-    def evaluate(self, task: Task, prediction: Prediction, log_dir: Path, *,
-                 timeout: float = timeouts.EVALUATION) -> InstanceReport:
-        """Grade ``prediction``: always a report (errors included), written to ``log_dir`` with the
-        files of a SWE-bench run."""
-        ...
 
 
 def make_backend(config: BackendConfig | str, /, *, timeouts: Timeouts | None = None, builder: Any = None,

@@ -85,6 +85,33 @@ class AuditLog:
             return out
 
 
+class EpisodeHooks:
+    """The ``StepHooks`` of one hybrid episode of ``task``: confidence routing (when the backend
+    routes) and step audits."""
+
+    def __init__(self, backend: HybridBackend, task: Task):
+        self.backend, self.task = backend, task
+
+    def decide(self, executor: SimExecutor, command: str, predictions: list[SimExecResult], cwd: str | None,
+               timeout: float | None) -> ExecResult | None:
+        hybrid = self.backend
+        if hybrid.route_below is None:
+            return None
+        confidence = min((0.0 if p.sim_failure else (1.0 if p.confidence is None else p.confidence))
+                         for p in predictions)
+        real = hybrid._run_real(self.task, executor, command, cwd) if confidence < hybrid.route_below else None
+        hybrid.audits.routed("steps", real is not None)
+        return real
+
+    def after_step(self, executor: SimExecutor, command: str, plan: RoutePlan, predictions: list[SimExecResult],
+                   result: ExecResult) -> None:
+        hybrid = self.backend
+        if predictions and not result.simulated and hybrid.route_below is not None:
+            return  # routed to real execution: nothing to audit
+        if predictions and hybrid._draw():
+            hybrid._audit_step(self.task, executor, command, result)
+
+
 class HybridBackend:
     """Sim episodes and evaluations, audited for real at ``audit_rate`` (see the module docstring)."""
 
@@ -111,26 +138,7 @@ class HybridBackend:
         self.real.prepare(task)  # audits run for real: the environment must exist
 
     def open(self, task: Task, *, timeout: float | None = None, label: str = "") -> SimExecutor:
-        executor = self.sim.open(task, timeout=timeout, label=label)
-
-        def audit(command: str, plan: RoutePlan, predictions: list[SimExecResult], result: ExecResult) -> None:
-            if predictions and not result.simulated and executor.decide is not None:
-                return  # routed to real execution: nothing to audit
-            if predictions and self._draw():
-                self._audit_step(task, executor, command, result)
-
-        def decide(command: str, predictions: list[SimExecResult], cwd: str | None,
-                   timeout: float | None) -> ExecResult | None:
-            confidence = min((0.0 if p.sim_failure else (1.0 if p.confidence is None else p.confidence))
-                             for p in predictions)
-            routed = confidence < self.route_below  # type: ignore[operator]
-            real = self._run_real(task, executor, command, cwd) if routed else None
-            self.audits.routed("steps", real is not None)
-            return real
-        executor.on_step = audit
-        if self.route_below is not None:
-            executor.decide = decide
-        return executor
+        return self.sim.open(task, timeout=timeout, label=label, hooks=EpisodeHooks(self, task))
 
     def _run_real(self, task: Task, executor: SimExecutor, command: str, cwd: str | None = None) -> ExecResult | None:
         """``command`` in a fresh real episode given the sim episode's diff, in its directory; None

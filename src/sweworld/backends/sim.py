@@ -14,6 +14,7 @@ from sweworld.envs import EnvBuilder
 from sweworld.errors import SWEWorldError
 from sweworld.harness.predictions import Prediction
 from sweworld.harness.report import InstanceReport
+from sweworld.protocols import StepHooks
 from sweworld.repos import RepoStore
 from sweworld.sandbox import Layers, Sandbox, SandboxConfig
 from sweworld.types import Task
@@ -66,8 +67,10 @@ class SimBackend:
         except SWEWorldError:  # no recipe, no interpreter...: the base tree alone
             return None
 
-    def open(self, task: Task, *, timeout: float | None = None, label: str = "") -> SimExecutor:
-        return SimExecutor(self.workspace(task, timeout=timeout, label=label), task, self.swt)
+    def open(self, task: Task, *, timeout: float | None = None, label: str = "",
+             hooks: StepHooks | None = None) -> SimExecutor:
+        """A sim episode; ``hooks`` (``protocols.StepHooks``) see and may route its commands."""
+        return SimExecutor(self.workspace(task, timeout=timeout, label=label), task, self.swt, hooks=hooks)
 
     def evaluate(self, task: Task, prediction: Prediction, log_dir: Path, *,
                  timeout: float = timeouts.EVALUATION) -> InstanceReport:

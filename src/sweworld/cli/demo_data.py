@@ -80,7 +80,7 @@ def best_of_n(run: DemoRun) -> list[Section]:
     table = Table("verifier", "samples", "mean resolve", "selected resolve", "pass@k", "best@k",
                   title="best-of-n over the real explorer-perturb samples")
     sections = []
-    verifiers = {name: create_verifier(name, seed=0) for name in ("swr", "random")}
+    verifiers = {"swr": create_verifier("swr"), "random": create_verifier("random", seed=0)}
     try:
         verifiers["embedded"] = create_verifier("embedded", model=train_verifier(found, tasks))
     except SWEWorldError as exc:  # one class only among the samples: nothing to learn

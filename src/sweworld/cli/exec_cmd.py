@@ -19,6 +19,7 @@ from sweworld.cli.backend_opts import (
     backend_from_options,
 )
 from sweworld.cli.common import Dataset, Isolation, ReposDir, Split
+from sweworld.protocols import Described
 
 Instance = Annotated[str, typer.Option("--instance", help="Instance id.")]
 Timeout = Annotated[float, typer.Option("--timeout", callback=params.positive, help="Wall timeout per command, seconds.")]
@@ -61,7 +62,7 @@ def shell(dataset: Dataset = common.DEFAULT_DATASET, instance: Instance = ..., s
     """An interactive shell in an isolated episode (one command per line; `exit` or EOF leaves)."""
     with common.reported(), _open(dataset, split, instance, repos_dir, isolation, timeout, backend, world_url,
                                   world_model, prompt_style, world, world_traces) as sandbox:
-        info = getattr(sandbox, "info", {})
+        info = sandbox.info if isinstance(sandbox, Described) else {}
         common.console.print(f"[bold]{instance}[/bold]: isolated episode, {backend} backend "
                              f"({info.get('workspace', '?')} workspace, no network). `diff` shows your changes; "
                              "`exit` leaves.")

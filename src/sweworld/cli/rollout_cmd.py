@@ -46,56 +46,34 @@ Out = Annotated[Path, typer.Option("--out", "-o", callback=params.output_dir,
 InputFile = {"exists": True, "dir_okay": False, "readable": True}
 
 
-def _plan_factory(policy: str, perturb_p: float, seed: int):
-    """perturb / explorer*: the runner binds each policy it makes to its (instance, sample)."""
-    from functools import partial
-
-    from sweworld.agents.explorer import ExplorerPolicy
-    from sweworld.agents.perturb import PerturbPolicy
-    from sweworld.synth import mutations_for_file
-    if policy == "perturb":
-        make = partial(PerturbPolicy, p=perturb_p, seed=seed, mutate=mutations_for_file)
-    else:
-        make = partial(ExplorerPolicy, fix=policy.partition("-")[2] or "none", p=perturb_p, seed=seed,
-                       mutate=mutations_for_file)
-    return make
-
-
 def _policy_factory(policy: str, model_url: str | None, model: str | None, api_key_env: str,
                     replay: Path | None, temperature: float, text_actions: bool, max_tokens: int | None = None,
                     max_retries: int = 5, perturb_p: float = 0.5, seed: int = 0):
-    from sweworld.agents.policies import (
-        ModelPolicy,
-        NoopPolicy,
-        OraclePolicy,
-        ReplayPolicy,
-        TestingOraclePolicy,
-    )
+    """What makes the policy of each sample (``agents.policies.POLICIES``), given the options it takes;
+    perturb / explorer*: the runner binds each policy it makes to its (instance, sample)."""
+    from sweworld.agents.policies import POLICIES, policy_factory
     from sweworld.errors import DatasetError
+
+    if policy not in POLICIES:
+        raise DatasetError(f"unknown policy {policy!r}", hint=f"use {', '.join(POLICIES.names())}")
+    options: dict = {}
     if policy in PLAN_POLICIES:
-        return _plan_factory(policy, perturb_p, seed)
-    if policy == "oracle":
-        return OraclePolicy
-    if policy == "oracle-tests":
-        return TestingOraclePolicy
-    if policy == "noop":
-        return NoopPolicy
-    if policy == "replay":
+        from sweworld.synth import mutations_for_file
+        options = {"p": perturb_p, "seed": seed, "mutate": mutations_for_file}
+        if policy != "perturb":
+            options["fix"] = policy.partition("-")[2] or "none"
+    elif policy == "replay":
         if replay is None:
             raise DatasetError("--policy replay needs --replay FILE (a trajectories.jsonl)")
         from sweworld.runs.store import TrajectoryStore
-        stored = {t.instance_id: t for t in sorted(TrajectoryStore(replay).load(), key=lambda t: -t.sample)}
-        return lambda: ReplayPolicy(stored)
-    if policy == "openai":
+        options = {"trajectories": {t.instance_id: t for t in sorted(TrajectoryStore(replay).load(),
+                                                                      key=lambda t: -t.sample)}}
+    elif policy == "openai":
         if not (model_url and model):
             raise DatasetError("--policy openai needs --model-url and --model")
-        from sweworld.models.base import ModelConfig
-        from sweworld.models.openai import OpenAIChatModel
-        config = ModelConfig(url=model_url, model=model, api_key_env=api_key_env, temperature=temperature,
-                             max_tokens=max_tokens, native_tools=not text_actions, max_retries=max_retries)
-        return lambda: ModelPolicy(OpenAIChatModel(config), model)
-    raise DatasetError(f"unknown policy {policy!r}", hint="use oracle, oracle-tests, noop, replay, openai, "
-                       + ", ".join(PLAN_POLICIES))
+        options = {"url": model_url, "model": model, "api_key_env": api_key_env, "temperature": temperature,
+                   "max_tokens": max_tokens, "text_actions": text_actions, "max_retries": max_retries}
+    return policy_factory(policy, **options)
 
 
 CommandTimeout = Annotated[float, typer.Option("--timeout", callback=params.positive, help=(

@@ -11,6 +11,7 @@ import typer
 from rich.table import Table
 
 from sweworld.cli import common, params
+from sweworld.protocols import Closeable
 from sweworld.verify.verifiers import HYBRID_BASES, VERIFIERS
 
 VERIFIER_NAMES = tuple(VERIFIERS)
@@ -30,6 +31,18 @@ Votes = Annotated[int, typer.Option("--votes", min=1, help="llm: samples of the 
                                     "logprobs.")]
 HybridBase = Annotated[str, typer.Option("--hybrid-base", callback=params.one_of(*HYBRID_BASES),
                                          help="hybrid: the verifier whose top max(3, half) is kept.")]
+
+
+OPTIONS_OF = {"swr": ("repos_dir",), "random": ("seed",), "oracle": (), "embedded": ("model", "repos_dir"),
+              "llm": ("url", "model_name", "input", "votes"), "tests": ()}
+"""The options of this command each verifier takes (``hybrid``: its base's, and ``base``)."""
+
+
+def verifier_options_of(verifier: str, given: dict, hybrid_base: str) -> dict:
+    """The options of ``create_verifier(verifier, ...)`` from the command's values ``given``."""
+    if verifier == "hybrid":
+        return {"base": hybrid_base, **verifier_options_of(hybrid_base, given, hybrid_base)}
+    return {key: given[key] for key in OPTIONS_OF.get(verifier, ())}
 
 
 def tasks_of(found, dataset: str, split: str | None) -> dict:
@@ -68,20 +81,22 @@ def select(ctx: typer.Context,
            votes: Votes = 5, hybrid_base: HybridBase = "swr") -> None:
     """Pick the best of n samples per instance with a verifier; pass@k and best@k for k = 1..n."""
     from sweworld.data.sft import load_runs, write_jsonl
-    from sweworld.verify import VERIFIERS, create_verifier, predictions
+    from sweworld.verify import create_verifier, predictions
     from sweworld.verify import select as run_select
+    from sweworld.verify.verifiers import needs_tasks
 
     runs = common.existing_paths(runs, ctx, "--runs")
     with common.reported():
         found = load_runs(runs)
-        tasks = tasks_of(found, dataset, split) if getattr(VERIFIERS[verifier], "needs_tasks", False) else None
-        chosen = create_verifier(verifier, seed=seed, repos_dir=str(repos_dir) if repos_dir else None,
-                                 model=verifier_model, url=verifier_url, model_name=verifier_model_name,
-                                 input=verifier_input, votes=votes, base=hybrid_base)
+        tasks = tasks_of(found, dataset, split) if needs_tasks(verifier) else None
+        given = {"seed": seed, "repos_dir": str(repos_dir) if repos_dir else None, "model": verifier_model,
+                 "url": verifier_url, "model_name": verifier_model_name, "input": verifier_input, "votes": votes}
+        chosen = create_verifier(verifier, **verifier_options_of(verifier, given, hybrid_base))
         try:
             selection = run_select(found, chosen, tasks)
         finally:
-            getattr(chosen, "close", lambda: None)()
+            if isinstance(chosen, Closeable):
+                chosen.close()
         if out:
             write_jsonl(out, predictions(selection, model))
         if json_out:

@@ -32,6 +32,7 @@ from pydantic import BaseModel, Field
 
 from sweworld.errors import ModelError
 from sweworld.models.base import ChatModel, ModelConfig
+from sweworld.protocols import Closeable
 from sweworld.world.templates import _fence, _json
 
 PROMPTS = Path(__file__).parent / "prompts"
@@ -136,7 +137,8 @@ class ReverseReasoner:
 
     def close(self) -> None:
         for client in {id(self.teacher): self.teacher, id(self.judge): self.judge}.values():
-            getattr(client, "close", lambda: None)()
+            if isinstance(client, Closeable):
+                client.close()
 
     def reason(self, kind: Kind, world: list[dict[str, str]], result: str, label: int) -> Verdict:
         """The fate of one row (see the module docstring)."""

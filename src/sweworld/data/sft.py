@@ -3,7 +3,7 @@
 ``export_sft(runs, out, options)`` reads ``<run>/trajectories.jsonl`` of each rollout directory
 (``TrajectoryStore``), decides each trajectory's fate and writes the kept ones, one JSON row a line:
 the chat row of ``sweworld.data.formats`` (the conversation up to the agent's last turn, so a row
-ends with the ``submit`` call, and the tool schemas of ``ToolSet.default()``) plus ``instance_id``,
+ends with the ``submit`` call, and the tool schemas of ``default_tools()``) plus ``instance_id``,
 ``sample``, ``policy``, ``model``, ``reward``, ``exit_status``, ``steps``, ``tokens``, ``backend``, ``run``.
 
 Filters, in order; a trajectory is counted under the first one that removes it (``FILTERS``):
@@ -157,11 +157,11 @@ def sft_row(run: str, traj: Trajectory, tokens: int, tools: list[dict], options:
 def export_sft(runs: Sequence[str | Path], options: SFTOptions | None = None,
                counter: TokenCounter | None = None) -> tuple[list[dict[str, Any]], SFTSummary]:
     """The SFT rows of ``runs`` and the summary (see the module docstring)."""
-    from sweworld.tools import ToolSet
+    from sweworld.tools import default_tools
 
     options = options or SFTOptions()
     counter = counter or TokenCounter()
-    tools = ToolSet.default().schemas()
+    tools = default_tools().schemas()
     rows, summary = select(load_runs(runs), options, counter, tools)
     return [sft_row(run, traj, tokens, tools, options) for run, traj, tokens in rows], summary
 

@@ -37,6 +37,7 @@ from sweworld.harness.report import (
     write_atomic,
     write_report,
 )
+from sweworld.protocols import Described, ExecCapable
 from sweworld.types import ExecResult, ServiceLines, Task
 
 if TYPE_CHECKING:
@@ -67,9 +68,8 @@ class Prepared:
 def stateless(sb: Executor, command: str, *, timeout: float, cap: int | None = None) -> ExecResult:
     """``command`` in a fresh shell of the episode where the executor offers one (a sandbox's
     ``exec``: the agent's shell untouched, a large output cap), else through ``run``."""
-    exec_ = getattr(sb, "exec", None)
-    if callable(exec_):
-        return exec_(command, cwd=sb.workdir, timeout=timeout, cap=cap)
+    if isinstance(sb, ExecCapable):
+        return sb.exec(command, cwd=sb.workdir, timeout=timeout, cap=cap)
     return sb.run(command, cwd=sb.workdir, timeout=timeout)
 
 
@@ -155,7 +155,7 @@ def _evaluate(task: Task, patch: str | None, log_dir: Path, log: InstanceLog, re
     if prepared.describe:
         log(prepared.describe)
     with prepared.open() as sb:
-        log(f"episode opened ({getattr(sb, 'info', {}).get('workspace', '?')} workspace)")
+        log(f"episode opened ({(sb.info if isinstance(sb, Described) else {}).get('workspace', '?')} workspace)")
         applied = patches.apply_patch(sb, patch, workdir=sb.workdir, label="model")
         log(applied.log.rstrip() or "empty patch")
         report.apply_method = applied.method

@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 from sweworld.config import timeouts
 from sweworld.executor import Executor
 from sweworld.integrations import checked_backend, default_backend
-from sweworld.tools import ToolResult, ToolSet
+from sweworld.tools import ToolResult, ToolSet, default_tools
 from sweworld.types import Task
 
 if TYPE_CHECKING:
@@ -126,7 +126,7 @@ class SWEEnv(_Base):
         self.tasks: list[Task] = list(tasks or [])
         self._backend = None if backend is None else checked_backend(backend)
         self.eval_timeout = eval_timeout
-        self.tools = tools or ToolSet.default()
+        self.tools = tools or default_tools()
         self._held = _Held(None if log_dir else tempfile.mkdtemp(prefix="sweworld-gym-"))
         self.log_dir = Path(log_dir or self._held.tmp)
         # closed when forgotten too: on garbage collection or at interpreter exit

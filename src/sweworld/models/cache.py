@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from sweworld.models.base import ChatModel, ModelReply
+from sweworld.protocols import Closeable
 
 
 def request_key(identity: dict[str, Any], messages: list[dict], tools: list[dict] | None) -> str:
@@ -79,9 +80,8 @@ class CachedChatModel:
         return reply
 
     def close(self) -> None:
-        close = getattr(self.inner, "close", None)
-        if close is not None:
-            close()
+        if isinstance(self.inner, Closeable):
+            self.inner.close()
 
     def __enter__(self) -> CachedChatModel:
         return self

@@ -45,7 +45,7 @@ class Sample(BaseModel):
 def _factory(policy: Policy | Callable[[], Policy]) -> Callable[[], Policy]:
     """A policy class or factory is called once per sample; a policy object is copied per sample
     (episodes run in parallel and a policy keeps per-episode state)."""
-    if not isinstance(policy, type) and hasattr(policy, "act"):
+    if not isinstance(policy, type) and isinstance(policy, Policy):
         return partial(copy.deepcopy, policy)
     return policy  # type: ignore[return-value]
 

@@ -26,6 +26,7 @@ from sweworld.config import RolloutConfig, Timeouts
 from sweworld.errors import InfraError
 from sweworld.harness.predictions import Prediction
 from sweworld.harness.report import write_atomic
+from sweworld.protocols import Audited, Bindable
 from sweworld.runs.metrics import summarize
 from sweworld.runs.runner import ROLLOUT, Runner, environment_group, runner_of
 from sweworld.runs.store import TrajectoryStore
@@ -42,9 +43,8 @@ def rollout_one(task: Task, sample: int, policy: Policy, config: AgentConfig, ba
     this pair first, so every sample gets its own reproducible draw whatever the order. Each command
     has ``timeouts.command``, the evaluation ``timeouts.evaluation``."""
     timeouts = timeouts or Timeouts()
-    bind = getattr(policy, "bind", None)
-    if callable(bind):
-        policy = bind(task.instance_id, sample)
+    if isinstance(policy, Bindable):
+        policy = policy.bind(task.instance_id, sample)
     try:
         with backend.open(task, timeout=timeouts.command) as sb:
             traj = run_episode(task, sb, policy, config, sample=sample)
@@ -137,10 +137,9 @@ def audit_part(backend: Backend, runner: Runner | None) -> dict:
     """The summary's ``audits`` (the hybrid backend's agreement of audited steps and evaluations):
     counted here with the local runner; said plainly not collected with one whose workers hold
     copies of the backend."""
-    audits = getattr(backend, "audit_summary", None)
-    if audits is None:
+    if not isinstance(backend, Audited):
         return {}
     if runner is not None and runner.name != "local":
         log.warning("%s", NOT_COLLECTED)
         return {"audits": {"collected": False, "why": NOT_COLLECTED}}
-    return {"audits": audits()}
+    return {"audits": backend.audit_summary()}

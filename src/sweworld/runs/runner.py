@@ -8,22 +8,23 @@ environment). ``sweworld.runs.ray_runner.RayRunner`` makes each item a Ray task.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any
 
 from sweworld.errors import ConfigError
+from sweworld.protocols import Pool, Runner
+from sweworld.registry import Registry
 from sweworld.types import Task
 
 if TYPE_CHECKING:
     from sweworld.config import RunnerConfig
 
-RUNNERS: dict[str, str] = {
+RUNNERS: Registry[Callable[..., Runner]] = Registry("runner", {
     "local": "sweworld.runs.runner:LocalRunner",
     "ray": "sweworld.runs.ray_runner:RayRunner",
-}
+})
 
 
 @dataclass(frozen=True)
@@ -46,34 +47,6 @@ def environment_group(task: Task) -> str:
     repository and its version (the install specs' key) or environment commit. Items of one group
     share an environment and a base tree, so a runner sends them to the same node."""
     return f"{task.repo}@{task.version or task.env_commit}"
-
-
-@runtime_checkable
-class Pool(Protocol):
-    """Submits items; a context manager (leaving waits for nothing: callers wait for their futures)."""
-
-    def share(self, obj: Any) -> Any:
-        """A handle that ``submit`` passes to the items as ``obj`` itself (sent once per worker)."""
-        ...
-
-    def submit(self, fn: Callable[..., Any], /, *args: Any, group: str | None = None, **kwargs: Any) -> Future:
-        """``fn(*args, **kwargs)`` on a worker, preferably one that ran ``group`` before."""
-        ...
-
-    def __enter__(self) -> Pool: ...
-
-    def __exit__(self, *exc: object) -> None: ...
-
-
-@runtime_checkable
-class Runner(Protocol):
-    """Where work items run (``local``: threads here; ``ray``: Ray tasks)."""
-
-    name: str
-
-    def pool(self, workers: int, hints: Hints = ROLLOUT) -> Pool:
-        """A pool running at most ``workers`` items at once (Ray: 0 = as many as the cluster fits)."""
-        ...
 
 
 class _ThreadPool:
@@ -103,12 +76,9 @@ class LocalRunner:
 
 
 def make_runner(name: str = "local", **options: Any) -> Runner:
-    """The runner registered as ``name`` (``local`` or ``ray``), built with ``options``."""
-    try:
-        module, _, attr = RUNNERS[name].partition(":")
-    except KeyError:
-        raise ValueError(f"unknown runner {name!r}; known: {', '.join(RUNNERS)}") from None
-    return getattr(importlib.import_module(module), attr)(**options)
+    """The runner registered as ``name`` (``local`` or ``ray``), built with ``options``
+    (``ConfigError`` naming the known ones for an unknown name)."""
+    return RUNNERS.create(name, **options)
 
 
 def runner_of(config: RunnerConfig) -> Runner:
@@ -117,3 +87,7 @@ def runner_of(config: RunnerConfig) -> Runner:
         raise ConfigError(f"--ray-address {config.address} is set but the runner is {config.name!r}",
                           hint="add --runner ray, or drop --ray-address")
     return make_runner(config.name, **({"address": config.address} if config.name == "ray" else {}))
+
+
+__all__ = ["EVALUATION", "ROLLOUT", "RUNNERS", "SYNTH_CHECK", "VALIDATION", "Hints", "LocalRunner", "Pool", "Runner",
+           "environment_group", "make_runner", "runner_of"]

@@ -141,15 +141,6 @@ class ToolSet:
                     raise ValueError(f"two tools are named {name!r}")
                 self._by_name[name] = tool
 
-    @classmethod
-    def default(cls) -> ToolSet:
-        """execute_bash, str_replace_editor, search and submit (alias finish)."""
-        from sweworld.tools.bash import BashTool
-        from sweworld.tools.editor import EditorTool
-        from sweworld.tools.search import SearchTool
-        from sweworld.tools.submit import SubmitTool
-        return cls([BashTool(), EditorTool(), SearchTool(), SubmitTool()])
-
     @property
     def names(self) -> list[str]:
         """Primary tool names, in order."""

@@ -21,6 +21,7 @@ from math import comb
 
 from pydantic import BaseModel, Field
 
+from sweworld.protocols import Preparable
 from sweworld.runs.metrics import pass_at_k
 from sweworld.trajectory import Trajectory
 from sweworld.types import Task
@@ -82,9 +83,8 @@ def score_all(found: Sequence[tuple[str, Trajectory]], verifier: Verifier,
     samples together (``prepare``: self-consistency, the hybrid rule) sees them all first."""
     tasks = tasks or {}
     kept = [(run, t) for run, t in found if not t.failed]
-    prepare = getattr(verifier, "prepare", None)
-    if prepare:
-        prepare([t for _, t in kept], tasks)
+    if isinstance(verifier, Preparable):
+        verifier.prepare([t for _, t in kept], tasks)
     return [Scored(run=run, trajectory=t, score=verifier.score(tasks.get(t.instance_id), t)) for run, t in kept]
 
 

@@ -89,3 +89,12 @@ class LLMVerifier:
     def close(self) -> None:
         self.scorer.close()
         self.voter.close()
+
+
+def llm_verifier(url: str | None = None, model_name: str = "verifier", input: Input = "trajectory",
+                 votes: int = 5) -> LLMVerifier:
+    """``create_verifier("llm", ...)``: the judge at ``url`` serving ``model_name``."""
+    return LLMVerifier(url, model_name, input=input, votes=votes)
+
+
+llm_verifier.needs_tasks = True  # type: ignore[attr-defined]

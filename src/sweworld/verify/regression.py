@@ -22,16 +22,20 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from sweworld.config import timeouts
+from sweworld.errors import ConfigError
+from sweworld.protocols import Preparable
+from sweworld.registry import refuse_unknown
 from sweworld.trajectory import Trajectory
 from sweworld.types import Task
-from sweworld.verify.verifiers import PatchVerifier
+from sweworld.verify.verifiers import HYBRID_BASES, PatchVerifier, create_verifier, verifier_options
 
 
 class TestsVerifier(PatchVerifier):
     name = "tests"
     __test__ = False  # not a pytest class
 
-    def __init__(self, backend: Any = None, *, log_dir: str | Path | None = None, timeout: float = 1800.0):
+    def __init__(self, backend: Any = None, *, log_dir: str | Path | None = None, timeout: float = timeouts.EVALUATION):
         super().__init__()
         if backend is None:
             from sweworld.backends import make_backend
@@ -67,7 +71,8 @@ class HybridVerifier:
 
     def prepare(self, samples: Sequence[Trajectory], tasks: Mapping[str, Task] | None = None) -> None:
         tasks = tasks or {}
-        getattr(self.base, "prepare", lambda *a: None)(samples, tasks)
+        if isinstance(self.base, Preparable):
+            self.base.prepare(samples, tasks)
         groups: dict[str, list[Trajectory]] = defaultdict(list)
         for t in samples:
             groups[t.instance_id].append(t)
@@ -88,3 +93,17 @@ class HybridVerifier:
         if trajectory.key not in self._scores:  # not prepared: a group of one
             return self._ranking(task, [trajectory])[trajectory.key]
         return self._scores[trajectory.key]
+
+
+def hybrid_verifier(base: str = "swr", **options: Any) -> HybridVerifier:
+    """``create_verifier("hybrid", base=..., ...)``: ``options`` go to the base verifier and to
+    ``tests``, each getting those it takes; one that neither takes is a ``ConfigError``."""
+    if base not in HYBRID_BASES:
+        raise ConfigError(f"the hybrid rule cannot rank by {base!r}", hint=f"give --hybrid-base {', '.join(HYBRID_BASES)}")
+    base_takes, tests_takes = set(verifier_options(base)), set(verifier_options("tests"))
+    refuse_unknown(f"the hybrid verifier (base {base})", options, ["base", *sorted(base_takes | tests_takes)])
+    return HybridVerifier(create_verifier(base, **{k: v for k, v in options.items() if k in base_takes}),
+                          create_verifier("tests", **{k: v for k, v in options.items() if k in tests_takes}))
+
+
+hybrid_verifier.needs_tasks = True  # type: ignore[attr-defined]

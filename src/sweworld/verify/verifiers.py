@@ -9,24 +9,24 @@
   ``sweworld verifier train``; ``llm`` (``verify.llm``): a judge model's P(YES); ``tests`` and
   ``hybrid`` (``verify.regression``): the real regression tests, R2E-Gym's rule.
 
-A verifier may also have ``prepare(samples, tasks)``: ``select`` calls it with every sample first.
+A verifier may also have ``prepare(samples, tasks)`` (``protocols.Preparable``): ``select`` calls it
+with every sample first. ``create_verifier(name, **options)`` builds one from ``VERIFIERS`` (a
+``Registry`` of dotted targets: nothing here imports the verifier modules); an option the verifier
+does not take is a ``ConfigError``.
 """
 
 from __future__ import annotations
 
 import hashlib
+import inspect
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
 from sweworld.errors import ConfigError
+from sweworld.protocols import Verifier
+from sweworld.registry import Registry, keywords, refuse_unknown
 from sweworld.trajectory import Trajectory
 from sweworld.types import Task
-
-
-class Verifier(Protocol):
-    name: str
-
-    def score(self, task: Task | None, trajectory: Trajectory) -> float: ...
 
 
 def need_task(task: Task | None, trajectory: Trajectory, verifier: str) -> Task:
@@ -92,55 +92,41 @@ class SWRVerifier(PatchVerifier):
         return float(self.swr.evaluate_context(task, patch).sim_probability or 0.0)
 
 
-def _embedded(model: Any = None, repos_dir: str | None = None) -> Verifier:
-    from sweworld.verify.embedded import EmbeddedVerifier
-    return EmbeddedVerifier(model, repos_dir=repos_dir)
-
-
-def _llm(url: str | None = None, model_name: str = "verifier", input: str = "trajectory", votes: int = 5) -> Verifier:
-    from sweworld.verify.llm import LLMVerifier
-    return LLMVerifier(url, model_name, input=input, votes=votes)  # type: ignore[arg-type]
-
-
-def _tests(backend: Any = None, log_dir: str | None = None) -> Verifier:
-    from sweworld.verify.regression import TestsVerifier
-    return TestsVerifier(backend, log_dir=log_dir)
-
-
-def _hybrid(base: str = "swr", **options: Any) -> Verifier:
-    from sweworld.verify.regression import HybridVerifier
-    if base not in HYBRID_BASES:
-        raise ConfigError(f"the hybrid rule cannot rank by {base!r}", hint=f"give --hybrid-base {', '.join(HYBRID_BASES)}")
-    return HybridVerifier(create_verifier(base, **options), create_verifier("tests", **options))
-
-
 HYBRID_BASES = ("swr", "embedded", "llm", "random")
 """What the hybrid rule ranks by first (not the tests it ranks by next, nor the label)."""
 
-_embedded.needs_tasks = _llm.needs_tasks = _tests.needs_tasks = _hybrid.needs_tasks = True  # type: ignore[attr-defined]
-VERIFIERS: dict[str, Callable[..., Verifier]] = {
-    "swr": SWRVerifier,
-    "random": RandomVerifier,
-    "oracle": OracleVerifier,
-    "embedded": _embedded,
-    "llm": _llm,
-    "tests": _tests,
-    "hybrid": _hybrid,
-}
+VERIFIERS: Registry[Callable[..., Verifier]] = Registry("verifier", {
+    "swr": "sweworld.verify.verifiers:SWRVerifier",
+    "random": "sweworld.verify.verifiers:RandomVerifier",
+    "oracle": "sweworld.verify.verifiers:OracleVerifier",
+    "embedded": "sweworld.verify.embedded:EmbeddedVerifier",
+    "llm": "sweworld.verify.llm:llm_verifier",
+    "tests": "sweworld.verify.regression:TestsVerifier",
+    "hybrid": "sweworld.verify.regression:hybrid_verifier",
+})
+"""The verifiers by name (entry points ``sweworld.verifiers`` add more)."""
+
+
+def verifier_options(name: str) -> tuple[str, ...]:
+    """The options ``create_verifier(name, ...)`` takes (its factory's keywords; ``hybrid``: ``base``,
+    the others go to its base and to ``tests``)."""
+    parameters = inspect.signature(VERIFIERS.get(name)).parameters.values()
+    return tuple(p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+
+
+def needs_tasks(name: str) -> bool:
+    """Whether the verifier ``name`` reads the tasks (``select`` then loads the dataset)."""
+    return bool(getattr(VERIFIERS.get(name), "needs_tasks", False))
 
 
 def create_verifier(name: str, **options: Any) -> Verifier:
     """The verifier registered as ``name``; ``options`` go to its constructor (``seed`` for
     ``random``, ``swr``/``repos_dir`` for ``swr``, ``model`` (a ``VerifierModel`` or its JSON file)
-    for ``embedded``, ``url``/``model_name``/``input``/``votes`` for ``llm``, ``backend``/``log_dir``
-    for ``tests``, ``base`` and the base's and tests' options for ``hybrid``; options a verifier
-    does not take are ignored)."""
-    import inspect
-
-    if name not in VERIFIERS:
-        raise ConfigError(f"no verifier named {name!r}", hint=f"verifiers: {', '.join(VERIFIERS)}")
-    factory = VERIFIERS[name]
-    parameters = inspect.signature(factory).parameters
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
-        return factory(**options)
-    return factory(**{k: v for k, v in options.items() if k in parameters})
+    and ``repos_dir`` for ``embedded``, ``url``/``model_name``/``input``/``votes`` for ``llm``,
+    ``backend``/``log_dir``/``timeout`` for ``tests``, ``base`` and the base's and tests' options for
+    ``hybrid``). An option the verifier does not take is a ``ConfigError`` naming it."""
+    factory = VERIFIERS.get(name)
+    takes = keywords(factory)
+    if takes is not None:
+        refuse_unknown(f"the {name} verifier", options, takes)
+    return factory(**options)

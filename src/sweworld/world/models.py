@@ -4,51 +4,44 @@
 ``messages``. ``attempt`` counts retries after an invalid reply (0 the first time); a model that
 caches must serve a retry a fresh reply, not the invalid one again.
 
-Registry: ``create_model(name, config)`` builds a model from a name and a config mapping; callers
-never name a class. ``register_model(name, factory)`` adds one (``factory(config: dict) ->
-WorldModel``, or ``"package.module:function"`` imported on first use), so the embedded surrogates
-register ``embedded`` without touching callers. Registered here:
+Registry (``MODELS``, a ``sweworld.registry.Registry``; entry points ``sweworld.world_models``):
+``create_model(name, config)`` builds a model from a name and a config mapping; callers never name
+a class. ``register_model(name, factory)`` adds one (``factory(config: dict) -> WorldModel``, or
+``"package.module:function"`` imported on first use), so the embedded surrogates register
+``embedded`` without touching callers. A config key the model does not take is a ``ConfigError``
+(the configs forbid extra fields). Registered here:
 
 - ``openai``: any OpenAI-compatible endpoint (vLLM, SGLang, a proxy); ``OpenAIWorldConfig``.
   Several URLs are used round-robin, one request per sample; each request retries 429, 5xx and
   connection errors (``sweworld.models.openai``); replies are cached by the rendered prompt
   (``sweworld.models.cache``), keyed by model name, sampling settings, sample index and attempt,
   not by the URL that served them.
-- ``real``: a hook. The passthrough to real execution (hybrid audits, measurement) is supplied by
-  the hybrid backend, which registers its factory with ``register_model("real", f, replace=True)``;
-  until then ``create_model("real", ...)`` raises a ``WorldError`` saying so.
 - ``embedded``: the CPU-only embedded SWT fitted on traces (``sweworld.surrogates.swt.adapter``).
 """
 
 from __future__ import annotations
 
-import importlib
 import itertools
 import json
 import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
-from sweworld.errors import ConfigError, WorldError
 from sweworld.models.base import ModelConfig, ModelReply
 from sweworld.models.cache import CachedChatModel
 from sweworld.models.openai import OpenAIChatModel
-
-
-@runtime_checkable
-class WorldModel(Protocol):
-    """Anything that writes SWT/SWR replies."""
-
-    def complete(self, messages: list[dict], n: int = 1, *, attempt: int = 0) -> list[str]: ...
+from sweworld.protocols import WorldModel
+from sweworld.registry import Registry, refuse_unknown
 
 
 class OpenAIWorldConfig(BaseModel):
     """An OpenAI-compatible world model (SWT or SWR) served at one or more URLs."""
 
+    model_config = ConfigDict(extra="forbid")
     urls: list[str] = Field(min_length=1, description="Base URLs up to /v1, used round-robin, e.g. http://h:8000/v1.")
     model: str = Field(description="Served model name (vLLM --served-model-name).")
     api_key_env: str = Field(default="OPENAI_API_KEY", description="Environment variable holding the API key.")
@@ -139,41 +132,31 @@ class OpenAIWorldModel:
 
 
 def _openai(config: Mapping[str, Any]) -> WorldModel:
+    refuse_unknown("the openai world model", config, OpenAIWorldConfig.model_fields)
     return OpenAIWorldModel(OpenAIWorldConfig.model_validate(dict(config)))
 
 
-def _real(config: Mapping[str, Any]) -> WorldModel:
-    raise WorldError("the 'real' world model is a passthrough to real execution that the hybrid backend "
-                     "provides; it is not registered in this process",
-                     hint="use the hybrid backend (it calls register_model('real', factory, replace=True)), "
-                          "or a served model: create_model('openai', {...})")
-
-
 Factory = Callable[[Mapping[str, Any]], WorldModel]
-_FACTORIES: dict[str, Factory | str] = {"openai": _openai, "real": _real,
-                                        "embedded": "sweworld.surrogates.swt.adapter:create"}
+MODELS: Registry[Factory] = Registry("world model", {"openai": _openai,
+                                                    "embedded": "sweworld.surrogates.swt.adapter:create"})
 
 
 def register_model(name: str, factory: Factory | str, *, replace: bool = False) -> None:
     """Make ``create_model(name, ...)`` use ``factory`` (a callable, or ``"module:function"``)."""
-    if name in _FACTORIES and not replace:
-        raise WorldError(f"world model {name!r} is already registered", hint="pass replace=True to replace it")
-    _FACTORIES[name] = factory
+    MODELS.register(name, factory, replace=replace)
 
 
 def model_names() -> list[str]:
     """The registered world-model names."""
-    return sorted(_FACTORIES)
+    return MODELS.names()
 
 
 def create_model(name: str, config: Mapping[str, Any] | BaseModel | None = None) -> WorldModel:
     """The world model ``name`` built from ``config`` (a mapping or a pydantic config)."""
-    if name not in _FACTORIES:
-        raise ConfigError(f"unknown world model {name!r}", hint=f"use one of {', '.join(model_names())}")
-    factory = _FACTORIES[name]
-    if isinstance(factory, str):
-        module, _, attr = factory.partition(":")
-        factory = getattr(importlib.import_module(module), attr)
-        _FACTORIES[name] = factory
+    factory = MODELS.get(name)
     values = config.model_dump() if isinstance(config, BaseModel) else dict(config or {})
     return factory(values)
+
+
+__all__ = ["MODELS", "OpenAIWorldConfig", "OpenAIWorldModel", "WorldModel", "create_model", "model_names",
+           "register_model"]

@@ -15,10 +15,10 @@ result goes through the same rendering as a real one (exit code, truncation) and
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable
 from typing import Any
 
 from sweworld.executor import Executor
+from sweworld.protocols import Described, StepHooks
 from sweworld.types import ExecResult, Task
 from sweworld.world.context import HistoryStep, with_step
 from sweworld.world.router import RoutePlan, rewrite, route
@@ -41,20 +41,18 @@ def stub_definition(predictions: list[SimExecResult]) -> str:
 
 class SimExecutor:
     """``Executor`` of a sim episode (see the module docstring) over ``sandbox`` (a real episode of
-    the base tree). ``on_step(command, plan, predictions, result)`` is called after every command
-    (hybrid audits and traces hook in there); ``decide(command, predictions, cwd, timeout)``, when
-    set, may replace a simulated command's result by a real one (hybrid confidence routing)."""
+    the base tree). ``hooks`` (``protocols.StepHooks``, the hybrid backend's audits and routing):
+    ``hooks.decide(self, command, predictions, cwd, timeout)`` may replace a simulated command's
+    result by a real one; ``hooks.after_step(self, command, plan, predictions, result)`` is called
+    after every command."""
 
     persistent = True
 
-    def __init__(self, sandbox: Executor, task: Task, swt: SWT, *,
-                 on_step: Callable[[str, RoutePlan, list[SimExecResult], ExecResult], None] | None = None,
-                 decide: Callable[[str, list[SimExecResult], str | None, float | None], ExecResult | None]
-                 | None = None):
-        self.sandbox, self.task, self.swt, self.on_step, self.decide = sandbox, task, swt, on_step, decide
+    def __init__(self, sandbox: Executor, task: Task, swt: SWT, *, hooks: StepHooks | None = None):
+        self.sandbox, self.task, self.swt, self.hooks = sandbox, task, swt, hooks
         self.workdir = sandbox.workdir
         self.history: list[HistoryStep] = []
-        self.info: dict[str, Any] = {**getattr(sandbox, "info", {}), "backend": "sim"}
+        self.info: dict[str, Any] = {**(sandbox.info if isinstance(sandbox, Described) else {}), "backend": "sim"}
 
     def run(self, command: str, *, cwd: str | None = None, timeout: float | None = None) -> ExecResult:
         plan = route(command)
@@ -64,8 +62,8 @@ class SimExecutor:
         else:
             result = self._simulate(command, plan, predictions, cwd, timeout)
         self.history = with_step(self.history, command, result)
-        if self.on_step is not None:
-            self.on_step(command, plan, predictions, result)
+        if self.hooks is not None:
+            self.hooks.after_step(self, command, plan, predictions, result)
         return result
 
     def _simulate(self, command: str, plan: RoutePlan, predictions: list[SimExecResult],
@@ -75,7 +73,7 @@ class SimExecutor:
             predictions.append(predicted)
             if predicted.sim_failure:
                 break
-        real = self.decide(command, predictions, cwd, timeout) if self.decide is not None else None
+        real = self.hooks.decide(self, command, predictions, cwd, timeout) if self.hooks is not None else None
         if real is not None:
             return real
         if predictions[-1].sim_failure:

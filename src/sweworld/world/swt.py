@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, Field
 
 from sweworld.executor import Executor
+from sweworld.protocols import StructuredSWT
 from sweworld.types import ExecResult, Task
 from sweworld.world.context import ContextLimits, HistoryStep, SWTContext, swt_context
 from sweworld.world.models import WorldModel
@@ -109,10 +110,9 @@ class SWT:
         """A structured model (one with ``predict_context(context) -> SWTOutput``, e.g. the embedded
         SWT) reads the context itself; any other gets the rendered prompt."""
         started = time.monotonic() if started is None else started
-        structured = getattr(self.model, "predict_context", None)
-        if structured is None:
+        if not isinstance(self.model, StructuredSWT):
             return self.predict_messages(self.messages(context), started)
-        return to_result(structured(context), duration=time.monotonic() - started)
+        return to_result(self.model.predict_context(context), duration=time.monotonic() - started)
 
     def predict_messages(self, messages: list[dict[str, str]], started: float | None = None) -> SimExecResult:
         """Ask the model for ``messages`` (already rendered), with the retries of the module docstring."""

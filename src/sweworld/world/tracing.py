@@ -25,6 +25,7 @@ from typing import Any
 from sweworld.errors import InfraError
 from sweworld.executor import Executor
 from sweworld.harness.report import TEST_OUTPUT_FILE, InstanceReport
+from sweworld.protocols import Described, ExecCapable
 from sweworld.types import ExecResult, Task
 from sweworld.world.context import ContextLimits, HistoryStep, swt_context, with_step
 from sweworld.world.router import route
@@ -58,6 +59,20 @@ class TracingExecutor:
         self.steps += 1
         self.history = with_step(self.history, command, result)
         return result
+
+    @property
+    def info(self) -> dict[str, Any]:
+        """The inner executor's description (``protocols.Described``), {} when it has none."""
+        return self.inner.info if isinstance(self.inner, Described) else {}
+
+    def exec(self, command: str, *, cwd: str | None = None, timeout: float | None = None,
+             cap: int | None = None) -> ExecResult:
+        """The inner executor's stateless command (not traced: not an agent step), or its ``run``
+        where it has none (``protocols.ExecCapable``; spelled out, as ``isinstance`` on a
+        protocol does not see what ``__getattr__`` forwards on Python 3.12+)."""
+        if isinstance(self.inner, ExecCapable):
+            return self.inner.exec(command, cwd=cwd, timeout=timeout, cap=cap)
+        return self.inner.run(command, cwd=cwd, timeout=timeout)
 
     def __getattr__(self, name: str) -> Any:
         """Everything but ``run`` is the inner executor's: read_file, write_file, diff, close, info ..."""

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Sequence
 from importlib import resources
 from pathlib import Path
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from sweworld.executor import Executor
 from sweworld.surrogates.swr.model import SWRClassifier
@@ -55,8 +55,9 @@ def synthesized(task: Task) -> bool:
 
 
 class EmbeddedSWRConfig(BaseModel):
-    """Which classifier the embedded SWR uses and how it decides."""
+    """Which classifier the embedded SWR uses and how it decides (another field is an error)."""
 
+    model_config = ConfigDict(extra="forbid")
     path: str | None = Field(default=None, description="Model JSON (`sweworld world train --out`); None: the shipped one.")
     threshold: float | None = Field(default=None, gt=0, le=1, description="Resolved when P >= threshold (None: the model's).")
     repos_dir: str | None = Field(default=None, description="Existing clones, for `predict` (the repository cache).")

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from sweworld.errors import WorldError
+from sweworld.registry import refuse_unknown
 from sweworld.surrogates.swt.model import EmbeddedSWT
 from sweworld.surrogates.swt.predictor import load_predictor
 from sweworld.surrogates.swt.structured import Prediction
@@ -142,10 +143,17 @@ class EmbeddedWorldModel:
         return [reply] * n
 
 
+CONFIG_KEYS = ("model", "traces", "dataset", "predictor", "predictor_model", "calibrate", "replay", "import_graph")
+"""The keys of ``create``'s config (the module docstring)."""
+
+
 def create(config: Mapping[str, Any]) -> EmbeddedWorldModel:
-    """The registry factory of ``embedded`` (see the module docstring for the keys)."""
+    """The registry factory of ``embedded`` (see the module docstring for the keys; another key is
+    a ``ConfigError``)."""
     from sweworld.surrogates.swt.learn import learn, repo_trees
     from sweworld.world.traces import load_traces
+
+    refuse_unknown("the embedded world model", config, CONFIG_KEYS)
 
     options = {"predictor": load_predictor(config.get("predictor"), config.get("predictor_model")),
                "replay": bool(config.get("replay", True))}

@@ -16,24 +16,13 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from sweworld.protocols import HoldsOut
+from sweworld.surrogates.swt.bands import BANDS, band, calibrated, path_of
 from sweworld.surrogates.swt.predictor import TestOutcomePredictor
-from sweworld.surrogates.swt.structured import Prediction
 from sweworld.types import Task
 from sweworld.world.traces import EvalTrace, StepTrace
 
-BANDS = (0.5, 0.8)
 MIN_BAND = 5
-
-
-def band(confidence: float) -> int:
-    return sum(confidence >= edge for edge in BANDS)
-
-
-def path_of(prediction: Prediction) -> str:
-    """The prediction path, with ``+predicted`` when the per-test predictor decided a test (the
-    recorded and listed statuses are surer than the predictor's)."""
-    predicted = (prediction.detail.get("why") or {}).get("predicted")
-    return f"{prediction.source}+predicted" if predicted else prediction.source
 
 
 def calibration(traces: Sequence[StepTrace | EvalTrace], tasks: Sequence[Task] = (), *,
@@ -50,7 +39,7 @@ def calibration(traces: Sequence[StepTrace | EvalTrace], tasks: Sequence[Task] =
         return {}
     hits: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for repo in repos:
-        fold = predictor.without(traces, repo) if hasattr(predictor, "without") else predictor
+        fold = predictor.without(traces, repo) if isinstance(predictor, HoldsOut) else predictor
         swt = fit_on(traces, tasks, lambda r, repo=repo: r != repo, trees, fold)
         for step in (s for s in steps if s.repo == repo):
             got = swt.predict(step.context)
@@ -63,14 +52,4 @@ def calibration(traces: Sequence[StepTrace | EvalTrace], tasks: Sequence[Task] =
             or key in {k.split(":")[0] for k in hits if "+" not in k}}
 
 
-def calibrated(table: dict[str, float], prediction: Prediction) -> float:
-    """The calibrated confidence of a prediction: its path's band, its path, its source's band, its
-    source, the first the table has (replays and unknown paths keep their own)."""
-    if prediction.source == "replay":
-        return prediction.confidence
-    level = band(prediction.confidence)
-    for key in (f"{path_of(prediction)}:{level}", path_of(prediction), f"{prediction.source}:{level}",
-                prediction.source):
-        if key in table:
-            return table[key]
-    return prediction.confidence
+__all__ = ["BANDS", "MIN_BAND", "band", "calibrated", "calibration", "path_of"]

@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from sweworld.surrogates.swt.calibrate import calibrated
+from sweworld.surrogates.swt.bands import calibrated
 from sweworld.surrogates.swt.facts import (
     EmbeddedData,
     InstanceFacts,

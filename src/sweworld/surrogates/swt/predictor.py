@@ -9,11 +9,11 @@ patch's changed regions (its hunks, in the same files), every other test passes;
 
 from __future__ import annotations
 
-import importlib
 import re
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
+from sweworld.registry import load
 from sweworld.surrogates.swt.affected import change_signature, changed_lines, file_sections
 from sweworld.surrogates.swt.testsource import is_test_file
 from sweworld.types import Task
@@ -81,6 +81,5 @@ def load_predictor(spec: str | None, model: str | None = None) -> TestOutcomePre
     else the default."""
     if not spec:
         return GoldTouchPredictor()
-    module, _, attr = spec.partition(":")
-    factory = getattr(importlib.import_module(module), attr)
+    factory = load(spec)
     return factory(model) if model else factory()

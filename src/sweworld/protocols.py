@@ -1,0 +1,202 @@
+"""The protocols every pluggable part is written against, and the optional capabilities they may have.
+
+This module sits on the floor (it imports ``types``, ``errors`` and ``executor`` only; the other
+names in the annotations are imported for type checking alone), so any layer may import it:
+
+- ``Executor`` (``sweworld.executor``): one episode's workspace;
+- ``Backend``: prepares tasks, opens episodes (executors), evaluates predictions;
+- ``Policy``: chooses the agent's next action;
+- ``Verifier``: scores a sample (best-of-n);
+- ``WorldModel``: writes SWT/SWR replies;
+- ``Runner`` (and its ``Pool``): where work items run.
+
+An optional capability is a small ``runtime_checkable`` protocol of its own, tested with
+``isinstance(x, Capability)`` where it is used, never probed with ``getattr``:
+
+- ``ExecCapable``: a stateless ``exec`` beside the persistent shell (the sandbox);
+- ``Described``: an ``info`` mapping of what the episode is (workspace, interpreter);
+- ``Bindable``: a policy drawing per sample, bound to one (instance, sample) first;
+- ``Audited``: a backend that counts audits (``audit_summary``, the hybrid backend);
+- ``Preparable``: a verifier that sees every sample before scoring (``prepare``);
+- ``StructuredSWT``: an SWT model reading the context itself (``predict_context``);
+- ``HoldsOut``: a predictor that can be refitted without one repository (``without``);
+- ``Closeable``: something holding connections (``close``);
+- ``StepHooks``: what a sim episode calls around each command (hybrid audits and routing).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import Future
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from sweworld.config import timeouts
+from sweworld.executor import Executor
+from sweworld.types import ExecResult, Task
+
+if TYPE_CHECKING:
+    from sweworld.harness.predictions import Prediction
+    from sweworld.harness.report import InstanceReport
+    from sweworld.models.base import ModelReply
+    from sweworld.runs.runner import Hints
+    from sweworld.trajectory import Trajectory
+    from sweworld.world.context import SWTContext
+    from sweworld.world.parse import SWTOutput
+    from sweworld.world.router import RoutePlan
+    from sweworld.world.swt import SimExecResult
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """Prepares tasks, opens episodes, evaluates predictions."""
+
+    #: ``real``, ``sim`` or ``hybrid`` (recorded with every step and report).
+    name: str
+
+    def prepare(self, task: Task) -> None:
+        """Build or fetch what ``task`` needs before an episode opens (``InfraError`` when it cannot)."""
+        ...
+
+    def open(self, task: Task, *, timeout: float | None = None, label: str = "") -> Executor:
+        """A fresh episode of ``task`` (its own copy-on-write workspace at the base commit)."""
+        ...
+
+    def evaluate(self, task: Task, prediction: Prediction, log_dir: Path, *,
+                 timeout: float = timeouts.EVALUATION) -> InstanceReport:
+        """Grade ``prediction``: always a report (errors included), written to ``log_dir`` with the
+        files of a SWE-bench run."""
+        ...
+
+
+@runtime_checkable
+class Policy(Protocol):
+    """Chooses the next action. Model-backed policies and scripted ones (oracle, noop, replay)."""
+
+    name: str
+    model: str
+
+    def reset(self, task: Task) -> None: ...
+
+    def act(self, messages: list[dict], tools: list[dict] | None) -> ModelReply: ...
+
+
+@runtime_checkable
+class Verifier(Protocol):
+    """Scores a sample: higher = more likely resolved."""
+
+    name: str
+
+    def score(self, task: Task | None, trajectory: Trajectory) -> float: ...
+
+
+@runtime_checkable
+class WorldModel(Protocol):
+    """Anything that writes SWT/SWR replies: ``n`` samples of the reply to ``messages``; ``attempt``
+    counts retries after an invalid reply (a caching model serves a retry a fresh reply)."""
+
+    def complete(self, messages: list[dict], n: int = 1, *, attempt: int = 0) -> list[str]: ...
+
+
+@runtime_checkable
+class Pool(Protocol):
+    """Submits items; a context manager (leaving waits for nothing: callers wait for their futures)."""
+
+    def share(self, obj: Any) -> Any:
+        """A handle that ``submit`` passes to the items as ``obj`` itself (sent once per worker)."""
+        ...
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, group: str | None = None, **kwargs: Any) -> Future:
+        """``fn(*args, **kwargs)`` on a worker, preferably one that ran ``group`` before."""
+        ...
+
+    def __enter__(self) -> Pool: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
+
+@runtime_checkable
+class Runner(Protocol):
+    """Where work items run (``local``: threads here; ``ray``: Ray tasks)."""
+
+    name: str
+
+    def pool(self, workers: int, hints: Hints = ...) -> Pool:
+        """A pool running at most ``workers`` items at once (Ray: 0 = as many as the cluster fits)."""
+        ...
+
+
+# Optional capabilities.
+
+@runtime_checkable
+class ExecCapable(Protocol):
+    """An executor with a stateless ``exec`` (a fresh shell; the agent's shell untouched)."""
+
+    def exec(self, command: str, *, cwd: str | None = None, timeout: float | None = None,
+             cap: int | None = None) -> ExecResult: ...
+
+
+@runtime_checkable
+class Described(Protocol):
+    """An executor describing its episode (``workspace``, interpreter, layer...)."""
+
+    info: dict[str, Any]
+
+
+@runtime_checkable
+class Bindable(Protocol):
+    """A policy that draws per sample: ``bind`` gives the policy of one (instance, sample)."""
+
+    def bind(self, instance_id: str, sample: int) -> Policy: ...
+
+
+@runtime_checkable
+class Audited(Protocol):
+    """A backend that audits its work (the hybrid backend): the counts and their intervals."""
+
+    def audit_summary(self) -> dict: ...
+
+
+@runtime_checkable
+class Preparable(Protocol):
+    """A verifier that sees every sample first (self-consistency, the hybrid rule)."""
+
+    def prepare(self, samples: Sequence[Trajectory], tasks: Mapping[str, Task] | None = None) -> None: ...
+
+
+@runtime_checkable
+class StructuredSWT(Protocol):
+    """An SWT model that reads the context itself (the embedded SWT) instead of a rendered prompt."""
+
+    def predict_context(self, context: SWTContext) -> SWTOutput: ...
+
+
+@runtime_checkable
+class HoldsOut(Protocol):
+    """A predictor that can be refitted without one repository's traces (cross-validation)."""
+
+    def without(self, traces: Iterable[Any], repo: str) -> Any: ...
+
+
+@runtime_checkable
+class Closeable(Protocol):
+    """Something holding connections or files until ``close``."""
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class StepHooks(Protocol):
+    """What a sim episode (``world.simexec.SimExecutor``) calls around each command: ``decide`` may
+    replace a simulated command's result by a real one (``None``: keep the simulation); ``after_step``
+    sees every command's result (hybrid audits, traces)."""
+
+    def decide(self, executor: Executor, command: str, predictions: list[SimExecResult], cwd: str | None,
+               timeout: float | None) -> ExecResult | None: ...
+
+    def after_step(self, executor: Executor, command: str, plan: RoutePlan, predictions: list[SimExecResult],
+                   result: ExecResult) -> None: ...
+
+
+__all__ = ["Audited", "Backend", "Bindable", "Closeable", "Described", "ExecCapable", "Executor", "HoldsOut",
+           "Policy", "Pool", "Preparable", "Runner", "StepHooks", "StructuredSWT", "Verifier", "WorldModel"]
