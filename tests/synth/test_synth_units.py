@@ -1,9 +1,6 @@
-"""Pure parts of the synthesis pipeline: ordered parallel runs, combinations, coverage maps, stats, CLI errors."""
+"""Pure parts of the synthesis pipeline: combinations, coverage maps, stats, CLI errors."""
 
 from __future__ import annotations
-
-import random
-import time
 
 import pytest
 from typer.testing import CliRunner
@@ -13,7 +10,6 @@ from sweworld.covmap import CoverageMap, function_spans
 from sweworld.synth import mutations_for_file
 from sweworld.synth.check import Outcome
 from sweworld.synth.coverage import pytest_command
-from sweworld.synth.ordered import run_ordered
 from sweworld.synth.pipeline import combinations
 from sweworld.synth.stats import SynthStats
 
@@ -36,30 +32,6 @@ class Box:
             return v * k
         return inner(w)
 '''
-
-
-def test_run_ordered_is_deterministic_and_stops_in_order():
-    def slow_square(i, x):
-        time.sleep(random.random() / 200)
-        return x * x
-
-    items = list(range(40))
-    for workers in (1, 3, 8):
-        assert run_ordered(items, slow_square, workers=workers) == [x * x for x in items]
-    extras = []
-    even = run_ordered(items, slow_square, workers=4, enough=lambda done: sum(v % 2 == 0 for v in done) >= 5,
-                       on_extra=extras.append)
-    assert even == [x * x for x in range(9)]  # stops right after the fifth even square, in item order
-    assert all(e not in even for e in extras)
-    assert run_ordered([], slow_square, workers=2) == []
-
-
-def test_run_ordered_propagates_errors():
-    def boom(i, x):
-        raise ValueError("x")
-
-    with pytest.raises(ValueError):
-        run_ordered([1, 2], boom, workers=2)
 
 
 def test_function_spans_and_coverage_map():

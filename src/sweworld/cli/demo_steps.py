@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import shlex
 import time
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from rich.table import Table
@@ -26,6 +25,7 @@ def environments(run: DemoRun) -> list[Section]:
     from sweworld.errors import EnvBuildError, RepoError, SWEWorldError
     from sweworld.htmlreport import Section
     from sweworld.htmlreport import Table as ReportTable
+    from sweworld.runs.parallel import map_items
 
     def fetch(task: Task) -> float:
         t0 = time.perf_counter()
@@ -39,21 +39,14 @@ def environments(run: DemoRun) -> list[Section]:
         return layer, time.perf_counter() - t0
 
     started = time.perf_counter()
-    with ThreadPoolExecutor(max_workers=run.workers) as pool:
-        fetched = dict(zip([t.instance_id for t in run.tasks], pool.map(fetch, run.tasks), strict=True))
+    fetched = dict(zip([t.instance_id for t in run.tasks], map_items(run.tasks, fetch, workers=run.workers),
+                       strict=True))
     fetch_s = time.perf_counter() - started
     common.out.print(f"{plural(len({t.repo_source or t.repo for t in run.tasks}), 'repository', 'repositories')}"
                      f" fetched and cached in {fetch_s:.1f}s")
 
-    def try_build(task: Task):
-        try:
-            return build(task)
-        except (EnvBuildError, RepoError) as exc:
-            return exc
-
     started = time.perf_counter()
-    with ThreadPoolExecutor(max_workers=run.workers) as pool:
-        built = list(pool.map(try_build, run.tasks))
+    built = map_items(run.tasks, build, workers=run.workers, catch=(EnvBuildError, RepoError))
     build_s = time.perf_counter() - started
     table = Table("instance", "repository", "environment", "python", "fetch", "build",
                   title=f"environments (ready in {build_s:.1f}s)")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Annotated
 
 import typer
@@ -22,22 +21,24 @@ def build(dataset: Dataset = common.DEFAULT_DATASET, split: Split = None, repos_
     """Build the environment and install layer of every task (each environment once)."""
     from sweworld.envs import EnvBuilder
     from sweworld.repos import RepoStore
+    from sweworld.runs.parallel import map_items
     with common.reported():
         tasks = list(common.load(dataset, split=split, instance_ids=instance_ids, skip_invalid=skip_invalid))
     builder = EnvBuilder(RepoStore(repos_dir=repos_dir))
     failures: dict[str, str] = {}
-    with Progress(console=common.console) as progress, ThreadPoolExecutor(workers) as pool:
+    with Progress(console=common.console) as progress:
         bar = progress.add_task("building", total=len(tasks))
-        futures = {pool.submit(builder.instance, task): task for task in tasks}
-        for future in as_completed(futures):
-            task = futures[future]
-            try:
-                layer = future.result()
-                progress.console.print(f"[green]ok[/green] {task.instance_id} env={layer.env.key}")
-            except SWEWorldError as exc:
-                failures[task.instance_id] = str(exc)
-                progress.console.print(f"[red]failed[/red] {task.instance_id}: {exc}")
+
+        def built(task, layer) -> None:
+            progress.console.print(f"[green]ok[/green] {task.instance_id} env={layer.env.key}")
             progress.advance(bar)
+
+        def failed(task, exc: BaseException) -> None:
+            failures[task.instance_id] = str(exc)
+            progress.console.print(f"[red]failed[/red] {task.instance_id}: {exc}")
+            progress.advance(bar)
+
+        map_items(tasks, builder.instance, workers=workers, on_done=built, catch=SWEWorldError, on_error=failed)
     common.out.print(f"{len(tasks) - len(failures)}/{len(tasks)} instances ready")
     if failures:
         raise typer.Exit(1)

@@ -25,13 +25,13 @@ import hashlib
 import json
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from sweworld.data.cot import OUTCOMES, Kind, ReverseReasoner
+from sweworld.runs.parallel import map_items
 from sweworld.world.replay import swr_reply, swt_reply
 from sweworld.world.templates import render
 from sweworld.world.traces import EvalTrace, StepTrace
@@ -129,8 +129,8 @@ def _finish(kind: Kind, pairs: list[tuple[dict[str, Any], Any]], reasoner: Rever
             row.update(cot="summary" if reasoning else "none", target=target(kind, trace, reasoning))
         return [_with_target(row) for row, _ in pairs]
     label_of = swt_label if kind == "swt" else swr_label
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        verdicts = list(pool.map(lambda pair: reasoner.reason(kind, pair[0]["messages"], *label_of(pair[1])), pairs))
+    verdicts = map_items(pairs, lambda pair: reasoner.reason(kind, pair[0]["messages"], *label_of(pair[1])),
+                         workers=workers)
     kept = []
     for (row, trace), verdict in zip(pairs, verdicts, strict=True):
         counts[verdict.outcome] += 1

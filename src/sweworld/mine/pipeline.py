@@ -18,8 +18,8 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import Future
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from sweworld.config import timeouts
@@ -28,9 +28,9 @@ from sweworld.mine.ledger import Ledger, verdict_key
 from sweworld.mine.rules import Limits
 from sweworld.mine.statement import model_statement
 from sweworld.models.base import ChatModel
-from sweworld.runs.runner import VALIDATION, LocalRunner, Runner, environment_group
+from sweworld.runs.parallel import map_ordered
+from sweworld.runs.runner import VALIDATION, Runner, environment_group
 from sweworld.runs.validate import Validation, validate_instance
-from sweworld.synth.ordered import run_ordered
 from sweworld.synth.stats import machine_cpu_seconds
 from sweworld.tasks.rows import dump_row
 from sweworld.types import Task
@@ -127,6 +127,11 @@ def _entry(key: str, candidate: Candidate, verdict: Validation, model: ChatModel
     return entry
 
 
+def validate_item(item: tuple[str, Candidate], backend: Any, *, timeout: float, runs: int) -> Validation:
+    """One item of a run, (ledger key, candidate): ``validate_instance`` of its task."""
+    return validate_instance(item[1].task, backend, timeout=timeout, runs=runs)
+
+
 def validate_candidates(screened: Screen, backend: Any, options: MineOptions, *, ledger: Ledger,
                         runner: Runner | None = None,
                         on_entry: Callable[[dict[str, Any]], None] | None = None) -> MineResult:
@@ -145,34 +150,35 @@ def validate_candidates(screened: Screen, backend: Any, options: MineOptions, *,
         if on_entry:
             on_entry(entry)
 
-    with (runner or LocalRunner()).pool(options.workers, VALIDATION) as pool:
-        shared = pool.share(backend)
+    settled: dict[int, dict[str, Any]] = {}  # id(item) -> its entry, from finishing to its turn in order
+    entries: list[dict[str, Any]] = []
 
-        def submit(index: int, candidate: Candidate) -> Future:
-            future: Future = Future()
-            key = keys[index]
-            if key in ledger.known:
-                future.set_result(ledger.known[key])
-                return future
-            inner = pool.submit(validate_instance, candidate.task, shared, timeout=options.timeout, runs=options.runs,
-                                group=environment_group(candidate.task))
+    def finished(item: tuple[str, Candidate], verdict: Validation) -> None:
+        try:
+            entry = _entry(item[0], item[1], verdict, options.model)
+        except Exception as exc:  # the statement's model failed: an error of the item
+            failed(item, exc)
+            return
+        ledger.add(entry)
+        settled[id(item)] = entry
 
-            def settle(done: Future) -> None:
-                try:
-                    entry = _entry(key, candidate, done.result(), options.model)
-                except Exception as exc:  # the item fails, the run goes on; not in the ledger: a rerun retries it
-                    first = (getattr(exc, "message", None) or str(exc) or type(exc).__name__).splitlines()[0]
-                    future.set_result({"key": key, "instance_id": candidate.task.instance_id,
-                                       "commit": candidate.commit.sha, "kept": False, "reason": first,
-                                       "flaky": [], "pass_to_fail": [], "drop": f"error ({type(exc).__name__})"})
-                    return
-                ledger.add(entry)
-                future.set_result(entry)
-            inner.add_done_callback(settle)
-            return future
+    def failed(item: tuple[str, Candidate], exc: BaseException) -> None:
+        """The item fails, the run goes on; not in the ledger: a rerun retries it."""
+        key, candidate = item
+        first = (getattr(exc, "message", None) or str(exc) or type(exc).__name__).splitlines()[0]
+        settled[id(item)] = {"key": key, "instance_id": candidate.task.instance_id, "commit": candidate.commit.sha,
+                             "kept": False, "reason": first, "flaky": [], "pass_to_fail": [],
+                             "drop": f"error ({type(exc).__name__})"}
 
-        entries = run_ordered(candidates, None, workers=options.workers, enough=enough, on_result=decided,
-                              submit=submit)
+    def in_order(item: tuple[str, Candidate], value: Any) -> None:
+        entries.append(value if isinstance(value, dict) else settled.pop(id(item)))  # a dict: the ledger's
+        decided(entries[-1])
+
+    map_ordered(list(zip(keys, candidates, strict=True)),
+                partial(validate_item, timeout=options.timeout, runs=options.runs), runner=runner,
+                workers=options.workers, hints=VALIDATION, group=lambda item: environment_group(item[1].task),
+                share=backend, known=lambda item: ledger.known.get(item[0]), on_done=finished, catch=Exception,
+                on_error=failed, enough=lambda _: enough(entries), on_result=in_order)
     cpu = machine_cpu_seconds()
     return MineResult(screen=screened, entries=entries, resumed=resumed, seconds=time.monotonic() - started,
                       cpu_seconds=round(cpu - cpu0, 1) if cpu is not None and cpu0 is not None else None)

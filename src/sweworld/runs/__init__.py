@@ -8,5 +8,6 @@ logic whatever ran the items.
 
 Modules: ``eval`` (a parallel, resumable evaluation run in SWE-bench's layout), ``validate``
 (SWE-Gym-style validation of instances), ``rollout`` (trajectories), ``store`` (the crash-safe
-trajectory store), ``metrics`` (resolve rates, pass@k), ``runner``/``ray_runner`` (where items run).
+trajectory store), ``metrics`` (resolve rates, pass@k), ``runner``/``ray_runner`` (where items run),
+``parallel`` (the one map over items every run fans out with: ``map_items``, ``map_ordered``).
 """

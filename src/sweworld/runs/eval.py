@@ -13,8 +13,7 @@ import json
 import logging
 import os
 from collections.abc import Callable
-from concurrent.futures import as_completed
-from operator import methodcaller
+from functools import partial
 from pathlib import Path
 
 from sweworld import names
@@ -22,6 +21,7 @@ from sweworld.backends import Backend
 from sweworld.config import EvalConfig
 from sweworld.harness.predictions import Prediction, model_dir_name, model_name
 from sweworld.harness.report import REPORT_FILE, InstanceReport, is_finished, summarize
+from sweworld.runs.parallel import map_items
 from sweworld.runs.runner import EVALUATION, Runner, environment_group, runner_of
 from sweworld.types import Task
 
@@ -38,6 +38,12 @@ def load_existing(path: Path) -> InstanceReport | None:
     infrastructure failure) or None."""
     report = is_finished(path.parent if path.name == REPORT_FILE else path)
     return None if report is None or report.error_kind == "infra" else report
+
+
+def evaluate_item(item: tuple[Task, Prediction, Path], backend: Backend, *, timeout: float) -> InstanceReport:
+    """One item of a run: ``backend.evaluate`` of (task, prediction, its log directory)."""
+    task, prediction, path = item
+    return backend.evaluate(task, prediction, path, timeout=timeout)
 
 
 def evaluate_run(tasks: list[Task], predictions: dict[str, Prediction], config: EvalConfig | None = None, *,
@@ -70,16 +76,15 @@ def evaluate_run(tasks: list[Task], predictions: dict[str, Prediction], config: 
                 on_done(existing)
         else:
             todo.append(task)
-    with runner.pool(workers, EVALUATION) as pool:
-        shared = pool.share(backend)
-        futures = {pool.submit(methodcaller("evaluate", task, predictions[task.instance_id], base / task.instance_id,
-                                            timeout=timeout), shared, group=environment_group(task)): task
-                   for task in todo}
-        for future in as_completed(futures):
-            report = future.result()
-            reports[report.instance_id] = report
-            if on_done:
-                on_done(report)
+
+    def finished(_item: tuple[Task, Prediction, Path], report: InstanceReport) -> None:
+        reports[report.instance_id] = report
+        if on_done:
+            on_done(report)
+
+    map_items([(task, predictions[task.instance_id], base / task.instance_id) for task in todo],
+              partial(evaluate_item, timeout=timeout), runner=runner, workers=workers, hints=EVALUATION,
+              group=lambda item: environment_group(item[0]), share=backend, on_done=finished)
     summary = summarize([t.instance_id for t in tasks], reports,
                         {k: v.model_patch for k, v in predictions.items()}, run_id=run_id, model=model)
     summary_dir.mkdir(parents=True, exist_ok=True)

@@ -15,7 +15,7 @@ import json
 import logging
 import os
 from collections.abc import Callable
-from concurrent.futures import as_completed
+from functools import partial
 from pathlib import Path
 
 from sweworld import names
@@ -28,6 +28,7 @@ from sweworld.harness.predictions import Prediction
 from sweworld.harness.report import write_atomic
 from sweworld.protocols import Audited, Bindable
 from sweworld.runs.metrics import summarize
+from sweworld.runs.parallel import map_items
 from sweworld.runs.runner import ROLLOUT, Runner, environment_group, runner_of
 from sweworld.runs.store import TrajectoryStore
 from sweworld.trajectory import Trajectory
@@ -74,6 +75,13 @@ def rollout_made(task: Task, sample: int, make_policy: Callable[[], Policy], con
     return rollout_one(task, sample, make_policy(), config, backend, out, evaluate=evaluate, timeouts=timeouts)
 
 
+def rollout_item(item: tuple[Task, int], backend: Backend, *, make_policy: Callable[[], Policy],
+                 config: AgentConfig, out: Path, evaluate: bool = True, timeouts: Timeouts | None = None) -> Trajectory:
+    """One item of a run, (task, sample): ``rollout_made``."""
+    task, sample = item
+    return rollout_made(task, sample, make_policy, config, backend, out, evaluate=evaluate, timeouts=timeouts)
+
+
 def write_outputs(out: Path, trajectories: list[Trajectory], extra: dict | None = None) -> dict:
     ordered = sorted(trajectories, key=lambda t: t.key)
     model = {t.key: t.model or t.policy for t in ordered}
@@ -114,16 +122,17 @@ def run_rollouts(tasks: list[Task], make_policy: Callable[[], Policy], run: Roll
     out.mkdir(parents=True, exist_ok=True)
     store = TrajectoryStore(out / "trajectories.jsonl")
     done = store.done()
-    todo = [(task, k) for task in tasks for k in range(n_samples) if (task.instance_id, k) not in done]
-    with runner.pool(workers, ROLLOUT) as pool:
-        shared = pool.share(backend)
-        futures = [pool.submit(rollout_made, task, k, make_policy, config, shared, out, evaluate=evaluate,
-                               timeouts=run.timeouts, group=environment_group(task)) for task, k in todo]
-        for future in as_completed(futures):
-            traj = future.result()
-            store.append(traj)
-            if on_done:
-                on_done(traj)
+
+    def finished(_item: tuple[Task, int], traj: Trajectory) -> None:
+        store.append(traj)
+        if on_done:
+            on_done(traj)
+
+    map_items([(task, k) for task in tasks for k in range(n_samples)],
+              partial(rollout_item, make_policy=make_policy, config=config, out=out, evaluate=evaluate,
+                      timeouts=run.timeouts),
+              runner=runner, workers=workers, hints=ROLLOUT, group=lambda item: environment_group(item[0]),
+              share=backend, done=lambda item: (item[0].instance_id, item[1]) in done, on_done=finished)
     wanted = {t.instance_id for t in tasks}
     return write_outputs(out, [t for t in store.load() if t.instance_id in wanted and t.sample < n_samples],
                          {"backend": backend.name, **audit_part(backend, runner)})

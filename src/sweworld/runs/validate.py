@@ -9,14 +9,15 @@ and disagreements are reported when it has them.
 
 from __future__ import annotations
 
-from concurrent.futures import as_completed
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from sweworld.config import ValidateConfig, timeouts
 from sweworld.errors import InfraError
 from sweworld.harness import grade, patches
 from sweworld.harness.evaluate import run_tests
+from sweworld.runs.parallel import map_items
 from sweworld.runs.runner import VALIDATION, Runner, environment_group, runner_of
 from sweworld.types import Task
 
@@ -135,13 +136,12 @@ def validate_tasks(tasks: list[Task], config: ValidateConfig | None = None, *, b
         backend = make_backend(config.backend, timeouts=config.timeouts)
     runner = runner or runner_of(config.runner)
     results: dict[str, Validation] = {}
-    with runner.pool(workers, VALIDATION) as pool:
-        shared = pool.share(backend)
-        futures = [pool.submit(validate_instance, task, shared, timeout=timeout, group=environment_group(task))
-                   for task in tasks]
-        for future in as_completed(futures):
-            verdict = future.result()
-            results[verdict.instance_id] = verdict
-            if on_done:
-                on_done(verdict)
+
+    def finished(_task: Task, verdict: Validation) -> None:
+        results[verdict.instance_id] = verdict
+        if on_done:
+            on_done(verdict)
+
+    map_items(tasks, partial(validate_instance, timeout=timeout), runner=runner, workers=workers, hints=VALIDATION,
+              group=environment_group, share=backend, on_done=finished)
     return [results[t.instance_id] for t in tasks]

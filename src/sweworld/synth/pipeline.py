@@ -3,7 +3,7 @@
 1. ``release.prepare``: environment, stable baseline (two runs), per-test coverage (one run).
 2. Candidates: ``sample_mutations`` over the library files (deterministic for the seed).
 3. Each candidate in a fresh episode (``check.check_candidate``), in parallel, decided in order
-   (``ordered.run_ordered``) until ``max_instances`` are validated.
+   (``runs.parallel.map_ordered``) until ``max_instances`` are validated.
 4. Combinations: 2-3 validated bugs of one file at once, checked the same way.
 5. Instances: the buggy commit derived from the release and the fix (``repos.derive``), the fix as
    ``patch``, FAIL_TO_PASS / PASS_TO_PASS, the problem statement, the method.
@@ -24,12 +24,12 @@ from pathlib import Path
 
 from sweworld.envs import EnvBuilder
 from sweworld.errors import SWEWorldError
+from sweworld.runs.parallel import map_ordered
 from sweworld.runs.runner import SYNTH_CHECK, LocalRunner, Runner
 from sweworld.synth import KINDS, Mutation, combine, sample_mutations
 from sweworld.synth.check import Outcome, StatementWriter
 from sweworld.synth.checker import Checker, close_episodes
 from sweworld.synth.instance import make_instance, template_statement
-from sweworld.synth.ordered import run_ordered
 from sweworld.synth.release import Release, ReleaseSpec, prepare
 from sweworld.synth.stats import SynthStats
 from sweworld.types import Task
@@ -130,6 +130,11 @@ def combinations(validated: list[Mutation], *, seed: int, limit: int) -> list[Mu
     return list(out.values())
 
 
+def check_item(item: tuple[int, Mutation], checker: Checker) -> Outcome:
+    """One item of a run, (index, candidate), checked by the shared ``checker``."""
+    return checker(*item)
+
+
 class _Synthesis:
     """One run: the release, its candidates, the checker the runner's workers call, the cache and the
     counts. Only this process writes the cache (outcomes come back to it in order)."""
@@ -154,11 +159,10 @@ class _Synthesis:
         def enough(done: list[Outcome]) -> bool:
             return limit is not None and sum(o.status == "validated" for o in done) >= limit
 
-        with self.runner.pool(self.options.workers, SYNTH_CHECK) as pool:
-            checker = pool.share(self.checker)
-            return run_ordered(mutations, None, workers=self.options.workers, enough=enough, on_result=self.report,
-                               on_extra=self.cache.add,
-                               submit=lambda i, m: pool.submit(checker, offset + i, m, group=self.release.slug))
+        return map_ordered(list(enumerate(mutations, offset)), check_item, runner=self.runner,
+                           workers=self.options.workers, hints=SYNTH_CHECK, group=lambda _: self.release.slug,
+                           share=self.checker, enough=enough, on_result=lambda _, outcome: self.report(outcome),
+                           on_extra=lambda _, outcome: self.cache.add(outcome))
 
     def close(self) -> None:
         close_episodes(self.checker.token)

@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from sweworld.htmlreport.model import BarChart, Cell, Section, Table
+from sweworld.runs.parallel import map_items
 from sweworld.types import Task
 from sweworld.world.metrics import binary, scored, similarity
 from sweworld.world.swr import SWR
@@ -100,15 +101,12 @@ def measure(traces: Iterable[StepTrace | EvalTrace], swt: SWT, swr: SWR, *, test
     steps = [t for t in traces if isinstance(t, StepTrace) and t.routed == "sim"]
     evals = [t for t in traces if isinstance(t, EvalTrace)]
 
-    def run(job: Callable[[], Any]) -> Any:
-        result = job()
+    def counted(_trace: Any, _score: Any) -> None:
         if on_item:
             on_item()
-        return result
 
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        step_scores = list(pool.map(run, [lambda t=t: score_step(swt, t) for t in steps]))
-        eval_scores = list(pool.map(run, [lambda t=t: score_eval(swr, t) for t in evals]))
+    step_scores = map_items(steps, partial(score_step, swt), workers=workers, on_done=counted)
+    eval_scores = map_items(evals, partial(score_eval, swr), workers=workers, on_done=counted)
     repos = sorted({s.repo for s in step_scores} | {s.repo for s in eval_scores})
     split = {repo: split_of(repo, test_fraction) for repo in repos}
 
