@@ -24,3 +24,12 @@ def test_import_floors_hold():
     result = subprocess.run([sys.executable, "-c", RUN], cwd=ROOT, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "0 broken" in result.stdout and " kept" in result.stdout, result.stdout
+
+
+def test_integrations_name_nothing_of_the_sandbox_not_even_for_type_checking():
+    """The contracts do not count ``TYPE_CHECKING`` imports; the integrations may not have those either:
+    they take a Backend and never see a sandbox."""
+    found = [f"{path.relative_to(ROOT)}:{n}" for path in sorted((ROOT / "src/sweworld/integrations").glob("*.py"))
+             for n, line in enumerate(path.read_text().splitlines(), 1)
+             if "sweworld.sandbox" in line and ("import" in line)]
+    assert not found, found

@@ -14,10 +14,13 @@ from typing import Any
 from pydantic import BaseModel, Field, model_validator
 
 from sweworld.errors import ConfigError
+from sweworld.registry import load
 from sweworld.world.models import OpenAIWorldConfig, WorldModel, create_model
 from sweworld.world.swr import SWR, SWRConfig
 from sweworld.world.swt import SWT, SWTConfig
 
+EMBEDDED_SWR = "sweworld.surrogates.swr.swr:create"
+"""The embedded SWR, loaded by name: the world never imports the surrogates (they sit above it)."""
 EMBEDDED_PREDICTOR = "sweworld.surrogates.swr:predictor"
 """The embedded SWR's per-test predictions, for the embedded SWT's structured test runs."""
 
@@ -72,6 +75,5 @@ class WorldConfig(BaseModel):
 
     def make_swr(self, model: WorldModel | None = None) -> SWR:
         if self.kind == "embedded" and model is None:
-            from sweworld.surrogates.swr import EmbeddedSWR, EmbeddedSWRConfig
-            return EmbeddedSWR(config=EmbeddedSWRConfig(**self.swr_model))  # type: ignore[return-value]
+            return load(EMBEDDED_SWR)(dict(self.swr_model))
         return SWR(model or create_model(self.kind, self.swr_model), self.swr)

@@ -137,6 +137,12 @@ class EmbeddedSWR:
         return test_statuses(model, task, probability, values, test_ids)
 
 
+def create(options: dict) -> EmbeddedSWR:
+    """The embedded SWR from its options (``EmbeddedSWRConfig``'s fields; an unknown one is an error):
+    what ``WorldConfig.make_swr`` loads by name for ``kind="embedded"``."""
+    return EmbeddedSWR(config=EmbeddedSWRConfig(**options))
+
+
 def predictor(path: str | None = None) -> EmbeddedSWR:
     """The embedded SWR (the shipped model, or the one at ``path``) as the embedded SWT's predictor
     (``load_predictor("sweworld.surrogates.swr:predictor", path)``)."""
