@@ -28,9 +28,9 @@ from sweworld.models.base import ModelConfig
 from sweworld.models.openai import OpenAIChatModel
 from sweworld.types import ExecResult, Task
 from sweworld.world.context import swr_context
-from sweworld.world.models import OpenAIWorldConfig, OpenAIWorldModel
 from sweworld.world.swr import SWR
 from sweworld.world.swt import SWT
+from sweworld.world.worldmodels import OpenAIWorldConfig, OpenAIWorldModel
 
 SOURCE = "".join(f"def f{i}(x):\n    return x + {i}\n\n" for i in range(150))  # ~5 KB
 DIFF = "diff --git a/pkg/mod.py b/pkg/mod.py\n--- a/pkg/mod.py\n+++ b/pkg/mod.py\n@@ -1,2 +1,2 @@\n" + \

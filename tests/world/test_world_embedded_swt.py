@@ -15,17 +15,17 @@ from sweworld.surrogates.swt.affected import affected_tests
 from sweworld.surrogates.swt.evaluate import held_out, leave_one_repo_out, score
 from sweworld.surrogates.swt.predictor import touches
 from sweworld.surrogates.swt.shellfilters import apply_filters
-from sweworld.surrogates.swt.structured import Prediction
+from sweworld.surrogates.swt.structured import SWTPrediction
 from sweworld.surrogates.swt.testcmd import keyword_matches, parse_script_command, parse_test_command
 from sweworld.world.context import swt_context
 from sweworld.world.fidelity import measure
 from sweworld.world.metrics import similarity
-from sweworld.world.models import create_model
 from sweworld.world.parse import SWTOutput
 from sweworld.world.swr import SWR
 from sweworld.world.swt import SWT, SWTConfig, to_result
 from sweworld.world.templates import styles
 from sweworld.world.traces import StepTrace, TraceStore
+from sweworld.world.worldmodels import create_model
 from world_embedded import BUGGY, FIXED, PY, PYTEST, collect, local_episode, shipped_tasks
 
 
@@ -271,11 +271,11 @@ def test_confidences_are_calibrated_on_exit_codes_left_out_by_repository(shipped
     table = calibration(shipped)
     assert table and all(0.0 < value < 1.0 for value in table.values())
     assert {key.split(":")[0].split("+")[0] for key in table} <= {"tests", "script", "neighbour", "none"}
-    assert calibrated(table, Prediction(SWTOutput(stdout="", stderr="", exit_code=0), 1.0, "replay")) == 1.0
+    assert calibrated(table, SWTPrediction(SWTOutput(stdout="", stderr="", exit_code=0), 1.0, "replay")) == 1.0
     source = next(iter(k for k in table if ":" not in k and "+" not in k))
-    low = Prediction(SWTOutput(stdout="", stderr="", exit_code=0), 0.123, source)
+    low = SWTPrediction(SWTOutput(stdout="", stderr="", exit_code=0), 0.123, source)
     assert calibrated(table, low) == table.get(f"{source}:0", table[source])
-    decided = Prediction(low.output, 0.123, source, {"why": {"predicted": 1}})
+    decided = SWTPrediction(low.output, 0.123, source, {"why": {"predicted": 1}})
     assert calibrated(table, decided) == table.get(f"{source}+predicted:0", table.get(f"{source}+predicted",
                                                                                       calibrated(table, low)))
     swt = EmbeddedSWT.fit(shipped)

@@ -8,8 +8,8 @@ from world_tasks import SCRIPT, calc_task, swt_reply, world_model
 
 from chatserver import ChatServer
 from sweworld.errors import ConfigError
-from sweworld.world.models import OpenAIWorldModel, WorldModel, create_model, model_names, register_model
 from sweworld.world.swt import SIM_FAILURE_EXIT_CODE, SWT, SimExecResult, SWTConfig
+from sweworld.world.worldmodels import OpenAIWorldModel, WorldModel, create_model, model_names, register_model
 
 MARK = {"sweworld": "## Command (run in", "swe-world": "### 4. Command to Simulate"}
 
@@ -118,6 +118,6 @@ def test_a_registered_factory_is_found_by_name_and_lazily_by_path():
             return [swt_reply(messages[-1]["content"][:3])] * n
 
     register_model("test-echo", lambda config: Echo(), replace=True)
-    register_model("test-lazy", "sweworld.world.models:_openai", replace=True)
+    register_model("test-lazy", "sweworld.world.worldmodels:_openai", replace=True)
     assert create_model("test-echo").complete([{"role": "user", "content": "abcdef"}]) == [swt_reply("abc")]
     assert isinstance(create_model("test-lazy", {"urls": ["http://x/v1"], "model": "m"}), OpenAIWorldModel)

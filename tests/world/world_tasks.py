@@ -9,7 +9,7 @@ from tests.conftest import git, make_git_tree
 from world_direxec import DirExecutor
 
 from sweworld.types import Task
-from sweworld.world.models import OpenAIWorldConfig, OpenAIWorldModel
+from sweworld.world.worldmodels import OpenAIWorldConfig, OpenAIWorldModel
 
 BUGGY = "def add(a, b):\n    return a - b\n"
 FIXED = "def add(a, b):\n    return a + b\n"

@@ -15,9 +15,9 @@ from pydantic import BaseModel, Field, model_validator
 
 from sweworld.errors import ConfigError
 from sweworld.registry import load
-from sweworld.world.models import OpenAIWorldConfig, WorldModel, create_model
 from sweworld.world.swr import SWR, SWRConfig
 from sweworld.world.swt import SWT, SWTConfig
+from sweworld.world.worldmodels import OpenAIWorldConfig, WorldModel, create_model
 
 EMBEDDED_SWR = "sweworld.surrogates.swr.swr:create"
 """The embedded SWR, loaded by name: the world never imports the surrogates (they sit above it)."""
@@ -29,7 +29,7 @@ class WorldConfig(BaseModel):
     """The world's two models (the same endpoint may serve both)."""
 
     kind: str = Field(default="openai", description=(
-        "World-model registry name (sweworld.world.models); a saved file's older key `backend` is read as it."))
+        "World-model registry name (sweworld.world.worldmodels); a saved file's older key `backend` is read as it."))
     swt_model: dict[str, Any] = Field(default_factory=dict, description=(
         "Config of the SWT model for the registry (openai: urls, model, temperature, ...)."))
     swr_model: dict[str, Any] = Field(default_factory=dict, description="Config of the SWR model (same keys).")

@@ -39,10 +39,10 @@ from sweworld.harness.grade import (
 from sweworld.harness.report import InstanceReport
 from sweworld.types import Task
 from sweworld.world.context import ContextLimits, SWRContext, swr_context, test_file_paths
-from sweworld.world.models import WorldModel
 from sweworld.world.parse import SWROutput, parse_swr, sample
 from sweworld.world.templates import render
 from sweworld.world.testfiles import inspect_patch
+from sweworld.world.worldmodels import WorldModel
 
 
 class SimInstanceReport(InstanceReport):

@@ -22,9 +22,9 @@ from sweworld.executor import Executor
 from sweworld.protocols import StructuredSWT
 from sweworld.types import ExecResult, Task
 from sweworld.world.context import ContextLimits, HistoryStep, SWTContext, swt_context
-from sweworld.world.models import WorldModel
 from sweworld.world.parse import SWTOutput, parse_swt, sample
 from sweworld.world.templates import render
+from sweworld.world.worldmodels import WorldModel
 
 SIM_FAILURE_EXIT_CODE = -1
 """Exit code of the observation given when SWT produced no valid reply (SWE-World's choice too)."""

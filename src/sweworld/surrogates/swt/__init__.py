@@ -4,6 +4,6 @@ nearest recorded step); ``create_model("embedded", config)`` serves it as a ``Wo
 
 from sweworld.surrogates.swt.model import EmbeddedSWT
 from sweworld.surrogates.swt.predictor import GoldTouchPredictor, TestOutcomePredictor
-from sweworld.surrogates.swt.structured import Prediction
+from sweworld.surrogates.swt.structured import SWTPrediction
 
-__all__ = ["EmbeddedSWT", "GoldTouchPredictor", "Prediction", "TestOutcomePredictor"]
+__all__ = ["EmbeddedSWT", "GoldTouchPredictor", "SWTPrediction", "TestOutcomePredictor"]

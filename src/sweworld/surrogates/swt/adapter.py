@@ -4,7 +4,7 @@ SWT hands a world model rendered messages, not its context; ``context_from_messa
 context back from either shipped prompt style (``sweworld``: task line, diff, executed files,
 command; ``swe-world``: problem statement, command, files, diff, gold patch; the instance is then
 found by its problem statement). The reply is SWT's JSON with ``confidence`` (which ``parse_swt``
-reads and hybrid routing uses) and ``source``; the latest ``Prediction`` is kept in ``last`` and
+reads and hybrid routing uses) and ``source``; the latest ``SWTPrediction`` is kept in ``last`` and
 every one is counted by source in ``counts``. ``predict_context(context)`` skips the prompt
 altogether, for a caller that holds the context (the SWT hook proposed in docs/world.md).
 
@@ -31,7 +31,7 @@ from sweworld.errors import WorldError
 from sweworld.registry import refuse_unknown
 from sweworld.surrogates.swt.model import EmbeddedSWT
 from sweworld.surrogates.swt.predictor import load_predictor
-from sweworld.surrogates.swt.structured import Prediction
+from sweworld.surrogates.swt.structured import SWTPrediction
 from sweworld.world.context import FileText, SWTContext, TaskInfo
 from sweworld.world.parse import SWTOutput
 from sweworld.world.replay import FENCE, message_text
@@ -114,7 +114,7 @@ class EmbeddedWorldModel:
 
     def __init__(self, swt: EmbeddedSWT):
         self.swt = swt
-        self.last: Prediction | None = None
+        self.last: SWTPrediction | None = None
         self.counts: Counter[str] = Counter()
         self._lock = threading.Lock()
 
@@ -122,10 +122,10 @@ class EmbeddedWorldModel:
         """The prediction for a structured context (no prompt to read back; ``confidence`` set)."""
         return self._predict(context).output
 
-    def predict_messages(self, messages: Sequence[Mapping[str, Any]]) -> Prediction:
+    def predict_messages(self, messages: Sequence[Mapping[str, Any]]) -> SWTPrediction:
         return self._predict(context_from_messages(messages))
 
-    def _predict(self, context: SWTContext) -> Prediction:
+    def _predict(self, context: SWTContext) -> SWTPrediction:
         facts = self.swt.facts_for(context)
         if facts is not None and context.task.instance_id == "?":
             task = facts.task

@@ -3,7 +3,7 @@ builds): below both what calibrates (``calibrate``) and what applies the table (
 
 from __future__ import annotations
 
-from sweworld.surrogates.swt.structured import Prediction
+from sweworld.surrogates.swt.structured import SWTPrediction
 
 BANDS = (0.5, 0.8)
 
@@ -12,14 +12,14 @@ def band(confidence: float) -> int:
     return sum(confidence >= edge for edge in BANDS)
 
 
-def path_of(prediction: Prediction) -> str:
+def path_of(prediction: SWTPrediction) -> str:
     """The prediction path, with ``+predicted`` when the per-test predictor decided a test (the
     recorded and listed statuses are surer than the predictor's)."""
     predicted = (prediction.detail.get("why") or {}).get("predicted")
     return f"{prediction.source}+predicted" if predicted else prediction.source
 
 
-def calibrated(table: dict[str, float], prediction: Prediction) -> float:
+def calibrated(table: dict[str, float], prediction: SWTPrediction) -> float:
     """The calibrated confidence of a prediction: its path's band, its path, its source's band, its
     source, the first the table has (replays and unknown paths keep their own)."""
     if prediction.source == "replay":

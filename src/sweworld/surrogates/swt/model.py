@@ -1,6 +1,6 @@
 """The embedded SWT: structured, CPU-only predictions of code execution, each with a confidence.
 
-``EmbeddedSWT.predict(context) -> Prediction`` (an ``SWTOutput``, a confidence in [0, 1] and the
+``EmbeddedSWT.predict(context) -> SWTPrediction`` (an ``SWTOutput``, a confidence in [0, 1] and the
 path that produced it):
 
 (a) ``replay``: a recorded step of the same instance with the same command, diff and executed
@@ -44,7 +44,7 @@ from sweworld.surrogates.swt.learn import learn, task_from_context
 from sweworld.surrogates.swt.neighbors import TfidfIndex, tokens
 from sweworld.surrogates.swt.predictor import GoldTouchPredictor, TestOutcomePredictor, state_class
 from sweworld.surrogates.swt.scripts import predict_script
-from sweworld.surrogates.swt.structured import Prediction, predict_tests
+from sweworld.surrogates.swt.structured import SWTPrediction, predict_tests
 from sweworld.surrogates.swt.testcmd import parse_script_command, parse_test_command
 from sweworld.types import Task
 from sweworld.world.context import SWTContext
@@ -110,7 +110,7 @@ class EmbeddedSWT:
             facts = InstanceFacts(task=task_from_context(context).model_dump(mode="json"))
         return facts
 
-    def predict(self, context: SWTContext) -> Prediction:
+    def predict(self, context: SWTContext) -> SWTPrediction:
         started = time.perf_counter()
         try:
             got = self._predict(context)
@@ -121,12 +121,12 @@ class EmbeddedSWT:
         finally:
             self.timings.append(time.perf_counter() - started)
 
-    def _predict(self, context: SWTContext) -> Prediction:
+    def _predict(self, context: SWTContext) -> SWTPrediction:
         if self.replay:
             index = self.data.replay.get(state_key(context))
             if index is not None:
                 step = self.data.steps[index]
-                return Prediction(SWTOutput(stdout=step.output, stderr="", exit_code=step.exit_code), 1.0, "replay",
+                return SWTPrediction(SWTOutput(stdout=step.output, stderr="", exit_code=step.exit_code), 1.0, "replay",
                                   {"step": index})
         facts = self.facts_for(context)
         run = parse_test_command(context.command, context.workdir) if self.structured else None
@@ -157,16 +157,16 @@ class EmbeddedSWT:
         return self._index
 
     def neighbour(self, context: SWTContext, facts: InstanceFacts | None = None, *,
-                  exit_code: int | None = None) -> Prediction:
+                  exit_code: int | None = None) -> SWTPrediction:
         """Part (c): the nearest recorded step (see the module docstring); with ``exit_code``, the
         nearest of those that exited so (an empty output with that code when none did)."""
         query = _document(context.command, [f.path for f in context.files])
         hits = [h for h in self.index.query(query, k=50 if exit_code is not None else 20)
                 if exit_code is None or self.data.steps[h[0]].exit_code == exit_code]
         if not hits and exit_code is not None:
-            return Prediction(SWTOutput(stdout="", stderr="", exit_code=exit_code), 0.0, "none")
+            return SWTPrediction(SWTOutput(stdout="", stderr="", exit_code=exit_code), 0.0, "none")
         if not hits:
-            return Prediction(SWTOutput(stdout="", stderr="", exit_code=0), 0.0, "none")
+            return SWTPrediction(SWTOutput(stdout="", stderr="", exit_code=0), 0.0, "none")
         instance = facts.task["instance_id"] if facts else context.task.instance_id
         state = diff_digest(context.diff)
         kind = state_class(context.diff, facts.task.get("patch") or "") if facts else ""
@@ -182,6 +182,6 @@ class EmbeddedSWT:
 
         index, cosine = max(hits, key=rank)
         step = self.data.steps[index]
-        return Prediction(SWTOutput(stdout=step.output, stderr="", exit_code=step.exit_code),
+        return SWTPrediction(SWTOutput(stdout=step.output, stderr="", exit_code=step.exit_code),
                           round(min(cosine * agreement(step), MAX_NEIGHBOUR_CONFIDENCE), 4), "neighbour",
                           {"step": index, "command": step.command, "instance_id": step.instance_id, "state": kind})

@@ -25,7 +25,7 @@ from sweworld.surrogates.swt.affected import without_scratch
 from sweworld.surrogates.swt.facts import InstanceFacts, RepoFacts
 from sweworld.surrogates.swt.predictor import TestOutcomePredictor
 from sweworld.surrogates.swt.shellfilters import apply_filters
-from sweworld.surrogates.swt.structured import Prediction, statuses
+from sweworld.surrogates.swt.structured import SWTPrediction, statuses
 from sweworld.surrogates.swt.testcmd import TestRun, relative
 from sweworld.world.context import SWTContext
 from sweworld.world.parse import SWTOutput
@@ -45,7 +45,7 @@ def named_tests(source: str, known: set[str]) -> list[str]:
 
 
 def predict_script(run: TestRun, context: SWTContext, facts: InstanceFacts, repo: RepoFacts,
-                   predictor: TestOutcomePredictor, recorded: Callable[[int], Prediction]) -> Prediction | None:
+                   predictor: TestOutcomePredictor, recorded: Callable[[int], SWTPrediction]) -> SWTPrediction | None:
     """The outcome of running the script ``run`` names (module docstring), or None."""
     texts = {relative(f.path, context.workdir, context.workdir): f.content for f in context.files}
     script = run.targets[0]
@@ -62,4 +62,4 @@ def predict_script(run: TestRun, context: SWTContext, facts: InstanceFacts, repo
         confidence *= 1.0 if understood else 0.6
     detail = {"tests": len(rows), "failed": sum(s in ("FAILED", "ERROR") for _, s, _, _ in rows),
               "why": {why: sum(r[3] == why for r in rows) for why in {r[3] for r in rows}}, **like.detail}
-    return Prediction(SWTOutput(stdout=stdout, stderr="", exit_code=code), round(confidence, 4), "script", detail)
+    return SWTPrediction(SWTOutput(stdout=stdout, stderr="", exit_code=code), round(confidence, 4), "script", detail)

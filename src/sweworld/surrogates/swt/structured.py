@@ -37,7 +37,7 @@ WRAPPED = 0.9
 
 
 @dataclass
-class Prediction:
+class SWTPrediction:
     """One embedded SWT prediction: the output, how sure it is, and which path produced it."""
 
     output: SWTOutput
@@ -92,7 +92,7 @@ def _named_as(facts: InstanceFacts, tests: list[str]) -> InstanceFacts:
 
 
 def predict_tests(run: TestRun, context: SWTContext, facts: InstanceFacts, repo: RepoFacts,
-                  predictor: TestOutcomePredictor) -> Prediction:
+                  predictor: TestOutcomePredictor) -> SWTPrediction:
     """The output of the test command ``run`` in ``context`` (see the module docstring)."""
     texts = {relative(f.path, context.workdir, context.workdir): f.content for f in context.files}
     chosen = select(run, facts.known_tests(), texts)
@@ -116,4 +116,4 @@ def predict_tests(run: TestRun, context: SWTContext, facts: InstanceFacts, repo:
     confidence *= 1.0 if run.wrapper is None else WRAPPED
     detail = {"tests": len(outcomes), "failed": len(failed), "missing": chosen.missing,
               "why": {why: sum(r[3] == why for r in rows) for why in {r[3] for r in rows}}}
-    return Prediction(SWTOutput(stdout=stdout, stderr=stderr, exit_code=code), round(confidence, 4), "tests", detail)
+    return SWTPrediction(SWTOutput(stdout=stdout, stderr=stderr, exit_code=code), round(confidence, 4), "tests", detail)

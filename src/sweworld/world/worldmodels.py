@@ -1,4 +1,4 @@
-"""World-model backends: what turns SWT/SWR messages into reply texts, and a registry of them.
+"""World models: what turns SWT/SWR messages into reply texts, and the registry of them.
 
 ``WorldModel.complete(messages, n=1, *, attempt=0) -> list[str]``: ``n`` samples of the reply to
 ``messages``. ``attempt`` counts retries after an invalid reply (0 the first time); a model that
