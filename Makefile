@@ -1,12 +1,27 @@
 # The two commands: `make demo` runs the main job, `make test` runs the test suite.
 # Each creates or refreshes .venv, installs sweworld and what it needs (bubblewrap through apt-get
-# when running as root and it is missing), then runs.
+# when running as root and it is missing), then runs. Installs go through uv from the committed
+# lock files: requirements/demo.txt (the core dependencies: all the demo imports) for `make demo`,
+# requirements/dev.txt (the `dev` extra: test tools, torch CPU, TRL, Ray) for `make test`;
+# `make lock` regenerates both from pyproject.toml.
 PYTHON ?= python3
 VENV := .venv
-STAMP := $(VENV)/.installed
 PY := $(VENV)/bin/python
+UV := $(VENV)/bin/uv
+UV_VERSION := 0.13.8
+PIP_VERSION := 26.3
+DEMO_LOCK := requirements/demo.txt
+DEV_LOCK := requirements/dev.txt
+# separate stamps: `make demo` after `make test` keeps the test tools, `make test` after `make demo` adds them
+DEMO_STAMP := $(VENV)/.installed-demo
+DEV_STAMP := $(VENV)/.installed-dev
+# where uv finds torch's CPU build (not on PyPI): the find-links pip is configured with, as pip found
+# it before, else the PyTorch CPU index; `make test TORCH_FIND_LINKS=DIR-OR-URL` to choose
+TORCH_FIND_LINKS ?= $(or $(PIP_FIND_LINKS),$(shell $(PYTHON) -m pip config get global.find-links 2>/dev/null),https://download.pytorch.org/whl/cpu/torch/)
+UV_PIP := $(UV) pip
+LOCK_ARGS := --python-version 3.11 --python-platform x86_64-manylinux_2_28 --custom-compile-command 'make lock' -q
 
-.PHONY: demo test lint system venv clean
+.PHONY: demo test lint lock system venv venv-demo clean
 
 system:
 	@missing=""; \
@@ -26,15 +41,28 @@ system:
 	  fi; \
 	fi
 
-$(STAMP): pyproject.toml
+# the venv and uv in it (pip stays: sweworld downloads sdists with `python -m pip download`)
+$(UV):
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --disable-pip-version-check --upgrade pip
-	$(PY) -m pip install -q --disable-pip-version-check -e '.[dev]'
-	@touch $(STAMP)
+	$(PY) -m pip install -q --disable-pip-version-check pip==$(PIP_VERSION) uv==$(UV_VERSION)
 
-venv: system $(STAMP)
+# adds the demo's pins (a subset of the dev pins) and removes nothing
+$(DEMO_STAMP): pyproject.toml $(DEMO_LOCK) | $(UV)
+	$(UV_PIP) install -q --python $(PY) -r $(DEMO_LOCK)
+	$(UV_PIP) install -q --python $(PY) --no-deps -e .
+	@touch $@
 
-demo: venv
+# exactly the dev pins (sync removes what is not in them), then sweworld itself, editable
+$(DEV_STAMP): pyproject.toml $(DEV_LOCK) | $(UV)
+	$(UV_PIP) sync -q --python $(PY) $(foreach f,$(TORCH_FIND_LINKS),--find-links $(f)) $(DEV_LOCK)
+	$(UV_PIP) install -q --python $(PY) --no-deps -e .
+	@touch $@ $(DEMO_STAMP)
+
+venv-demo: system $(DEMO_STAMP)
+
+venv: system $(DEV_STAMP)
+
+demo: venv-demo
 	$(VENV)/bin/sweworld demo
 
 test: venv
@@ -43,6 +71,12 @@ test: venv
 
 lint: venv
 	$(VENV)/bin/ruff check --no-cache src tests benchmarks
+
+# the lock files, for CPython 3.11 on Linux x86_64; the demo's pins are taken from the dev ones
+lock: | $(UV)
+	$(UV_PIP) compile pyproject.toml --extra dev $(LOCK_ARGS) \
+	  $(foreach f,$(TORCH_FIND_LINKS),--find-links $(f)) -o $(DEV_LOCK)
+	$(UV_PIP) compile pyproject.toml -c $(DEV_LOCK) $(LOCK_ARGS) -o $(DEMO_LOCK)
 
 clean:
 	rm -rf $(VENV) build *.egg-info
