@@ -123,17 +123,23 @@ def run_tests(sb: Executor, task: Task, recipe: EnvRecipe, *, timeout: float,
     return grade.extract_test_run(result.output, nonce), result
 
 
+def begin_instance(log_dir: Path, prediction: Prediction) -> tuple[InstanceLog, str | None]:
+    """Start an instance's log directory: the unfinished marker first (a kill from here on leaves an
+    unfinished instance), last run's test files gone, the patch written; its log and the patch."""
+    log_dir.mkdir(parents=True, exist_ok=True)
+    clear_report(log_dir)
+    for stale in (EVAL_SCRIPT_FILE, TEST_OUTPUT_FILE):
+        (log_dir / stale).unlink(missing_ok=True)
+    patch = prediction.model_patch
+    write_atomic(log_dir / PATCH_FILE, patch or "")
+    return InstanceLog(log_dir / LOG_FILE), patch
+
+
 def evaluate_prepared(task: Task, prediction: Prediction, log_dir: Path, *, prepare: Callable[[], Prepared],
                       timeout: float = timeouts.EVALUATION) -> InstanceReport:
     """Evaluate ``prediction`` on ``task`` in an episode of ``prepare()``; always returns a report
     (errors included: an ``InfraError`` of ``prepare`` too) and writes it."""
-    log_dir.mkdir(parents=True, exist_ok=True)
-    clear_report(log_dir)  # the marker goes first: a kill from here on leaves an unfinished instance
-    for stale in (EVAL_SCRIPT_FILE, TEST_OUTPUT_FILE):
-        (log_dir / stale).unlink(missing_ok=True)
-    log = InstanceLog(log_dir / LOG_FILE)
-    patch = prediction.model_patch
-    write_atomic(log_dir / PATCH_FILE, patch or "")
+    log, patch = begin_instance(log_dir, prediction)
     report = InstanceReport(instance_id=task.instance_id, patch_is_None=patch is None,
                             patch_exists=bool(patch and patch.strip()), patch_successfully_applied=False,
                             resolved=False)
@@ -183,12 +189,7 @@ def _evaluate(task: Task, patch: str | None, log_dir: Path, log: InstanceLog, re
             raise InfraError("the test patch did not apply to the patched tree", where=task.instance_id,
                                hint="check the instance's test_patch against base_commit")
         graded = grade.grade(task, run)
-        report.tests_status = graded.tests_status
-        report.resolution = graded.resolution
-        report.resolved = graded.resolved
-        report.crashed = graded.crashed
-        report.test_exit_code = run.exit_code
-        report.tests_missing = graded.missing
+        report.record_grade(graded)
         if graded.missing:
             log(f"{len(graded.missing)} listed tests missing from the test output (graded as failed): "
                 + ", ".join(graded.missing[:20]) + (" ..." if len(graded.missing) > 20 else ""))

@@ -77,13 +77,17 @@ class InstanceReport(BaseModel):
                      patch_exists=bool(model_patch and model_patch.strip()), patch_successfully_applied=patch_applied,
                      apply_method=apply_method, error=error, error_kind="infra" if error else None)
         if graded is not None and error is None:
-            report.tests_status = graded.tests_status
-            report.resolution = graded.resolution
-            report.resolved = graded.resolved
-            report.test_exit_code = graded.exit_code
-            report.crashed = graded.crashed
-            report.tests_missing = graded.missing
+            report.record_grade(graded)
         return report
+
+    def record_grade(self, graded: GradeResult) -> None:
+        """Take the grade's verdict: statuses, resolution, exit code, crash, missing tests."""
+        self.tests_status = graded.tests_status
+        self.resolution = graded.resolution
+        self.resolved = graded.resolved
+        self.test_exit_code = graded.exit_code
+        self.crashed = graded.crashed
+        self.tests_missing = graded.missing
 
     @property
     def is_infra_error(self) -> bool:

@@ -21,6 +21,16 @@ _PY_TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
+def schema(required: tuple[str, ...] = (), **properties: dict) -> dict:
+    """A tool's ``parameters``: a JSON-schema object of ``properties`` (in order), ``required`` named."""
+    return {"type": "object", "properties": properties, "required": list(required)}
+
+
+def text(description: str) -> dict:
+    """A string property of a tool's ``parameters``."""
+    return {"type": "string", "description": description}
+
+
 class ToolResult(BaseModel):
     """What a tool call returns to the agent."""
 
@@ -69,6 +79,7 @@ class Tool:
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
     parameters: ClassVar[dict] = {"type": "object", "properties": {}, "required": []}
+    """The JSON schema of the arguments (``schema(...)`` writes one)."""
     #: Other names the tool answers to (``finish`` for ``submit``).
     aliases: ClassVar[tuple[str, ...]] = ()
 

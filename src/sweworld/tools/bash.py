@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from sweworld.executor import Executor
-from sweworld.tools.base import Tool, ToolError, ToolResult
+from sweworld.tools.base import Tool, ToolError, ToolResult, schema, text
 from sweworld.tools.truncate import MAX_CHARS, MAX_LINES, truncate_observation
 
 
@@ -30,14 +30,8 @@ class BashTool(Tool):
         "exported variables carry over between calls. Long outputs are cut in the middle. A command "
         "that runs past the timeout is killed; run long jobs in the background with output redirected "
         "to a file.")
-    parameters: ClassVar[dict] = {
-        "type": "object",
-        "properties": {
-            "command": {"type": "string", "description": "The bash command to execute."},
-            "timeout": {"type": "number", "description": "Optional wall timeout in seconds."},
-        },
-        "required": ["command"],
-    }
+    parameters: ClassVar[dict] = schema(("command",), command=text("The bash command to execute."),
+                                        timeout={"type": "number", "description": "Optional wall timeout in seconds."})
 
     def __init__(self, *, default_timeout: float | None = None, max_timeout: float | None = None,
                  max_chars: int = MAX_CHARS, max_lines: int = MAX_LINES):

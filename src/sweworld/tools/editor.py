@@ -11,7 +11,7 @@ import shlex
 from typing import ClassVar
 
 from sweworld.executor import Executor
-from sweworld.tools.base import Tool, ToolError, ToolResult
+from sweworld.tools.base import Tool, ToolError, ToolResult, schema, text
 from sweworld.tools.search import path_kind
 from sweworld.tools.truncate import MAX_CHARS, MAX_LINES, truncate_observation
 
@@ -44,22 +44,17 @@ class EditorTool(Tool):
         "the file, whitespace included, so include enough context to make it unique.\n"
         "* `insert` inserts `new_str` after line `insert_line` (0 inserts at the top).\n"
         "* `undo_edit` reverts the last edit made to the file at `path`.")
-    parameters: ClassVar[dict] = {
-        "type": "object",
-        "properties": {
-            "command": {"type": "string", "enum": COMMANDS, "description": "The command to run."},
-            "path": {"type": "string", "description": "Absolute path to a file or directory."},
-            "file_text": {"type": "string", "description": "`create`: the content of the new file."},
-            "old_str": {"type": "string", "description": "`str_replace`: the exact text to replace."},
-            "new_str": {"type": "string",
-                        "description": "`str_replace`: the replacement (default empty); `insert`: the text to insert."},
-            "insert_line": {"type": "integer",
-                            "description": "`insert`: insert after this line (0 = at the top)."},
-            "view_range": {"type": "array", "items": {"type": "integer"},
-                           "description": "`view` of a file: [start, end], 1-based, inclusive; end -1 = to the end."},
-        },
-        "required": ["command", "path"],
-    }
+    parameters: ClassVar[dict] = schema(
+        ("command", "path"),
+        command={"type": "string", "enum": COMMANDS, "description": "The command to run."},
+        path=text("Absolute path to a file or directory."),
+        file_text=text("`create`: the content of the new file."),
+        old_str=text("`str_replace`: the exact text to replace."),
+        new_str=text("`str_replace`: the replacement (default empty); `insert`: the text to insert."),
+        insert_line={"type": "integer", "description": "`insert`: insert after this line (0 = at the top)."},
+        view_range={"type": "array", "items": {"type": "integer"},
+                    "description": "`view` of a file: [start, end], 1-based, inclusive; end -1 = to the end."},
+    )
 
     def __init__(self, *, max_chars: int = MAX_CHARS, max_lines: int = MAX_LINES):
         self.max_chars = max_chars

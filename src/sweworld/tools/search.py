@@ -7,7 +7,7 @@ import shlex
 from typing import ClassVar
 
 from sweworld.executor import Executor
-from sweworld.tools.base import Tool, ToolError, ToolResult
+from sweworld.tools.base import Tool, ToolError, ToolResult, schema, text
 from sweworld.tools.truncate import truncate_observation
 
 MAX_FILES = 100
@@ -27,14 +27,8 @@ class SearchTool(Tool):
         "Search for a literal term. In a directory (default: the repository root): list the files that "
         "contain it, with match counts (at most 100 files; .git is skipped). In a file: the matching "
         "lines with their line numbers.")
-    parameters: ClassVar[dict] = {
-        "type": "object",
-        "properties": {
-            "search_term": {"type": "string", "description": "The literal text to search for."},
-            "path": {"type": "string", "description": "A directory or file (default: the repository root)."},
-        },
-        "required": ["search_term"],
-    }
+    parameters: ClassVar[dict] = schema(("search_term",), search_term=text("The literal text to search for."),
+                                        path=text("A directory or file (default: the repository root)."))
 
     def execute(self, executor: Executor, search_term: str, path: str | None = None) -> ToolResult:
         if not search_term:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from sweworld.executor import Executor
-from sweworld.tools.base import Tool, ToolResult
+from sweworld.tools.base import Tool, ToolResult, schema, text
 
 
 class SubmitTool(Tool):
@@ -14,11 +14,7 @@ class SubmitTool(Tool):
     description: ClassVar[str] = (
         "Submit your changes and end the task. Call it once the fix is complete; the current state of "
         "the repository is what gets evaluated.")
-    parameters: ClassVar[dict] = {
-        "type": "object",
-        "properties": {"result": {"type": "string", "description": "Optional final message (ignored)."}},
-        "required": [],
-    }
+    parameters: ClassVar[dict] = schema(result=text("Optional final message (ignored)."))
 
     def execute(self, executor: Executor, result: str | None = None) -> ToolResult:
         return ToolResult(observation="submitted", submitted=True)

@@ -10,15 +10,12 @@ from pathlib import Path
 
 from sweworld.errors import InfraError, WorldError
 from sweworld.executor import Executor
-from sweworld.harness.evaluate import InstanceLog
+from sweworld.harness.evaluate import begin_instance
 from sweworld.harness.predictions import Prediction
 from sweworld.harness.report import (
     EVAL_SCRIPT_FILE,
-    LOG_FILE,
-    PATCH_FILE,
     TEST_OUTPUT_FILE,
     InstanceReport,
-    clear_report,
     write_atomic,
     write_report,
 )
@@ -30,13 +27,7 @@ from sweworld.world.swr import SWR
 def evaluate_simulated(task: Task, prediction: Prediction, log_dir: Path, *, swr: SWR,
                        open_workspace: Callable[[], Executor]) -> InstanceReport:
     """SWR's report of ``prediction`` (always a report, errors included), written to ``log_dir``."""
-    log_dir.mkdir(parents=True, exist_ok=True)
-    clear_report(log_dir)  # the marker goes first: a kill from here on leaves an unfinished instance
-    for stale in (EVAL_SCRIPT_FILE, TEST_OUTPUT_FILE):
-        (log_dir / stale).unlink(missing_ok=True)
-    log = InstanceLog(log_dir / LOG_FILE)
-    patch = prediction.model_patch
-    write_atomic(log_dir / PATCH_FILE, patch or "")
+    log, patch = begin_instance(log_dir, prediction)
     log(f"instance {task.instance_id}: repo {task.repo} at {task.base_commit} (simulated: SWR, {swr.config.style} "
         f"prompts, k={swr.config.k})")
     try:

@@ -206,28 +206,54 @@ def _reportchars(chars: str) -> str:
     return out
 
 
+class _Args:
+    """A cursor over a runner's arguments: each in turn, and the value an option takes (``--opt=v``
+    or ``--opt v``)."""
+
+    def __init__(self, args: list[str]):
+        self.args, self.at = args, 0
+
+    def __iter__(self):
+        while self.at < len(self.args):
+            self.at += 1
+            yield self.args[self.at - 1]
+
+    def value(self, arg: str, default: str = "") -> str:
+        """``arg``'s value: after its ``=``, else the next argument (consumed)."""
+        if "=" in arg:
+            return arg.partition("=")[2] or default
+        self.at += 1
+        return self.args[self.at - 1] if self.at <= len(self.args) else default
+
+    def words(self) -> list[str]:
+        """The arguments up to the next option (consumed), as argparse's ``nargs='*'`` takes them."""
+        taken = []
+        while self.at < len(self.args) and not self.args[self.at].startswith("-"):
+            taken.append(self.args[self.at])
+            self.at += 1
+        return taken
+
+
 def _unittest(args: list[str], runner: str) -> TestRun:
     run = TestRun(runner)
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        i += 1
+    cursor = _Args(args)
+    for arg in cursor:
         if arg in ("-v", "--verbose"):
             run.verbosity = 2
         elif arg in ("-q", "--quiet"):
             run.verbosity = 0
         elif arg.startswith("--verbosity"):
-            level = arg.partition("=")[2] or (args[i] if i < len(args) else "1")
-            i += 0 if "=" in arg else 1
+            level = cursor.value(arg, "1")
             run.verbosity = int(level) if level.isdigit() else 1
         elif arg in ("-f", "--failfast"):
             run.exitfirst = True
         elif arg.startswith("--parallel"):
-            level = arg.partition("=")[2] or (args[i] if i < len(args) else "")
-            i += 0 if "=" in arg else 1
+            level = cursor.value(arg)
             run.parallel = int(level) if level.isdigit() else None
-        elif arg.startswith("--settings") or arg == "discover":
-            i += 0 if "=" in arg or arg == "discover" else 1
+        elif arg.startswith("--settings"):
+            cursor.value(arg)
+        elif arg == "discover":
+            continue
         elif arg.startswith("-"):
             run.exact = False
         else:
@@ -241,22 +267,16 @@ def _sympy(args: list[str]) -> TestRun:
     """``bin/test [options] [paths]`` (``-k`` takes the words up to the next option, as argparse's
     ``nargs='*'`` does; ``--no-subprocess``, ``--no-colors`` and the like change nothing it prints)."""
     run = TestRun("sympy", tb="short")
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        i += 1
+    cursor = _Args(args)
+    for arg in cursor:
         if arg in ("-v", "--verbose"):
             run.verbosity = 1
         elif arg == "-k":
-            words = []
-            while i < len(args) and not args[i].startswith("-"):
-                words.append(args[i])
-                i += 1
-            run.keyword = " or ".join(words) or None
+            run.keyword = " or ".join(cursor.words()) or None
         elif arg in _SYMPY_VALUE:
-            if arg == "--tb" and i < len(args):
-                run.tb = args[i]
-            i += 1
+            value = cursor.value(arg, run.tb)
+            if arg == "--tb":
+                run.tb = value
         elif arg.startswith("--tb="):
             run.tb = arg[5:]
         elif arg in ("-C", "--no-cache"):
