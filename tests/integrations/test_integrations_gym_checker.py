@@ -102,3 +102,13 @@ def test_time_limit_truncates_and_ends_the_episode_with_its_patch():
 def test_a_backend_is_required_to_be_one():
     with pytest.raises(TypeError, match="Backend"):
         SWEEnv(TASKS, backend=object())
+
+
+def test_a_backend_config_is_built_into_its_backend():
+    from sweworld.config import SimBackendConfig, WorldModelConfig
+
+    env = SWEEnv(TASKS, backend=SimBackendConfig(world=WorldModelConfig(kind="embedded")))
+    try:
+        assert env._backend is not None and env._backend.name == "sim"
+    finally:
+        env.close()

@@ -7,7 +7,8 @@
 - ``sweworld.integrations.minisweagent``: ``SweworldEnvironment``, a mini-swe-agent ``Environment``
   over one episode (extra ``minisweagent``).
 
-Both take a ``Backend`` (``sweworld.backends``: ``RealBackend(...)``, a sim backend...); without one
+Both take a ``Backend`` (``sweworld.backends``: ``RealBackend(...)``, a sim backend...) or a
+``sweworld.config.BackendConfig`` (built with ``make_backend``); without one
 they use ``default_backend()``. Neither gymnasium nor mini-swe-agent is needed to import this
 package: names load lazily.
 """
@@ -41,11 +42,15 @@ def default_backend(**options: Any) -> Backend:
 
 
 def checked_backend(backend: Any) -> Backend:
-    """``backend`` itself, when it is a ``sweworld.backends.Backend`` (``TypeError`` otherwise)."""
-    from sweworld.backends import Backend
+    """``backend`` itself, when it is a ``sweworld.backends.Backend``; the backend a
+    ``sweworld.config.BackendConfig`` describes (``make_backend``); ``TypeError`` otherwise."""
+    from sweworld.backends import Backend, make_backend
+    from sweworld.config import HybridBackendConfig, RealBackendConfig, SimBackendConfig
+    if isinstance(backend, (RealBackendConfig, SimBackendConfig, HybridBackendConfig)):
+        return make_backend(backend)
     if not isinstance(backend, Backend):
-        raise TypeError(f"backend must be a sweworld.backends.Backend (RealBackend(...), a sim backend...), "
-                        f"got {type(backend).__name__}")
+        raise TypeError(f"backend must be a sweworld.backends.Backend (RealBackend(...), a sim backend...) or a "
+                        f"sweworld.config.BackendConfig, got {type(backend).__name__}")
     return backend
 
 
