@@ -18,16 +18,18 @@ An optional capability is a small ``runtime_checkable`` protocol of its own, tes
 - ``Bindable``: a policy drawing per sample, bound to one (instance, sample) first;
 - ``Audited``: a backend that counts audits (``audit_summary``, the hybrid backend);
 - ``Preparable``: a verifier that sees every sample before scoring (``prepare``);
-- ``StructuredSWT``: an SWT model reading the context itself (``predict_context``);
 - ``HoldsOut``: a predictor that can be refitted without one repository (``without``);
-- ``Closeable``: something holding connections (``close``);
-- ``StepHooks``: what a sim episode calls around each command (hybrid audits and routing).
+- ``Closeable``: something holding connections (``close``).
+
+Capabilities only the world uses live beside their one caller: ``world.swt.StructuredSWT``,
+``world.simexec.StepHooks``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -39,12 +41,7 @@ if TYPE_CHECKING:
     from sweworld.harness.predictions import Prediction
     from sweworld.harness.report import InstanceReport
     from sweworld.models.base import ModelReply
-    from sweworld.runs.runner import Hints
     from sweworld.trajectory import Trajectory
-    from sweworld.world.context import SWTContext
-    from sweworld.world.parse import SWTOutput
-    from sweworld.world.router import RoutePlan
-    from sweworld.world.swt import SimExecResult
 
 
 @runtime_checkable
@@ -115,6 +112,14 @@ class Pool(Protocol):
     def __exit__(self, *exc: object) -> None: ...
 
 
+@dataclass(frozen=True)
+class Hints:
+    """What one work item needs: Ray reserves it per task (a thread pool ignores it)."""
+
+    cpus: float = 1.0
+    memory_mb: int | None = None
+
+
 @runtime_checkable
 class Runner(Protocol):
     """Where work items run (``local``: threads here; ``ray``: Ray tasks)."""
@@ -165,13 +170,6 @@ class Preparable(Protocol):
 
 
 @runtime_checkable
-class StructuredSWT(Protocol):
-    """An SWT model that reads the context itself (the embedded SWT) instead of a rendered prompt."""
-
-    def predict_context(self, context: SWTContext) -> SWTOutput: ...
-
-
-@runtime_checkable
 class HoldsOut(Protocol):
     """A predictor that can be refitted without one repository's traces (cross-validation)."""
 
@@ -185,18 +183,5 @@ class Closeable(Protocol):
     def close(self) -> None: ...
 
 
-@runtime_checkable
-class StepHooks(Protocol):
-    """What a sim episode (``world.simexec.SimExecutor``) calls around each command: ``decide`` may
-    replace a simulated command's result by a real one (``None``: keep the simulation); ``after_step``
-    sees every command's result (hybrid audits, traces)."""
-
-    def decide(self, executor: Executor, command: str, predictions: list[SimExecResult], cwd: str | None,
-               timeout: float | None) -> ExecResult | None: ...
-
-    def after_step(self, executor: Executor, command: str, plan: RoutePlan, predictions: list[SimExecResult],
-                   result: ExecResult) -> None: ...
-
-
-__all__ = ["Audited", "Backend", "Bindable", "Closeable", "Described", "ExecCapable", "Executor", "HoldsOut",
-           "Policy", "Pool", "Preparable", "Runner", "StepHooks", "StructuredSWT", "Verifier", "WorldModel"]
+__all__ = ["Audited", "Backend", "Bindable", "Closeable", "Described", "ExecCapable", "Executor", "Hints", "HoldsOut",
+           "Policy", "Pool", "Preparable", "Runner", "Verifier", "WorldModel"]

@@ -14,13 +14,12 @@ from sweworld.envs import EnvBuilder
 from sweworld.errors import SWEWorldError
 from sweworld.harness.predictions import Prediction
 from sweworld.harness.report import InstanceReport
-from sweworld.protocols import StepHooks
 from sweworld.repos import RepoStore
 from sweworld.sandbox import Layers, Sandbox, SandboxConfig
 from sweworld.types import Task
 from sweworld.world.config import WorldConfig
 from sweworld.world.simeval import evaluate_simulated
-from sweworld.world.simexec import SimExecutor
+from sweworld.world.simexec import SimExecutor, StepHooks
 from sweworld.world.swr import SWR
 from sweworld.world.swt import SWT
 
@@ -69,7 +68,7 @@ class SimBackend:
 
     def open(self, task: Task, *, timeout: float | None = None, label: str = "",
              hooks: StepHooks | None = None) -> SimExecutor:
-        """A sim episode; ``hooks`` (``protocols.StepHooks``) see and may route its commands."""
+        """A sim episode; ``hooks`` (``world.simexec.StepHooks``) see and may route its commands."""
         return SimExecutor(self.workspace(task, timeout=timeout, label=label), task, self.swt, hooks=hooks)
 
     def evaluate(self, task: Task, prediction: Prediction, log_dir: Path, *,

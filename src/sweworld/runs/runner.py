@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sweworld.errors import ConfigError
-from sweworld.protocols import Pool, Runner
+from sweworld.protocols import Hints, Pool, Runner
 from sweworld.registry import Registry
 from sweworld.types import Task
 
@@ -25,14 +24,6 @@ RUNNERS: Registry[Callable[..., Runner]] = Registry("runner", {
     "local": "sweworld.runs.runner:LocalRunner",
     "ray": "sweworld.runs.ray_runner:RayRunner",
 })
-
-
-@dataclass(frozen=True)
-class Hints:
-    """What one item needs: Ray reserves it per task (a thread pool ignores it)."""
-
-    cpus: float = 1.0
-    memory_mb: int | None = None
 
 
 ROLLOUT = Hints(cpus=1.0, memory_mb=1024)

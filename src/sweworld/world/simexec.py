@@ -15,10 +15,10 @@ result goes through the same rendering as a real one (exit code, truncation) and
 from __future__ import annotations
 
 import base64
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from sweworld.executor import Executor
-from sweworld.protocols import Described, StepHooks
+from sweworld.protocols import Described
 from sweworld.types import ExecResult, Task
 from sweworld.world.context import HistoryStep, with_step
 from sweworld.world.router import RoutePlan, rewrite, route
@@ -39,9 +39,22 @@ def stub_definition(predictions: list[SimExecResult]) -> str:
     return "\n".join([f"{STUB}() {{", '  case "$1" in', *cases, "  esac", "}"])
 
 
+@runtime_checkable
+class StepHooks(Protocol):
+    """What a sim episode (``world.simexec.SimExecutor``) calls around each command: ``decide`` may
+    replace a simulated command's result by a real one (``None``: keep the simulation); ``after_step``
+    sees every command's result (hybrid audits, traces)."""
+
+    def decide(self, executor: Executor, command: str, predictions: list[SimExecResult], cwd: str | None,
+               timeout: float | None) -> ExecResult | None: ...
+
+    def after_step(self, executor: Executor, command: str, plan: RoutePlan, predictions: list[SimExecResult],
+                   result: ExecResult) -> None: ...
+
+
 class SimExecutor:
     """``Executor`` of a sim episode (see the module docstring) over ``sandbox`` (a real episode of
-    the base tree). ``hooks`` (``protocols.StepHooks``, the hybrid backend's audits and routing):
+    the base tree). ``hooks`` (``StepHooks``, the hybrid backend's audits and routing):
     ``hooks.decide(self, command, predictions, cwd, timeout)`` may replace a simulated command's
     result by a real one; ``hooks.after_step(self, command, plan, predictions, result)`` is called
     after every command."""

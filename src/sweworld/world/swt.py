@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
 from sweworld.executor import Executor
-from sweworld.protocols import StructuredSWT
 from sweworld.types import ExecResult, Task
 from sweworld.world.context import ContextLimits, HistoryStep, SWTContext, swt_context
 from sweworld.world.parse import SWTOutput, parse_swt, sample
@@ -40,6 +40,13 @@ class SimExecResult(ExecResult):
     stdout: str = Field(default="", description="The predicted stdout (``output`` holds stdout then stderr).")
     stderr: str = Field(default="", description="The predicted stderr.")
     confidence: float | None = Field(default=None, description="The model's own confidence, when it gives one.")
+
+
+@runtime_checkable
+class StructuredSWT(Protocol):
+    """An SWT model that reads the context itself (the embedded SWT) instead of a rendered prompt."""
+
+    def predict_context(self, context: SWTContext) -> SWTOutput: ...
 
 
 class SWTConfig(BaseModel):
