@@ -105,7 +105,7 @@ def fidelity(traces: Annotated[list[Path] | None, typer.Option("--traces", "-t",
              json_out: Annotated[Path | None, typer.Option("--json", callback=params.output_file, dir_okay=False,
                                                            help="Write the figures as JSON.")] = None) -> None:
     """Measure SWT and SWR against the real results recorded in traces (and published verdicts), per repository, agent and split."""
-    from sweworld.cli.demo_world import print_fidelity
+    from sweworld.cli.demo.world import print_fidelity
     from sweworld.htmlreport import Report
     from sweworld.htmlreport.html import render_html
     from sweworld.world.config import WorldConfig

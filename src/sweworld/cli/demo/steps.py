@@ -1,4 +1,4 @@
-"""The steps of ``sweworld demo`` (see ``demo.py``): each prints what it did and returns report sections."""
+"""The steps of ``sweworld demo`` (see ``command.py``): each prints what it did and returns report sections."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from sweworld.cli import common
 from sweworld.config import EvalConfig, RolloutConfig, RunnerConfig, timeouts
 
 if TYPE_CHECKING:
-    from sweworld.cli.demo import DemoRun
+    from sweworld.cli.demo.run import DemoRun
     from sweworld.htmlreport import Section
     from sweworld.types import Task
 

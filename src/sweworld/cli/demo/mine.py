@@ -20,10 +20,10 @@ from rich.table import Table
 
 from sweworld.cli import common
 from sweworld.cli.common import PLAIN
-from sweworld.cli.demo_swr import swr_on_mined
+from sweworld.cli.demo.swr import swr_on_mined
 
 if TYPE_CHECKING:
-    from sweworld.cli.demo import DemoRun
+    from sweworld.cli.demo.run import DemoRun
     from sweworld.htmlreport import Section
 
 NAME, VERSION = "more-itertools", "10.5.0"
