@@ -129,10 +129,15 @@ def backend(config: Any, builder: Any = None):
     return make_backend(chosen, timeouts=getattr(config, "timeouts", None), builder=builder)
 
 
+def config_path(out: Path) -> Path:
+    """Where a run writing the file ``out`` writes its resolved configuration: ``<out>.config.yaml``."""
+    return out.with_name(out.name + ".config.yaml")
+
+
 def save(config: BaseModel, path: Path) -> Path:
     """Write the resolved ``config`` to ``path`` (``config.yaml`` of the run)."""
     from sweworld.config import files
     return files.write(config, path)
 
 
-__all__ = ["BACKEND", "RUNNER", "ConfigFile", "backend", "resolve", "save"]
+__all__ = ["BACKEND", "RUNNER", "ConfigFile", "backend", "config_path", "resolve", "save"]
