@@ -96,8 +96,8 @@ def resolve(ctx: click.Context, model: type[M], paths: dict[str, tuple[str, ...]
             if name in skip or (source is not None and not _given(ctx, name)):
                 continue
             path = paths.get(name, (name,))
-            if value is None and len(path) == 1 and model.model_fields[path[0]].is_required():
-                raise _missing(ctx, name)
+            if value in (None, [], ()) and len(path) == 1 and model.model_fields[path[0]].is_required():
+                raise _missing(ctx, name)  # a list option not given is empty
             if value is None and len(path) > 1 and name in BACKEND:
                 continue  # an unset backend or runner flag: the model's default
             _put(data, path, (not value) if name in negated else value)
