@@ -166,7 +166,7 @@ def test_ray_synthesis_decides_what_local_synthesis_decides(ray_cluster, tmp_pat
 
 
 def test_ray_mining_decides_what_local_mining_decides(ray_cluster, tmp_path):
-    from sweworld.cli.demo_mine import build_history
+    from sweworld.cli.demo.mine import build_history
     from sweworld.envs import EnvBuilder
     from sweworld.mine.pipeline import MineOptions
     from sweworld.mine.run import mine_repository

@@ -12,12 +12,16 @@ import pytest
 import yaml
 from badinput import invoke, row, write_jsonl
 from tests.conftest import git, make_git_tree
+from tests.data.data_trajectories import trajectory, write_run
 
 from sweworld.backends.sim import SimBackend
-from sweworld.config import CONFIG_FILE, EvalConfig, RolloutConfig, Timeouts, load
+from sweworld.cli.options import config_path
+from sweworld.config import CONFIG_FILE, EvalConfig, ExportSFTConfig, RolloutConfig, Timeouts, load
 from sweworld.world.config import WorldConfig
 
 INSTANCE = "org__repo-1"
+OUT_FLAG = {"world fidelity": "--json"}
+"""The output flag of a command without ``--out``."""
 
 
 @pytest.fixture
@@ -103,6 +107,13 @@ def test_eval_from_a_config_file_writes_its_config_in_the_run_directory(tmp_path
     ("mine", {"repo": "x", "runner": {"workers": 2, "adress": "auto"}}, "runner.adress"),
     ("train sft", {"data": ["d.jsonl"], "model": "m", "lora_rank": 4}, "lora_rank"),
     ("world collect", {"dataset": "demo", "backend": {"kind": "real", "netwrk": True}}, "backend.netwrk"),
+    ("select", {"runs": ["r"], "verifer": "random"}, "verifer"),
+    ("world fidelity", {"traces": ["t"], "swr_sample": 2}, "swr_sample"),
+    ("world train", {"verdicts": ["v"], "dataset": "demo", "leave_repos_out": True}, "leave_repos_out"),
+    ("verifier train", {"runs": ["r"], "feature": "solo"}, "feature"),
+    ("export sft", {"runs": ["r"], "cap": 1}, "cap"),
+    ("export world", {"traces": ["t"], "max_steps": 3}, "max_steps"),
+    ("export verifier", {"runs": ["r"], "balanced": False}, "balanced"),
 ])
 def test_an_unknown_key_is_one_error_naming_the_key_and_file_line(tmp_path, command, config, key):
     out = tmp_path / "out"
@@ -110,16 +121,41 @@ def test_an_unknown_key_is_one_error_naming_the_key_and_file_line(tmp_path, comm
     text = yaml.safe_dump(config, sort_keys=False)
     run.write_text(text, encoding="utf-8")
     line = next(n for n, ln in enumerate(text.splitlines(), 1) if ln.strip().startswith(key.split(".")[-1] + ":"))
-    result = invoke(*command.split(), "--config", run, "--out", out)
+    result = invoke(*command.split(), "--config", run, OUT_FLAG.get(command, "--out"), out)
     assert result.exit_code == 2, result.output
     errors = [ln for ln in result.output.splitlines() if ln.startswith("error: ")]
     assert errors == [f"error: {run}:{line}: unknown key {key!r}"], result.output
     assert "Traceback" not in result.output and not out.exists()
 
 
-def test_a_required_option_without_a_config_is_still_clicks_missing_option():
-    result = invoke("synth", "--out", "x.jsonl")
-    assert result.exit_code == 2 and "Missing option '--repo'" in result.output, result.output
+@pytest.mark.parametrize(("args", "option"), [
+    ("synth --out x.jsonl", "--repo"), ("select", "--runs"), ("export sft --out x.jsonl", "--runs"),
+    ("export world --traces t", "--out"), ("verifier train --runs r", "--out"),
+])
+def test_a_required_option_without_a_config_is_still_clicks_missing_option(args, option, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # nothing is written, here least of all
+    result = invoke(*args.split())
+    assert result.exit_code == 2 and f"Missing option '{option}'" in result.output, result.output
+    assert not any(tmp_path.iterdir())
+
+
+def test_export_sft_from_a_config_file_flags_override_and_its_config_yaml_repeats_it(tmp_path):
+    runs = write_run(tmp_path / "run", [trajectory("a", 0, steps=3), trajectory("a", 1, steps=2),
+                                        trajectory("b", 0, reward=0.0)])
+    out = tmp_path / "rows" / "sft.jsonl"
+    run = write_yaml(tmp_path / "run.yaml", {"runs": [str(runs)], "out": str(out), "all": True,
+                                             "cap_per_instance": 2, "format": "openai"})
+    result = invoke("export", "sft", "--config", run, "--cap-per-instance", 1)
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(r["instance_id"], r["sample"]) for r in rows] == [("a", 1), ("b", 0)]  # the flag's cap over the file's 2
+    written = load(ExportSFTConfig, config_path(out))
+    assert written.cap_per_instance == 1 and written.all and written.runs == [runs] and written.out == out
+    before, config = out.read_text(), config_path(out).read_text()
+    out.unlink()
+    again = invoke("export", "sft", "--config", config_path(out))
+    assert again.exit_code == 0, again.output
+    assert out.read_text() == before and config_path(out).read_text() == config
 
 
 def test_timeouts_are_defined_once_and_world_config_reads_its_older_backend_key():

@@ -12,8 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 import sweworld.datasets as datasets
-from sweworld.cli import demo as demo_cmd
 from sweworld.cli.app import app
+from sweworld.cli.demo import command as demo_cmd
 from sweworld.htmlreport import read_report
 from sweworld.types import Task
 

@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from sweworld.cli.app import app
-from sweworld.cli.demo_mine import RECIPES, build_history
+from sweworld.cli.demo.mine import RECIPES, build_history
 from sweworld.tasks import load_tasks, save_tasks
 
 pytestmark = [pytest.mark.bwrap, pytest.mark.slow]

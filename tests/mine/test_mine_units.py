@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from chatserver import ChatServer
 from sweworld.cli.app import app
-from sweworld.cli.demo_mine import History
+from sweworld.cli.demo.mine import History
 from sweworld.envs.recipe import resolve_recipe
 from sweworld.mine.history import Commit, FileChange, first_parent_chain, step_diff
 from sweworld.mine.recipes import era_python, version_for

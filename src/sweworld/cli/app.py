@@ -10,7 +10,6 @@ from sweworld import __version__
 from sweworld.cli import (
     common,
     datasets_cmd,
-    demo,
     env,
     eval_cmd,
     exec_cmd,
@@ -24,6 +23,7 @@ from sweworld.cli import (
     verifier_cmd,
     world_cmd,
 )
+from sweworld.cli.demo import command as demo
 
 app = typer.Typer(name="sweworld", no_args_is_help=True, add_completion=False,
                   help="Train and evaluate software-engineering agents: docker-free real execution, "

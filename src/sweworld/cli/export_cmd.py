@@ -9,15 +9,16 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from sweworld.cli import common, params
+from sweworld.cli import common, options, params
+from sweworld.config import CONFIG_FILE, ExportSFTConfig, ExportVerifierConfig, ExportWorldConfig
 
 app = typer.Typer(no_args_is_help=True, help="Export training data: SFT rows, verifier rows, SWT/SWR world-model rows.")
 MORE = {"allow_extra_args": True}
 """``--runs A B`` and ``--traces A B``: the words after the first are more of them."""
 Seed = Annotated[int, typer.Option(help="Seed of the deterministic choices (ties of the cap, steps kept).")]
-Runs = Annotated[list[Path], typer.Option("--runs", "-r", help=(
+Runs = Annotated[list[Path] | None, typer.Option("--runs", "-r", help=(
     "Rollout directory (`sweworld rollout --out`) or its trajectories.jsonl; several may follow."))]
-RowsOut = Annotated[Path, typer.Option("--out", "-o", callback=params.output_file, dir_okay=False,
+RowsOut = Annotated[Path | None, typer.Option("--out", "-o", callback=params.output_file, dir_okay=False,
                                        help="The JSONL file to write (its summary: <name>.summary.json).")]
 
 
@@ -30,7 +31,7 @@ def _counts_table(title: str, rows: list[tuple[str, object, str]]) -> Table:
 
 @app.command("sft", context_settings=MORE)
 def sft(ctx: typer.Context,
-        runs: Runs, out: RowsOut,
+        runs: Runs = None, out: RowsOut = None,
         fmt: Annotated[str, typer.Option("--format", help="'openai' (messages + tools) or 'sharegpt'.")] = "openai",
         keep_all: Annotated[bool, typer.Option("--all", help=(
             "Keep unresolved trajectories too (every one with an outcome; failed samples never)."))] = False,
@@ -44,17 +45,28 @@ def sft(ctx: typer.Context,
             "an estimate the summary names as such."))] = None,
         arguments: Annotated[str, typer.Option("--tool-arguments", help=(
             "openai format: tool-call arguments as a JSON 'string' (OpenAI) or an 'object' (many HF chat "
-            "templates)."))] = "string") -> None:
+            "templates)."))] = "string",
+        config: options.ConfigFile = None) -> None:
     """SFT rows from rollouts, filtered as SWE-Gym and SWE-World filter them."""
+    _choice(fmt, ("openai", "sharegpt"), "--format")
+    _choice(arguments, ("string", "object"), "--tool-arguments")
+    run = options.resolve(ctx, ExportSFTConfig, {"fmt": ("format",), "keep_all": ("all",),
+                                                 "cap": ("cap_per_instance",), "arguments": ("tool_arguments",)})
+    run_sft(run.model_copy(update={"runs": common.existing_paths(run.runs, ctx, "--runs")}))
+
+
+def run_sft(run: ExportSFTConfig) -> None:
+    """``sweworld export sft`` of a resolved configuration (its ``runs`` existing paths)."""
     from sweworld.data.sft import FILTERS, SFTOptions, summary_path, write_sft
     from sweworld.data.tokens import load_counter
 
-    runs = common.existing_paths(runs, ctx, "--runs")
+    out = run.out
     with common.reported():
-        options = SFTOptions(keep_unresolved=keep_all, cap_per_instance=cap, seed=seed, max_tokens=max_tokens,
-                             format=_choice(fmt, ("openai", "sharegpt"), "--format"),
-                             arguments=_choice(arguments, ("string", "object"), "--tool-arguments"))
-        summary = write_sft(runs, out, options, load_counter(tokenizer))
+        chosen = SFTOptions(keep_unresolved=run.all, cap_per_instance=run.cap_per_instance, seed=run.seed,
+                            max_tokens=run.max_tokens, format=run.format, arguments=run.tool_arguments)
+        counter = load_counter(run.tokenizer)
+        options.save(run, options.config_path(out))
+        summary = write_sft(run.runs, out, chosen, counter)
     removed = [(name, summary.removed[name], FILTERS[name]) for name in FILTERS]
     common.out.print(_counts_table(f"sft: {summary.trajectories} trajectories read", removed))
     common.out.print(f"sft: {summary.rows} rows ({summary.resolved_rows} resolved) of {summary.instances} "
@@ -70,10 +82,10 @@ def _choice(value: str, choices: tuple[str, ...], option: str) -> str:
 
 @app.command("world", context_settings=MORE)
 def world(ctx: typer.Context,
-          traces: Annotated[list[Path], typer.Option("--traces", "-t", help=(
-              "Trace file (traces.jsonl) or a directory holding one; several may follow."))],
-          out: Annotated[Path, typer.Option("--out", "-o", callback=params.output_dir, help=(
-              "Directory of swt.jsonl, swr.jsonl and summary.json."))],
+          traces: Annotated[list[Path] | None, typer.Option("--traces", "-t", help=(
+              "Trace file (traces.jsonl) or a directory holding one; several may follow."))] = None,
+          out: Annotated[Path | None, typer.Option("--out", "-o", callback=params.output_dir, help=(
+              "Directory of swt.jsonl, swr.jsonl and summary.json."))] = None,
           style: Annotated[str, typer.Option("--style", help="Prompt style: 'sweworld' or 'swe-world'.")] = "sweworld",
           max_steps: Annotated[int, typer.Option("--max-steps-per-trajectory", min=1, help=(
               "SWT rows per episode at most (SWE-World: 6)."))] = 6,
@@ -84,22 +96,33 @@ def world(ctx: typer.Context,
           judge_url: Annotated[str | None, typer.Option(help="Judge endpoint (default: the teacher's).")] = None,
           judge_model: Annotated[str | None, typer.Option(help="Judge model (default: the teacher's).")] = None,
           cot_swt: Annotated[bool, typer.Option("--cot-swt", help="With a teacher, SWT rows get CoT too.")] = False,
-          workers: common.Workers = 4) -> None:
+          workers: common.Workers = 4, config: options.ConfigFile = None) -> None:
     """SWT and SWR rows from traces, with the prompts the world models see at inference."""
+    run = options.resolve(ctx, ExportWorldConfig, {"max_steps": ("max_steps_per_trajectory",)})
+    run_world(run.model_copy(update={"traces": common.existing_paths(run.traces, ctx, "--traces")}))
+
+
+def run_world(run: ExportWorldConfig) -> None:
+    """``sweworld export world`` of a resolved configuration (its ``traces`` existing paths)."""
     from sweworld.data.cot import ReverseReasoner, TeacherConfig
     from sweworld.data.world import WorldOptions, write_world
     from sweworld.world.templates import styles
 
-    traces = common.existing_paths(traces, ctx, "--traces")
-    _choice(style, tuple(styles()), "--style")
+    out = run.out
+    _choice(run.style, tuple(styles()), "--style")
+    with common.reported():
+        options.save(run, out / CONFIG_FILE)
     reasoner = None
-    if teacher_url:
-        reasoner = ReverseReasoner.from_config(TeacherConfig(teacher_url=teacher_url, teacher_model=teacher_model,
-                                                             judge_url=judge_url, judge_model=judge_model))
+    if run.teacher_url:
+        reasoner = ReverseReasoner.from_config(TeacherConfig(teacher_url=run.teacher_url,
+                                                             teacher_model=run.teacher_model,
+                                                             judge_url=run.judge_url, judge_model=run.judge_model))
     try:
         with common.reported():
-            counts = write_world(traces, out, WorldOptions(style=style, max_steps_per_trajectory=max_steps,
-                                                           seed=seed, cot_swt=cot_swt, workers=workers), reasoner)
+            counts = write_world(run.traces, out, WorldOptions(style=run.style,
+                                                               max_steps_per_trajectory=run.max_steps_per_trajectory,
+                                                               seed=run.seed, cot_swt=run.cot_swt,
+                                                               workers=run.workers), reasoner)
     finally:
         if reasoner:
             reasoner.close()
@@ -110,7 +133,7 @@ def world(ctx: typer.Context,
 
 @app.command("verifier", context_settings=MORE)
 def verifier(ctx: typer.Context,
-             runs: Runs, out: RowsOut,
+             runs: Runs = None, out: RowsOut = None,
              dataset: common.Dataset = common.DEFAULT_DATASET, split: common.Split = None,
              input: Annotated[str, typer.Option("--input", help=(
                  "What the judge reads: 'trajectory' (SWE-Gym) or 'diff' (the final diff only)."))] = "trajectory",
@@ -119,18 +142,28 @@ def verifier(ctx: typer.Context,
              fmt: Annotated[str, typer.Option("--format", help="'openai' (messages) or 'sharegpt'.")] = "openai",
              max_chars: Annotated[int, typer.Option("--max-chars", min=100, help=(
                  "Longest observation kept in a row (head and tail)."))] = 2000,
-             seed: Seed = 0) -> None:
+             seed: Seed = 0, config: options.ConfigFile = None) -> None:
     """Verifier rows (SWE-Gym): the issue and the trajectory -> YES/NO from the real verdict, balanced."""
+    _choice(input, ("trajectory", "diff"), "--input")
+    _choice(fmt, ("openai", "sharegpt"), "--format")
+    run = options.resolve(ctx, ExportVerifierConfig, {"fmt": ("format",)})
+    run_verifier(run.model_copy(update={"runs": common.existing_paths(run.runs, ctx, "--runs")}))
+
+
+def run_verifier(run: ExportVerifierConfig) -> None:
+    """``sweworld export verifier`` of a resolved configuration (its ``runs`` existing paths)."""
     from sweworld.cli.select_cmd import tasks_of
     from sweworld.data.sft import load_runs, summary_path
     from sweworld.data.verifier import VerifierOptions, write_verifier
 
-    runs = common.existing_paths(runs, ctx, "--runs")
+    out = run.out
     with common.reported():
-        options = VerifierOptions(input=_choice(input, ("trajectory", "diff"), "--input"), balance=balance, seed=seed,
-                                  max_chars=max_chars, format=_choice(fmt, ("openai", "sharegpt"), "--format"))
-        samples = load_runs(runs)
-        summary = write_verifier(samples, tasks_of(samples, dataset, split), out, options)
+        chosen = VerifierOptions(input=run.input, balance=run.balance, seed=run.seed, max_chars=run.max_chars,
+                                 format=run.format)
+        samples = load_runs(run.runs)
+        tasks = tasks_of(samples, run.dataset, run.split)
+        options.save(run, options.config_path(out))
+        summary = write_verifier(samples, tasks, out, chosen)
     common.out.print(f"verifier: {summary.trajectories} trajectories read ({summary.failed} failed, {summary.yes} "
                      f"resolved, {summary.no} not); {summary.balanced_out} removed to balance; {summary.rows} rows "
                      f"-> {out}; summary: {summary_path(out)}", **common.PLAIN)

@@ -85,7 +85,6 @@ def _mine_options(run: MineConfig):
 
 def run_mine(run: MineConfig) -> None:
     """``sweworld mine`` of a resolved configuration."""
-    from sweworld.cli.validate_cmd import config_path
     from sweworld.envs import EnvBuilder
     from sweworld.mine.run import mine_repository, output_paths
     from sweworld.repos import RepoStore
@@ -96,7 +95,7 @@ def run_mine(run: MineConfig) -> None:
     with common.reported():
         lock_for_command(out.parent, f"mining into {out}", name=f".{out.name}.lock")
         mine_options, where = _mine_options(run), runner_of(run.runner)
-        options.save(run, config_path(out))
+        options.save(run, options.config_path(out))
         repos = RepoStore(repos_dir=run.backend.repos_dir)
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                    TextColumn("validated {task.fields[validated]}"))

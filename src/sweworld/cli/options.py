@@ -96,8 +96,8 @@ def resolve(ctx: click.Context, model: type[M], paths: dict[str, tuple[str, ...]
             if name in skip or (source is not None and not _given(ctx, name)):
                 continue
             path = paths.get(name, (name,))
-            if value is None and len(path) == 1 and model.model_fields[path[0]].is_required():
-                raise _missing(ctx, name)
+            if value in (None, [], ()) and len(path) == 1 and model.model_fields[path[0]].is_required():
+                raise _missing(ctx, name)  # a list option not given is empty
             if value is None and len(path) > 1 and name in BACKEND:
                 continue  # an unset backend or runner flag: the model's default
             _put(data, path, (not value) if name in negated else value)
@@ -129,10 +129,15 @@ def backend(config: Any, builder: Any = None):
     return make_backend(chosen, timeouts=getattr(config, "timeouts", None), builder=builder)
 
 
+def config_path(out: Path) -> Path:
+    """Where a run writing the file ``out`` writes its resolved configuration: ``<out>.config.yaml``."""
+    return out.with_name(out.name + ".config.yaml")
+
+
 def save(config: BaseModel, path: Path) -> Path:
     """Write the resolved ``config`` to ``path`` (``config.yaml`` of the run)."""
     from sweworld.config import files
     return files.write(config, path)
 
 
-__all__ = ["BACKEND", "RUNNER", "ConfigFile", "backend", "resolve", "save"]
+__all__ = ["BACKEND", "RUNNER", "ConfigFile", "backend", "config_path", "resolve", "save"]

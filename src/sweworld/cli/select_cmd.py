@@ -10,7 +10,8 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from sweworld.cli import common, params
+from sweworld.cli import common, options, params
+from sweworld.config import CONFIG_FILE, SelectConfig
 from sweworld.protocols import Closeable
 from sweworld.verify.verifiers import HYBRID_BASES, VERIFIERS
 
@@ -62,9 +63,9 @@ def _table(selection) -> Table:
 
 
 def select(ctx: typer.Context,
-           runs: Annotated[list[Path], typer.Option("--runs", "-r", help=(
+           runs: Annotated[list[Path] | None, typer.Option("--runs", "-r", help=(
                "Rollout directory (`sweworld rollout --out`) or its trajectories.jsonl; several may follow "
-               "(their samples are pooled per instance)."))],
+               "(their samples are pooled per instance)."))] = None,
            verifier: VerifierName = "swr",
            dataset: common.Dataset = common.DEFAULT_DATASET, split: common.Split = None,
            repos_dir: common.ReposDir = None,
@@ -78,27 +79,44 @@ def select(ctx: typer.Context,
            model: Annotated[str | None, typer.Option(help="model_name_or_path of the predictions.")] = None,
            verifier_model: VerifierModel = None, verifier_url: VerifierURL = None,
            verifier_model_name: VerifierModelName = "verifier", verifier_input: VerifierInput = "trajectory",
-           votes: Votes = 5, hybrid_base: HybridBase = "swr") -> None:
+           votes: Votes = 5, hybrid_base: HybridBase = "swr", config: options.ConfigFile = None) -> None:
     """Pick the best of n samples per instance with a verifier; pass@k and best@k for k = 1..n."""
+    run = options.resolve(ctx, SelectConfig)
+    run_select(run.model_copy(update={"runs": common.existing_paths(run.runs, ctx, "--runs")}))
+
+
+def config_of(run: SelectConfig) -> Path | None:
+    """Where ``select`` writes its resolved configuration: beside its first output (``--out``, ``--json``,
+    else in ``--report``); nowhere when it writes none."""
+    if run.out or run.json_out:
+        return options.config_path(run.out or run.json_out)
+    return run.report / CONFIG_FILE if run.report else None
+
+
+def run_select(run: SelectConfig) -> None:
+    """``sweworld select`` of a resolved configuration (its ``runs`` existing paths)."""
     from sweworld.data.sft import load_runs, write_jsonl
     from sweworld.verify import create_verifier, predictions
-    from sweworld.verify import select as run_select
+    from sweworld.verify import select as pick
     from sweworld.verify.verifiers import needs_tasks
 
-    runs = common.existing_paths(runs, ctx, "--runs")
+    verifier, out, json_out, report = run.verifier, run.out, run.json_out, run.report
     with common.reported():
-        found = load_runs(runs)
-        tasks = tasks_of(found, dataset, split) if needs_tasks(verifier) else None
-        given = {"seed": seed, "repos_dir": str(repos_dir) if repos_dir else None, "model": verifier_model,
-                 "url": verifier_url, "model_name": verifier_model_name, "input": verifier_input, "votes": votes}
-        chosen = create_verifier(verifier, **verifier_options_of(verifier, given, hybrid_base))
+        found = load_runs(run.runs)
+        tasks = tasks_of(found, run.dataset, run.split) if needs_tasks(verifier) else None
+        given = {"seed": run.seed, "repos_dir": str(run.repos_dir) if run.repos_dir else None,
+                 "model": run.verifier_model, "url": run.verifier_url, "model_name": run.verifier_model_name,
+                 "input": run.verifier_input, "votes": run.votes}
+        chosen = create_verifier(verifier, **verifier_options_of(verifier, given, run.hybrid_base))
+        if (where := config_of(run)) is not None:
+            options.save(run, where)
         try:
-            selection = run_select(found, chosen, tasks)
+            selection = pick(found, chosen, tasks)
         finally:
             if isinstance(chosen, Closeable):
                 chosen.close()
         if out:
-            write_jsonl(out, predictions(selection, model))
+            write_jsonl(out, predictions(selection, run.model))
         if json_out:
             data = selection.model_dump(mode="json", exclude={"picks"})
             data["picks"] = {iid: {"run": s.run, "sample": s.trajectory.sample, "score": s.score,
@@ -107,7 +125,7 @@ def select(ctx: typer.Context,
         if report:
             from sweworld.htmlreport import Report, write_html
             from sweworld.verify import bestofn_section
-            write_html(report, Report(title="sweworld best-of-n", meta={"runs": ", ".join(map(str, runs)),
+            write_html(report, Report(title="sweworld best-of-n", meta={"runs": ", ".join(map(str, run.runs)),
                                                                           "verifier": verifier},
                                         sections=[bestofn_section(selection)]))
     common.out.print(_table(selection))

@@ -82,7 +82,6 @@ def synth(ctx: typer.Context,
 
 def run_synth(run: SynthConfig) -> None:
     """``sweworld synth`` of a resolved configuration."""
-    from sweworld.cli.validate_cmd import config_path
     from sweworld.runs.runner import runner_of
     from sweworld.synth.pipeline import synthesize
     from sweworld.synth.release import DEFAULT_PACKAGES, ReleaseSpec
@@ -96,7 +95,7 @@ def run_synth(run: SynthConfig) -> None:
         spec = ReleaseSpec(repo=repo, commit=run.commit, python=run.python, packages=DEFAULT_PACKAGES,
                            pip_packages=tuple(run.pip_packages or ()), test_cmd=run.test_cmd, name=run.name)
         where = runner_of(run.runner)
-        options.save(run, config_path(out))
+        options.save(run, options.config_path(out))
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                    TextColumn("validated {task.fields[validated]}"))
         with Progress(*columns, console=common.err, transient=False) as progress:

@@ -25,11 +25,6 @@ Timeout = Annotated[float, typer.Option("--timeout", callback=params.positive,
 PATHS = {**options.BACKEND, **options.RUNNER, "timeout": ("timeouts", "evaluation")}
 
 
-def config_path(out: Path) -> Path:
-    """Where a run writing the file ``out`` writes its resolved configuration: ``<out>.config.yaml``."""
-    return out.with_name(out.name + ".config.yaml")
-
-
 def validate(ctx: typer.Context, dataset: Dataset = common.DEFAULT_DATASET, out: Out = Path("validated.jsonl"),
              split: Split = None, repos_dir: ReposDir = None, instance_ids: InstanceIds = None, workers: Workers = 1,
              timeout: Timeout = timeouts.EVALUATION, skip_invalid: SkipInvalid = False, runner: RunnerName = "local",
@@ -50,7 +45,7 @@ def run_validate(run: ValidateConfig) -> None:
                                  skip_invalid=run.skip_invalid))
         lock_for_command(out.parent, f"validation into {out}", name=f".{out.name}.lock")
         where = runner_of(run.runner)
-        options.save(run, config_path(out))
+        options.save(run, options.config_path(out))
     with Progress(TextColumn("[bold]validate"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=common.console) as progress:
         bar = progress.add_task("validate", total=len(tasks))

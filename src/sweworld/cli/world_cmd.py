@@ -18,6 +18,7 @@ from sweworld.cli.common import PLAIN, Dataset, InstanceIds, ReposDir, Split, Wo
 from sweworld.cli.options import BACKEND, RUNNER, ConfigFile
 from sweworld.cli.rollout_cmd import InputFile, ModelName, ModelUrl, Out, PolicyName, run_rollout
 from sweworld.cli.runner_opts import RayAddress, RunnerName
+from sweworld.config import FidelityConfig, WorldTrainConfig
 
 """Lines that tests and scripts read: never wrapped, no markup."""
 app = typer.Typer(no_args_is_help=True, help="The simulated world: traces, replay server, fidelity, embedded models.")
@@ -90,7 +91,8 @@ def serve(traces: TraceFiles,
 
 
 @app.command("fidelity")
-def fidelity(traces: Annotated[list[Path] | None, typer.Option("--traces", "-t", exists=True, readable=True, help=(
+def fidelity(ctx: typer.Context,
+             traces: Annotated[list[Path] | None, typer.Option("--traces", "-t", exists=True, readable=True, help=(
                  "Trace file (traces.jsonl) or a directory holding one (`world collect --out`); repeat."))] = None,
              verdicts: Verdicts = None, dataset: VerdictsDataset = None,
              world_url: WorldURL = None, world_model: WorldModel = "world",
@@ -103,46 +105,67 @@ def fidelity(traces: Annotated[list[Path] | None, typer.Option("--traces", "-t",
              html: Annotated[Path | None, typer.Option(callback=params.output_file, dir_okay=False, help=(
                  "Write the fidelity table and chart as an HTML page."))] = None,
              json_out: Annotated[Path | None, typer.Option("--json", callback=params.output_file, dir_okay=False,
-                                                           help="Write the figures as JSON.")] = None) -> None:
+                                                           help="Write the figures as JSON.")] = None,
+             config: ConfigFile = None) -> None:
     """Measure SWT and SWR against the real results recorded in traces (and published verdicts), per repository, agent and split."""
-    from sweworld.cli.demo_world import print_fidelity
-    from sweworld.htmlreport import Report
-    from sweworld.htmlreport.html import render_html
+    run_fidelity(options.resolve(ctx, FidelityConfig))
+
+
+def run_fidelity(run: FidelityConfig) -> None:
+    """``sweworld world fidelity`` of a resolved configuration; its config.yaml
+    beside its first output (``--json``, else ``--html``), none when it writes none."""
+    from sweworld.cli.demo.world import print_fidelity
     from sweworld.world.config import WorldConfig
-    from sweworld.world.fidelity import fidelity_section, measure
+    from sweworld.world.fidelity import measure
     from sweworld.world.traces import load_traces
 
+    traces, verdicts = run.traces or [], run.verdicts or []
     with common.reported():
-        records = [*(load_traces(*traces) if traces else []), *published(verdicts or [], dataset)]
+        records = [*(load_traces(*traces) if traces else []), *published(verdicts, run.dataset)]
         if not records:
             raise typer.BadParameter("nothing to measure: pass --traces and/or --verdicts with --dataset")
-        world = WorldConfig.from_options(urls=world_url, model=world_model, style=prompt_style,
-                                         swr_samples=swr_samples, cache=cache)
+        world = WorldConfig.from_options(urls=run.world_url, model=run.world_model, style=run.prompt_style,
+                                         swr_samples=run.swr_samples, cache=run.cache)
         swt, swr = world.make_swt(), world.make_swr()
+        if run.json_out or run.html:
+            options.save(run, options.config_path(run.json_out or run.html))
     total = sum(r.kind == "eval" or r.routed == "sim" for r in records)
     with Progress(TextColumn("[bold]fidelity"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=common.console) as progress:
         bar = progress.add_task("fidelity", total=total)
         with common.reported():
-            result = measure(records, swt, swr, test_fraction=test_fraction, workers=workers,
+            result = measure(records, swt, swr, test_fraction=run.test_fraction, workers=run.workers,
                              on_item=lambda: progress.advance(bar))
-    result.update(traces=[str(t) for t in traces or []], verdicts=[str(v) for v in verdicts or []], world_url=world_url, world_model=world_model)
-    print_fidelity(result, f"world fidelity ({prompt_style} prompts, {world_model})")
-    if json_out is not None:
-        json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-        common.out.print(f"json: {json_out}")
-    if html is not None:
-        report = Report(title="sweworld world fidelity", subtitle=", ".join(map(str, [*(traces or []), *(verdicts or [])])),
-                        meta={"world": f"{world_model} at {', '.join(world_url or [])}", "prompt style": prompt_style},
+    result.update(traces=[str(t) for t in traces], verdicts=[str(v) for v in verdicts], world_url=run.world_url,
+                  world_model=run.world_model)
+    print_fidelity(result, f"world fidelity ({run.prompt_style} prompts, {run.world_model})")
+    _write_fidelity(run, result)
+
+
+def _write_fidelity(run: FidelityConfig, result: dict) -> None:
+    """The ``--json`` and ``--html`` outputs of ``world fidelity``."""
+    from sweworld.htmlreport import Report
+    from sweworld.htmlreport.html import render_html
+    from sweworld.world.fidelity import fidelity_section
+
+    if run.json_out is not None:
+        run.json_out.parent.mkdir(parents=True, exist_ok=True)
+        run.json_out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        common.out.print(f"json: {run.json_out}")
+    if run.html is not None:
+        sources = [*(run.traces or []), *(run.verdicts or [])]
+        report = Report(title="sweworld world fidelity", subtitle=", ".join(map(str, sources)),
+                        meta={"world": f"{run.world_model} at {', '.join(run.world_url or [])}",
+                              "prompt style": run.prompt_style},
                         sections=[fidelity_section(result)])
-        html.parent.mkdir(parents=True, exist_ok=True)
-        html.write_text(render_html(report), encoding="utf-8")
-        common.out.print(f"html: {html}")
+        run.html.parent.mkdir(parents=True, exist_ok=True)
+        run.html.write_text(render_html(report), encoding="utf-8")
+        common.out.print(f"html: {run.html}")
 
 
 @app.command("train")
-def train(traces: Annotated[list[Path] | None, typer.Option("--traces", "-t", exists=True, readable=True, help=(
+def train(ctx: typer.Context,
+          traces: Annotated[list[Path] | None, typer.Option("--traces", "-t", exists=True, readable=True, help=(
               "Trace file (traces.jsonl) or a directory holding one (`world collect --out`); repeat."))] = None,
           verdicts: Verdicts = None, dataset: VerdictsDataset = None,
           out: Annotated[Path, typer.Option("--out", "-o", callback=params.output_file, dir_okay=False,
@@ -153,21 +176,29 @@ def train(traces: Annotated[list[Path] | None, typer.Option("--traces", "-t", ex
               "Measure each repository with the model fitted on the others (instead of --test-fraction)."))] = False,
           repos_dir: ReposDir = None,
           json_out: Annotated[Path | None, typer.Option("--json", callback=params.output_file, dir_okay=False,
-                                                        help="Write the figures as JSON.")] = None) -> None:
+                                                        help="Write the figures as JSON.")] = None,
+          config: ConfigFile = None) -> None:
     """Train the embedded SWR (a CPU classifier) on real evaluations (traces, published verdicts); measure it on held-out repositories."""
+    run_train(options.resolve(ctx, WorldTrainConfig, {"by_repository": ("leave_repo_out",)}))
+
+
+def run_train(run: WorldTrainConfig) -> None:
+    """``sweworld world train`` of a resolved configuration."""
     from sweworld.surrogates.swr.predict import repo_sources
     from sweworld.surrogates.swr.train import rows, speed
     from sweworld.surrogates.swr.train import train as fit_traces
     from sweworld.world.traces import load_traces
 
+    traces, out = run.traces or [], run.out
     with common.reported():
         records = [*load_traces(*traces)] if traces else []
-        records += published(verdicts or [], dataset)
+        records += published(run.verdicts or [], run.dataset)
         if not records:
             raise typer.BadParameter("nothing to train on: pass --traces and/or --verdicts with --dataset")
-        model, report = fit_traces(records, repo_sources(repos_dir), test_fraction=test_fraction,
-                                   by_repository=by_repository)
-        report["speed"] = speed(report, traces or [])
+        options.save(run, options.config_path(out))
+        model, report = fit_traces(records, repo_sources(run.repos_dir), test_fraction=run.test_fraction,
+                                   by_repository=run.leave_repo_out)
+        report["speed"] = speed(report, traces)
         model.model_copy(update={"meta": {**model.meta, "speed": report["speed"]}}).save(out)
     table = Table("model", "n", "accuracy", "majority", "precision", "recall", "F1", "AUC", "ECE", "ms/call",
                   title=f"embedded SWR: {report['evaluations']} real evaluations, held out: "
@@ -180,9 +211,9 @@ def train(traces: Annotated[list[Path] | None, typer.Option("--traces", "-t", ex
         common.out.print(f"speed: {fast['speedup']:.0f}x faster than the real evaluation it replaces "
                          f"({fast['mean_seconds']:.2f} s mean over {fast['real_evaluations']})", **PLAIN)
     common.out.print(f"model: {out}", **PLAIN)
-    if json_out is not None:
-        json_out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-        common.out.print(f"json: {json_out}", **PLAIN)
+    if run.json_out is not None:
+        run.json_out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+        common.out.print(f"json: {run.json_out}", **PLAIN)
 
 
 def published(files: list[Path], dataset: str | None) -> list:

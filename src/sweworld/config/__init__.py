@@ -22,15 +22,23 @@ from sweworld.config.runs import (
     CollectConfig,
     DatasetSelection,
     EvalConfig,
+    ExportSFTConfig,
+    ExportVerifierConfig,
+    ExportWorldConfig,
+    FidelityConfig,
     MineConfig,
     RolloutConfig,
+    SelectConfig,
     SynthConfig,
     TrainSFTConfig,
     ValidateConfig,
+    VerifierTrainConfig,
+    WorldTrainConfig,
 )
 from sweworld.config.timeouts import Timeouts
 
 __all__ = ["BACKEND_CONFIGS", "CONFIG_FILE", "BackendConfig", "CollectConfig", "DatasetSelection", "EvalConfig",
-           "HybridBackendConfig", "MineConfig", "RealBackendConfig", "RolloutConfig", "RunnerConfig",
-           "SandboxSettings", "SimBackendConfig", "SynthConfig", "Timeouts", "TrainSFTConfig", "ValidateConfig",
-           "WorldModelConfig", "dump", "load", "write"]
+           "ExportSFTConfig", "ExportVerifierConfig", "ExportWorldConfig", "FidelityConfig", "HybridBackendConfig",
+           "MineConfig", "RealBackendConfig", "RolloutConfig", "RunnerConfig", "SandboxSettings", "SelectConfig",
+           "SimBackendConfig", "SynthConfig", "Timeouts", "TrainSFTConfig", "ValidateConfig", "VerifierTrainConfig",
+           "WorldModelConfig", "WorldTrainConfig", "dump", "load", "write"]

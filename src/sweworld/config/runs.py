@@ -162,5 +162,114 @@ class TrainSFTConfig(Strict):
     logging_steps: int = Field(default=10, ge=1)
 
 
-__all__ = ["CollectConfig", "DatasetSelection", "EvalConfig", "MineConfig", "PolicySettings", "RolloutConfig",
-           "SynthConfig", "TrainSFTConfig", "ValidateConfig"]
+class SelectConfig(Strict):
+    """``sweworld select``: best-of-n over rollouts with a verifier."""
+
+    runs: list[Path] = Field(description="Rollout directories or their trajectories.jsonl (samples pooled).")
+    verifier: str = Field(default="swr", description="A registered verifier: swr, embedded, llm, tests, hybrid, "
+                          "random, oracle.")
+    dataset: str = "default"
+    split: str | None = None
+    repos_dir: Path | None = None
+    seed: int = Field(default=0, description="Seed of the random verifier.")
+    out: Path | None = Field(default=None, description="Predictions JSONL (SWE-bench format) to write.")
+    json_out: Path | None = Field(default=None, description="`--json`: the curve and the picks as JSON.")
+    report: Path | None = Field(default=None, description="Directory of an HTML report.")
+    model: str | None = Field(default=None, description="model_name_or_path of the predictions.")
+    verifier_model: Path | None = None
+    verifier_url: str | None = None
+    verifier_model_name: str = "verifier"
+    verifier_input: Literal["trajectory", "diff"] = "trajectory"
+    votes: int = Field(default=5, ge=1)
+    hybrid_base: Literal["swr", "embedded", "llm", "random"] = "swr"
+
+
+class FidelityConfig(Strict):
+    """``sweworld world fidelity``: SWT and SWR measured against recorded real results."""
+
+    traces: list[Path] | None = None
+    verdicts: list[Path] | None = None
+    dataset: str | None = Field(default=None, description="The instances `verdicts` grade.")
+    world_url: list[str] | None = None
+    world_model: str = "world"
+    prompt_style: str = "sweworld"
+    test_fraction: float = Field(default=0.5, ge=0.0, le=1.0)
+    swr_samples: int = Field(default=1, ge=1)
+    workers: int = Field(default=1, ge=1)
+    cache: bool = False
+    html: Path | None = None
+    json_out: Path | None = Field(default=None, description="`--json`: the figures as JSON.")
+
+
+class WorldTrainConfig(Strict):
+    """``sweworld world train``: the embedded SWR fitted on real evaluations."""
+
+    traces: list[Path] | None = None
+    verdicts: list[Path] | None = None
+    dataset: str | None = Field(default=None, description="The instances `verdicts` grade.")
+    out: Path = Field(default=Path("swr.json"), description="Model JSON to write.")
+    test_fraction: float = Field(default=0.5, ge=0.0, le=1.0)
+    leave_repo_out: bool = False
+    repos_dir: Path | None = None
+    json_out: Path | None = Field(default=None, description="`--json`: the figures as JSON.")
+
+
+class VerifierTrainConfig(Strict):
+    """``sweworld verifier train``: the embedded verifier from real-labelled rollouts."""
+
+    runs: list[Path]
+    out: Path = Field(description="The model JSON to write.")
+    features: Literal["blind", "solo", "reference"] = "blind"
+    dataset: str = "default"
+    split: str | None = None
+    repos_dir: Path | None = None
+    l2: float = Field(default=1.0, ge=0.0)
+
+
+class ExportSFTConfig(Strict):
+    """``sweworld export sft``: SFT rows from rollouts."""
+
+    runs: list[Path]
+    out: Path
+    format: Literal["openai", "sharegpt"] = "openai"
+    all: bool = Field(default=False, description="Keep unresolved trajectories too.")
+    cap_per_instance: int | None = Field(default=None, ge=1)
+    seed: int = 0
+    max_tokens: int | None = Field(default=None, ge=1)
+    tokenizer: str | None = None
+    tool_arguments: Literal["string", "object"] = "string"
+
+
+class ExportWorldConfig(Strict):
+    """``sweworld export world``: SWT and SWR rows from traces."""
+
+    traces: list[Path]
+    out: Path = Field(description="Directory of swt.jsonl, swr.jsonl and summary.json.")
+    style: str = "sweworld"
+    max_steps_per_trajectory: int = Field(default=6, ge=1)
+    seed: int = 0
+    teacher_url: str | None = None
+    teacher_model: str = "teacher"
+    judge_url: str | None = None
+    judge_model: str | None = None
+    cot_swt: bool = False
+    workers: int = Field(default=4, ge=1)
+
+
+class ExportVerifierConfig(Strict):
+    """``sweworld export verifier``: verifier rows (issue and trajectory -> YES/NO) from rollouts."""
+
+    runs: list[Path]
+    out: Path
+    dataset: str = "default"
+    split: str | None = None
+    input: Literal["trajectory", "diff"] = "trajectory"
+    balance: bool = True
+    format: Literal["openai", "sharegpt"] = "openai"
+    max_chars: int = Field(default=2000, ge=100)
+    seed: int = 0
+
+
+__all__ = ["CollectConfig", "DatasetSelection", "EvalConfig", "ExportSFTConfig", "ExportVerifierConfig",
+           "ExportWorldConfig", "FidelityConfig", "MineConfig", "PolicySettings", "RolloutConfig", "SelectConfig",
+           "SynthConfig", "TrainSFTConfig", "ValidateConfig", "VerifierTrainConfig", "WorldTrainConfig"]

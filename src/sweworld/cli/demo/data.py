@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 
 from sweworld.cli import common
-from sweworld.cli.demo_world import traces_path
+from sweworld.cli.demo.run import traces_path
 
 if TYPE_CHECKING:
-    from sweworld.cli.demo import DemoRun
+    from sweworld.cli.demo.run import DemoRun
     from sweworld.htmlreport import Section
 
 CAP = 2

@@ -16,23 +16,19 @@ With a served model (vLLM, SGLang), the same commands take ``--world-url`` inste
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.table import Table
 
 from sweworld.cli import common
+from sweworld.cli.demo.run import traces_path
 
 if TYPE_CHECKING:
-    from sweworld.cli.demo import DemoRun
+    from sweworld.cli.demo.run import DemoRun
     from sweworld.htmlreport import Section
 
 TEST_FRACTION = 0.5
 AUDIT_RATE = 0.5
-
-
-def traces_path(out: Path) -> Path:
-    return out / "world" / "traces.jsonl"
 
 
 def world(run: DemoRun) -> list[Section]:

@@ -20,10 +20,11 @@ from itertools import product
 from typing import TYPE_CHECKING
 
 from sweworld.cli import common
-from sweworld.cli.demo_world import TEST_FRACTION, print_fidelity, print_runs, traces_path
+from sweworld.cli.demo.run import traces_path
+from sweworld.cli.demo.world import TEST_FRACTION, print_fidelity, print_runs
 
 if TYPE_CHECKING:
-    from sweworld.cli.demo import DemoRun
+    from sweworld.cli.demo.run import DemoRun
     from sweworld.htmlreport import Section
 
 ROUTE_BELOW = 0.9

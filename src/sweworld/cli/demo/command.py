@@ -10,13 +10,13 @@ The demo is a list of steps (``STEPS``); each prints what it did and returns rep
    tools, every trajectory evaluated by the harness; resolve / empty-patch / stuck rates and pass@k.
    Steps 3 and 4 record traces (``<out>/world/traces.jsonl``).
 5. World: sim and hybrid rollouts against a replay of the traces of half the repositories, and the
-   fidelity table of SWT and SWR on every trace (``cli/demo_world.py``).
+   fidelity table of SWT and SWR on every trace (``world.py``).
 6. Embedded world: mixed-outcome real traces (explorer-perturb), then sim and hybrid rollouts on the
-   CPU world models (hybrid with confidence routing) and their fidelity table (``cli/demo_embedded.py``).
-7. Data: the SFT set from the real rollouts and the SWT/SWR sets from the traces (``cli/demo_data.py``).
+   CPU world models (hybrid with confidence routing) and their fidelity table (``embedded.py``).
+7. Data: the SFT set from the real rollouts and the SWT/SWR sets from the traces (``data.py``).
 
 After the evaluation, mining: ``sweworld mine`` over a history built from a shipped release's sdist,
-and the mined instances evaluated (``cli/demo_mine.py``).
+and the mined instances evaluated (``mine.py``).
 
 Then an HTML report (``<out>/report/index.html``). New steps (best-of-n) append themselves to ``STEPS``.
 """
@@ -27,67 +27,29 @@ import os
 import platform
 import time
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 
 from sweworld.cli import common, params
 from sweworld.cli.backend_opts import BackendName, WorldURL
 from sweworld.cli.common import ReposDir, Workers
-from sweworld.cli.demo_data import data
-from sweworld.cli.demo_embedded import embedded
-from sweworld.cli.demo_mine import mining
-from sweworld.cli.demo_steps import environments, harness, plural, rollouts, substrate
-from sweworld.cli.demo_world import traces_path, world
+from sweworld.cli.demo.data import data
+from sweworld.cli.demo.embedded import embedded
+from sweworld.cli.demo.mine import mining
+from sweworld.cli.demo.run import DemoRun, Step, traces_path
+from sweworld.cli.demo.steps import environments, harness, plural, rollouts, substrate
+from sweworld.cli.demo.world import world
 
 if TYPE_CHECKING:
-    from sweworld.envs import EnvBuilder
     from sweworld.htmlreport import Section
     from sweworld.types import Task
 
 LITE = "lite"
 
 T = TypeVar("T")
-
-
-@dataclass
-class DemoRun:
-    """What every step sees: the chosen instances, one shared builder, where outputs go, and what the
-    earlier steps left for the later ones (``results``)."""
-
-    dataset: str
-    tasks: list[Task]
-    builder: EnvBuilder
-    out: Path
-    workers: int
-    instance: Task | None = None  # the isolation step's instance (default: the first of ``tasks``)
-    results: dict[str, Any] = field(default_factory=dict)
-    backend_name: str = "real"
-    world_url: list[str] | None = None
-    _backend: Any = None
-
-    @property
-    def backend(self):
-        """The backend of the evaluation and rollout steps: real over the shared builder, recording
-        traces (default), or the sim/hybrid one ``--backend`` names."""
-        if self._backend is None:
-            if self.backend_name == "real":
-                from sweworld.backends.real import RealBackend
-                self._backend = RealBackend(self.builder, traces=traces_path(self.out))
-            else:
-                from sweworld.cli.backend_opts import backend_from_options
-                self._backend = backend_from_options(self.backend_name, world_url=self.world_url,
-                                                     builder=self.builder, dataset=self.dataset)
-        return self._backend
-
-
-@dataclass(frozen=True)
-class Step:
-    name: str
-    run: Callable[[DemoRun], list[Section]]
 
 
 def demo(dataset: Annotated[str, typer.Option(
@@ -238,6 +200,3 @@ def write_demo_report(run: DemoRun, sections: list[Section], duration: float) ->
               "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs"},
         sections=sections)
     return write_html(run.out / "report", report)
-
-
-# ---------------------------------------------------------------------------------------------- helpers

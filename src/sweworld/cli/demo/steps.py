@@ -1,4 +1,4 @@
-"""The steps of ``sweworld demo`` (see ``demo.py``): each prints what it did and returns report sections."""
+"""The steps of ``sweworld demo`` (see ``command.py``): each prints what it did and returns report sections."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from sweworld.cli import common
 from sweworld.config import EvalConfig, RolloutConfig, RunnerConfig, timeouts
 
 if TYPE_CHECKING:
-    from sweworld.cli.demo import DemoRun
+    from sweworld.cli.demo.run import DemoRun
     from sweworld.htmlreport import Section
     from sweworld.types import Task
 
@@ -22,9 +22,35 @@ N_SAMPLES = 2
 
 def environments(run: DemoRun) -> list[Section]:
     """Fetch and cache every repository, then build every environment and instance layer."""
-    from sweworld.errors import EnvBuildError, RepoError, SWEWorldError
+    from sweworld.errors import EnvBuildError
     from sweworld.htmlreport import Section
     from sweworld.htmlreport import Table as ReportTable
+
+    fetched, fetch_s = _fetch_all(run)
+    common.out.print(f"{plural(len({t.repo_source or t.repo for t in run.tasks}), 'repository', 'repositories')}"
+                     f" fetched and cached in {fetch_s:.1f}s")
+    built, build_s = _build_all(run)
+    table, rows, kept, failed = _environment_rows(run, built, fetched, build_s)
+    common.out.print(table)
+    common.out.print(f"environments ready in {build_s:.1f}s")
+    if not kept:
+        raise EnvBuildError("no environment of the chosen instances could be built",
+                            hint="read the build logs named above")
+    run.tasks = kept
+    run.results["environments"] = {"fetch_s": fetch_s, "build_s": build_s, "failed": failed}
+    text = (f"Each repository was fetched once and cached ({fetch_s:.1f}s), then one environment per "
+            f"environment key was built inside the sandbox, plus one install layer per base commit "
+            f"({build_s:.1f}s; both are cached for later runs). Times are per instance, waits for a shared "
+            f"build included.")
+    if failed:
+        text += f" Skipped (build failed): {', '.join(failed)}."
+    return [Section(title="Environments", text=text,
+                    table=ReportTable(columns=["instance", "repository", "environment", "python", "fetch s",
+                                               "build s"], rows=rows))]
+
+
+def _fetch_all(run: DemoRun) -> tuple[dict[str, float], float]:
+    """Fetch and cache every task's trees: seconds per instance, and in all."""
     from sweworld.runs.parallel import map_items
 
     def fetch(task: Task) -> float:
@@ -33,21 +59,32 @@ def environments(run: DemoRun) -> list[Section]:
         run.builder.repos.env_tree(task)
         return time.perf_counter() - t0
 
+    started = time.perf_counter()
+    fetched = dict(zip([t.instance_id for t in run.tasks], map_items(run.tasks, fetch, workers=run.workers),
+                       strict=True))
+    return fetched, time.perf_counter() - started
+
+
+def _build_all(run: DemoRun) -> tuple[list, float]:
+    """Build every task's environment and layer: (layer, seconds) or the build's error per task, and
+    the seconds in all."""
+    from sweworld.errors import EnvBuildError, RepoError
+    from sweworld.runs.parallel import map_items
+
     def build(task: Task):
         t0 = time.perf_counter()
         layer = run.builder.instance(task)
         return layer, time.perf_counter() - t0
 
     started = time.perf_counter()
-    fetched = dict(zip([t.instance_id for t in run.tasks], map_items(run.tasks, fetch, workers=run.workers),
-                       strict=True))
-    fetch_s = time.perf_counter() - started
-    common.out.print(f"{plural(len({t.repo_source or t.repo for t in run.tasks}), 'repository', 'repositories')}"
-                     f" fetched and cached in {fetch_s:.1f}s")
-
-    started = time.perf_counter()
     built = map_items(run.tasks, build, workers=run.workers, catch=(EnvBuildError, RepoError))
-    build_s = time.perf_counter() - started
+    return built, time.perf_counter() - started
+
+
+def _environment_rows(run: DemoRun, built: list, fetched: dict[str, float], build_s: float):
+    """The environments table, the report's rows, the tasks built and the ids that failed (each said)."""
+    from sweworld.errors import SWEWorldError
+
     table = Table("instance", "repository", "environment", "python", "fetch", "build",
                   title=f"environments (ready in {build_s:.1f}s)")
     rows, kept, failed = [], [], []
@@ -67,22 +104,7 @@ def environments(run: DemoRun) -> list[Section]:
                      round(fetched[task.instance_id], 2), round(seconds, 2)])
         table.add_row(task.instance_id, source, layer.env.key, layer.env.interpreter.version,
                       f"{fetched[task.instance_id]:.1f}s", f"{seconds:.1f}s")
-    common.out.print(table)
-    common.out.print(f"environments ready in {build_s:.1f}s")
-    if not kept:
-        raise EnvBuildError("no environment of the chosen instances could be built",
-                            hint="read the build logs named above")
-    run.tasks = kept
-    run.results["environments"] = {"fetch_s": fetch_s, "build_s": build_s, "failed": failed}
-    text = (f"Each repository was fetched once and cached ({fetch_s:.1f}s), then one environment per "
-            f"environment key was built inside the sandbox, plus one install layer per base commit "
-            f"({build_s:.1f}s; both are cached for later runs). Times are per instance, waits for a shared "
-            f"build included.")
-    if failed:
-        text += f" Skipped (build failed): {', '.join(failed)}."
-    return [Section(title="Environments", text=text,
-                    table=ReportTable(columns=["instance", "repository", "environment", "python", "fetch s",
-                                               "build s"], rows=rows))]
+    return table, rows, kept, failed
 
 
 def substrate(run: DemoRun) -> list[Section]:

@@ -20,10 +20,10 @@ from rich.table import Table
 
 from sweworld.cli import common
 from sweworld.cli.common import PLAIN
-from sweworld.cli.demo_swr import swr_on_mined
+from sweworld.cli.demo.swr import swr_on_mined
 
 if TYPE_CHECKING:
-    from sweworld.cli.demo import DemoRun
+    from sweworld.cli.demo.run import DemoRun
     from sweworld.htmlreport import Section
 
 NAME, VERSION = "more-itertools", "10.5.0"
@@ -112,14 +112,34 @@ def build_history(root: Path) -> History:
 
 def mining(run: DemoRun) -> list[Section]:
     """Mine the demo history, then evaluate the mined instances' gold and empty patches."""
-    from sweworld.backends.real import RealBackend
-    from sweworld.config import EvalConfig, RunnerConfig
-    from sweworld.harness.predictions import Prediction
     from sweworld.htmlreport import Section
     from sweworld.htmlreport import Table as ReportTable
+
+    repo, out, result, summary = _mine(run)
+    rows = _print_mined(result, summary)
+    tasks = result.instances
+    verdicts = _evaluate_mined(run, tasks)
+    common.out.print(f"mined instances -> {out}: gold resolves {verdicts['gold']}/{len(tasks)}, "
+                     f"the empty patch {verdicts['empty']}/{len(tasks)}")
+    swr_rows, swr_figures, swr_text = _swr_part(run, tasks, repo)
+    run.results["mine"] = {"summary": summary, "resolved": verdicts, "swr": swr_figures}
+    text = (f"`sweworld mine` over a history of {summary['steps']} steps built from the {NAME} {VERSION} sdist: "
+            f"{summary['candidates']} candidates, {summary['validated']} validated (drops by reason: "
+            f"{', '.join(f'{reason} {n}' for reason, n in summary['dropped'].items())}). Gold patches of the mined "
+            f"instances resolve {verdicts['gold']}/{len(tasks)}, the empty patch {verdicts['empty']}/{len(tasks)}.")
+    return [Section(title="Mining: real tasks from a history", text=text,
+                    table=ReportTable(columns=["commit", "instance", "verdict", "FAIL_TO_PASS", "PASS_TO_PASS"],
+                                      rows=rows)),
+            Section(title="The embedded SWR on real-agent-style patches", text=swr_text,
+                    table=ReportTable(columns=["patch", "instances", "resolved (real)", "resolved (embedded SWR)",
+                                               "agree"], rows=swr_rows))]
+
+
+def _mine(run: DemoRun):
+    """``sweworld mine`` over the demo history (rebuilt): its root, the tasks file, the result and summary."""
+    from sweworld.backends.real import RealBackend
     from sweworld.mine.pipeline import MineOptions
     from sweworld.mine.run import mine_repository
-    from sweworld.runs.eval import evaluate_run
 
     repo = build_history(run.out / "mine" / "history").root
     out = run.out / "mine" / "tasks.jsonl"
@@ -128,6 +148,11 @@ def mining(run: DemoRun) -> list[Section]:
     result, summary = mine_repository(str(repo), out, MineOptions(workers=run.workers, timeout=300),
                                       backend=RealBackend(run.builder), repos=run.builder.repos,
                                       name=f"{NAME}/{NAME}")
+    return repo, out, result, summary
+
+
+def _print_mined(result, summary: dict) -> list[list]:
+    """Print the table of every commit mined (kept, dropped, screened out); its rows."""
     table = Table("commit", "instance", "verdict", "F2P", "P2P", title=f"sweworld mine: {summary['steps']} commits, "
                   f"{summary['candidates']} candidates, {summary['validated']} validated")
     rows = []
@@ -140,7 +165,16 @@ def mining(run: DemoRun) -> list[Section]:
     for line in rows:
         table.add_row(*(str(v) for v in line))
     common.out.print(table)
-    tasks = result.instances
+    return rows
+
+
+def _evaluate_mined(run: DemoRun, tasks) -> dict[str, int]:
+    """The mined instances resolved by their gold patches and by the empty patch."""
+    from sweworld.backends.real import RealBackend
+    from sweworld.config import EvalConfig, RunnerConfig
+    from sweworld.harness.predictions import Prediction
+    from sweworld.runs.eval import evaluate_run
+
     verdicts = {}
     for model, patch_of in (("gold", lambda t: t.patch), ("empty", lambda t: "")):
         preds = {t.instance_id: Prediction(instance_id=t.instance_id, model_name_or_path=model, model_patch=patch_of(t))
@@ -149,8 +183,11 @@ def mining(run: DemoRun) -> list[Section]:
                               runner=RunnerConfig(workers=run.workers))
         evaluated, _ = evaluate_run(tasks, preds, settings, model=model, backend=RealBackend(run.builder))
         verdicts[model] = evaluated["resolved_instances"]
-    common.out.print(f"mined instances -> {out}: gold resolves {verdicts['gold']}/{len(tasks)}, "
-                     f"the empty patch {verdicts['empty']}/{len(tasks)}")
+    return verdicts
+
+
+def _swr_part(run: DemoRun, tasks, repo: Path) -> tuple[list, dict, str]:
+    """The embedded SWR on agent-style patches of the mined instances: printed; rows, figures, text."""
     swr_rows, swr_figures = swr_on_mined(run, tasks, repo)
     swr_table = Table("patch", "instances", "resolved (real)", "resolved (embedded SWR)", "agree",
                       title="embedded SWR on real-agent-style patches of the mined instances")
@@ -163,14 +200,4 @@ def mining(run: DemoRun) -> list[Section]:
                 f"'unresolved': {r(swr_figures['majority_accuracy'])}), precision {r(swr_figures['precision'])}, "
                 f"recall {r(swr_figures['recall'])}, AUC {r(swr_figures['auc'])}.")
     common.out.print(swr_text, **PLAIN)
-    run.results["mine"] = {"summary": summary, "resolved": verdicts, "swr": swr_figures}
-    text = (f"`sweworld mine` over a history of {summary['steps']} steps built from the {NAME} {VERSION} sdist: "
-            f"{summary['candidates']} candidates, {summary['validated']} validated (drops by reason: "
-            f"{', '.join(f'{reason} {n}' for reason, n in summary['dropped'].items())}). Gold patches of the mined "
-            f"instances resolve {verdicts['gold']}/{len(tasks)}, the empty patch {verdicts['empty']}/{len(tasks)}.")
-    return [Section(title="Mining: real tasks from a history", text=text,
-                    table=ReportTable(columns=["commit", "instance", "verdict", "FAIL_TO_PASS", "PASS_TO_PASS"],
-                                      rows=rows)),
-            Section(title="The embedded SWR on real-agent-style patches", text=swr_text,
-                    table=ReportTable(columns=["patch", "instances", "resolved (real)", "resolved (embedded SWR)",
-                                               "agree"], rows=swr_rows))]
+    return swr_rows, swr_figures, swr_text
