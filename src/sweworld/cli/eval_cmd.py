@@ -8,19 +8,8 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from sweworld.cli import backend_opts as bo
 from sweworld.cli import common, failures, options, params
-from sweworld.cli.backend_opts import (
-    AuditRate,
-    BackendName,
-    PromptStyle,
-    RouteBelow,
-    Traces,
-    WorldKind,
-    WorldMaxTokens,
-    WorldModel,
-    WorldTraces,
-    WorldURL,
-)
 from sweworld.cli.common import Dataset, InstanceIds, ReposDir, SkipInvalid, Split, Workers
 from sweworld.cli.options import BACKEND, RUNNER, ConfigFile
 from sweworld.cli.runner_opts import RayAddress, RunnerName
@@ -53,11 +42,11 @@ def eval_(ctx: typer.Context, dataset: Dataset = common.DEFAULT_DATASET, predict
           workers: Workers = 1, timeout: Timeout = timeouts.EVALUATION, force: Force = False,
           logs_dir: LogsDir = Path("logs"), out: Out = Path("."),
           skip_invalid: SkipInvalid = False, network: Network = False, compare_to: CompareTo = None,
-          backend: BackendName = "real", world_url: WorldURL = None, world_model: WorldModel = "world",
-          prompt_style: PromptStyle = "sweworld", audit_rate: AuditRate = 0.1, traces: Traces = None,
-          route_below: RouteBelow = None,
-          world: WorldKind = None, world_traces: WorldTraces = None, runner: RunnerName = "local",
-          ray_address: RayAddress = None, world_max_tokens: WorldMaxTokens = None, config: ConfigFile = None) -> None:
+          backend: bo.BackendName = "real", world_url: bo.WorldURL = None, world_model: bo.WorldModel = "world",
+          prompt_style: bo.PromptStyle = "sweworld", audit_rate: bo.AuditRate = 0.1, traces: bo.Traces = None,
+          route_below: bo.RouteBelow = None,
+          world: bo.WorldKind = None, world_traces: bo.WorldTraces = None, runner: RunnerName = "local",
+          ray_address: RayAddress = None, world_max_tokens: bo.WorldMaxTokens = None, config: ConfigFile = None) -> None:
     """Evaluate predictions: apply each patch in a fresh isolated episode, run the tests, grade
     (``--backend sim``: SWR predicts the test run, graded by the same code)."""
     run_eval(options.resolve(ctx, EvalConfig, PATHS))

@@ -10,19 +10,8 @@ from pydantic import BaseModel
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from sweworld.cli import backend_opts as bo
 from sweworld.cli import common, failures, options, params
-from sweworld.cli.backend_opts import (
-    AuditRate,
-    BackendName,
-    PromptStyle,
-    RouteBelow,
-    Traces,
-    WorldKind,
-    WorldMaxTokens,
-    WorldModel,
-    WorldTraces,
-    WorldURL,
-)
 from sweworld.cli.common import Dataset, InstanceIds, ReposDir, SkipInvalid, Split, Workers
 from sweworld.cli.options import BACKEND, RUNNER, ConfigFile
 from sweworld.cli.runner_opts import RayAddress, RunnerName
@@ -97,11 +86,11 @@ def rollout(ctx: typer.Context, dataset: Dataset = common.DEFAULT_DATASET, polic
                                                        "then the sample fails and a rerun tries it again.")] = 5,
             text_actions: Annotated[bool, typer.Option(help="XML text actions instead of function calling.")] = False,
             no_eval: Annotated[bool, typer.Option("--no-eval", help="Skip the harness evaluation.")] = False,
-            skip_invalid: SkipInvalid = False, backend: BackendName = "real", world_url: WorldURL = None,
-            world_model: WorldModel = "world", prompt_style: PromptStyle = "sweworld", audit_rate: AuditRate = 0.1,
-            traces: Traces = None, perturb_p: PerturbP = 0.5, seed: Seed = 0, route_below: RouteBelow = None,
-            world: WorldKind = None, world_traces: WorldTraces = None, runner: RunnerName = "local",
-            ray_address: RayAddress = None, world_max_tokens: WorldMaxTokens = None,
+            skip_invalid: SkipInvalid = False, backend: bo.BackendName = "real", world_url: bo.WorldURL = None,
+            world_model: bo.WorldModel = "world", prompt_style: bo.PromptStyle = "sweworld", audit_rate: bo.AuditRate = 0.1,
+            traces: bo.Traces = None, perturb_p: PerturbP = 0.5, seed: Seed = 0, route_below: bo.RouteBelow = None,
+            world: bo.WorldKind = None, world_traces: bo.WorldTraces = None, runner: RunnerName = "local",
+            ray_address: RayAddress = None, world_max_tokens: bo.WorldMaxTokens = None,
             timeout: CommandTimeout = timeouts.COMMAND, config: ConfigFile = None) -> None:
     """Roll out a policy: trajectories appended one by one (resumable), predictions, metrics."""
     run_rollout(options.resolve(ctx, RolloutConfig, PATHS, negated=("no_eval",)))
