@@ -8,7 +8,8 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 UV := $(VENV)/bin/uv
-UV_VERSION := 0.13.8
+# uv's own pin, read from the lock (one place: pyproject.toml's uv==, compiled into the lock)
+UV_VERSION = $(shell sed -n 's/^uv==//p' $(DEV_LOCK))
 PIP_VERSION := 26.3
 DEMO_LOCK := requirements/demo.txt
 DEV_LOCK := requirements/dev.txt

@@ -7,7 +7,7 @@ REPO is anything `git clone` takes (a path or a URL). Each measurement clones RE
 temporary directory and runs `make demo` there with SWEWORLD_HOME, UV_CACHE_DIR and PIP_CACHE_DIR
 pointing at empty directories inside it (and PIP_NO_CACHE_DIR=1), so no run benefits from a warm
 cache of an earlier one. `make demo`'s output goes to a log in that directory; the directory is removed
-afterwards unless --keep. The install time is the wall time minus the demo's own "demo finished in Ns".
+afterwards unless --keep or the run failed (then it is kept, with its log). The install time is the wall time minus the demo's own "demo finished in Ns".
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from sweworld.registry import Registry, load
 
 
 def test_a_target_loads_on_first_use_and_unknown_names_list_the_known_ones():
-    reg = Registry("widget", {"path": "os.path:join", "direct": len})
+    reg = Registry("widget", {"path": "os.path:join", "direct": len}, group="sweworld.widgets")
     assert reg.names() == ["direct", "path"]
     assert reg.get("path") is load("os.path:join")
     assert reg.create("direct", [1, 2]) == 2
@@ -21,7 +21,7 @@ def test_a_target_loads_on_first_use_and_unknown_names_list_the_known_ones():
 
 
 def test_register_refuses_a_taken_name_unless_replacing():
-    reg = Registry("widget", {"a": "os:getcwd"})
+    reg = Registry("widget", {"a": "os:getcwd"}, group="sweworld.widgets")
     with pytest.raises(ConfigError, match="already registered"):
         reg.register("a", "os:getpid")
     reg.register("a", "os:getpid", replace=True)
@@ -40,6 +40,6 @@ def test_entry_points_of_the_kind_s_group_are_registered(tmp_path, monkeypatch):
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: sweworld-plugin-x\nVersion: 1.0\n")
     (dist / "entry_points.txt").write_text("[sweworld.widgets]\nthird = json:dumps\n")
     monkeypatch.setattr(sys, "path", [str(tmp_path), *sys.path])
-    reg = Registry("widget", {"own": "json:loads"})
+    reg = Registry("widget", {"own": "json:loads"}, group="sweworld.widgets")
     assert reg.names() == ["own", "third"]
     assert reg.create("third", [1]) == "[1]"

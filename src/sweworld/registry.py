@@ -1,8 +1,9 @@
 """One registry: names mapped to ``"package.module:attr"`` targets, loaded on first use.
 
-Every pluggable kind (backends, world models, verifiers, policies, runners) is a ``Registry`` built
-here, so a name resolves the same way everywhere and nothing heavy is imported before it is asked
-for. Third-party packages add entries through Python entry points (group ``sweworld.<kind>``, e.g.
+Every pluggable kind (backends, world models, verifiers, policies, runners) is a ``Registry``, so a
+name resolves the same way everywhere and nothing heavy is imported before it is asked
+for. Third-party packages add entries through Python entry points (the group each registry names:
+``sweworld.backends``, ``.world_models``, ``.verifiers``, ``.policies``, ``.runners``; e.g.
 ``[project.entry-points."sweworld.backends"] mine = "mypkg.backend:MyBackend"``), read on the first
 lookup; an entry given in code (``register``) wins over one from an entry point of the same name.
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 import importlib
 import inspect
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from functools import partial
 from importlib.metadata import entry_points
 from typing import Any, Generic, TypeVar
 
@@ -57,9 +59,9 @@ def refuse_unknown(what: str, options: Iterable[str], takes: Iterable[str]) -> N
 class Registry(Generic[T]):
     """``name -> target``: a ``"module:attr"`` string (imported on first use) or the object itself."""
 
-    def __init__(self, kind: str, entries: Mapping[str, str | T] | None = None, *, group: str | None = None):
+    def __init__(self, kind: str, entries: Mapping[str, str | T] | None = None, *, group: str):
         self.kind = kind
-        self.group = group or f"sweworld.{kind.replace(' ', '_')}s"
+        self.group = group
         self._entries: dict[str, str | T] = dict(entries or {})
         self._loaded: dict[str, T] = {}
         self._plugins_read = False
@@ -102,6 +104,15 @@ class Registry(Generic[T]):
         obj = load(target) if isinstance(target, str) else target
         self._loaded[name] = obj
         return obj
+
+    def checked(self, name: str, **options: Any) -> Callable[..., T]:
+        """``name``'s factory with ``options`` bound, after refusing those it does not take (a
+        ``ConfigError`` naming them and listing what it takes; a factory taking ``**options`` takes any)."""
+        factory: Callable[..., Any] = self.get(name)  # type: ignore[assignment]
+        takes = keywords(factory)
+        if takes is not None:
+            refuse_unknown(f"the {name} {self.kind}", options, takes)
+        return partial(factory, **options) if options else factory
 
     def create(self, name: str, *args: Any, **kwargs: Any) -> Any:
         """``get(name)(*args, **kwargs)``: build the registered factory or class."""

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Callable, Iterator
-from functools import partial
 from typing import Any
 
 from unidiff import PatchSet
@@ -27,7 +26,7 @@ from sweworld.agents.loop import new_call_id
 from sweworld.errors import ModelError
 from sweworld.models.base import ChatModel, ModelReply, ToolCall, Usage
 from sweworld.protocols import Policy
-from sweworld.registry import Registry, keywords, refuse_unknown
+from sweworld.registry import Registry
 from sweworld.trajectory import Trajectory
 from sweworld.types import Task
 
@@ -153,16 +152,12 @@ POLICIES: Registry[Callable[..., Policy]] = Registry("policy", {
     "explorer": "sweworld.agents.explorer:ExplorerPolicy",
     "explorer-oracle": "sweworld.agents.explorer:ExplorerPolicy",
     "explorer-perturb": "sweworld.agents.explorer:ExplorerPolicy",
-})
-"""The policies by name (entry points ``sweworld.policys`` add more); ``explorer-oracle`` and
+}, group="sweworld.policies")
+"""The policies by name (entry points ``sweworld.policies`` add more); ``explorer-oracle`` and
 ``explorer-perturb`` are the explorer given ``fix``."""
 
 
 def policy_factory(name: str, **options: Any) -> Callable[[], Policy]:
     """What makes one policy ``name`` per sample: its class or factory with ``options`` (an option
     it does not take is a ``ConfigError`` naming it)."""
-    factory = POLICIES.get(name)
-    takes = keywords(factory)
-    if takes is not None:
-        refuse_unknown(f"the {name} policy", options, takes)
-    return partial(factory, **options) if options else factory
+    return POLICIES.checked(name, **options)

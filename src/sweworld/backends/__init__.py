@@ -31,14 +31,21 @@ BACKENDS: Registry[Any] = Registry("backend", {
     "real": "sweworld.backends.real:RealBackend",
     "sim": "sweworld.backends.sim:SimBackend",
     "hybrid": "sweworld.backends.hybrid:HybridBackend",
-})
+}, group="sweworld.backends")
 
 
-def make_backend(config: BackendConfig | str, /, *, timeouts: Timeouts | None = None, builder: Any = None,
-                 **options: Any) -> Backend:
+def make_backend(config: BackendConfig | Backend | str, /, *, timeouts: Timeouts | None = None,
+                 builder: Any = None, **options: Any) -> Backend:
     """The backend ``config`` describes (``timeouts``: its commands' and builds' limits; ``builder``:
     an ``EnvBuilder`` to share), or the one registered as the name ``config``, built with ``options``
-    (its constructor's keywords; ``ConfigError`` naming the known ones when there is none)."""
+    (its constructor's keywords; ``ConfigError`` naming the known ones when there is none); a
+    ``Backend`` itself is returned as it is, anything else is a ``TypeError``."""
+    from sweworld.config import BACKEND_CONFIGS
+    if isinstance(config, Backend):
+        return config
+    if not isinstance(config, (str, *BACKEND_CONFIGS.values())):
+        raise TypeError(f"a backend must be a sweworld.backends.Backend (RealBackend(...), a sim backend...), a "
+                        f"sweworld.config.BackendConfig or a backend name, got {type(config).__name__}")
     if isinstance(config, str):
         if builder is not None:
             options["builder"] = builder

@@ -8,7 +8,7 @@
   over one episode (extra ``minisweagent``).
 
 Both take a ``Backend`` (``sweworld.backends``: ``RealBackend(...)``, a sim backend...) or a
-``sweworld.config.BackendConfig`` (built with ``make_backend``); without one
+``sweworld.config.BackendConfig`` (both through ``sweworld.backends.make_backend``); without one
 they use ``default_backend()``. Neither gymnasium nor mini-swe-agent is needed to import this
 package: names load lazily.
 """
@@ -31,7 +31,7 @@ _EXPORTS = {
     "SweworldEnvironmentConfig": "sweworld.integrations.minisweagent",
     "from_task": "sweworld.integrations.minisweagent",
 }
-__all__ = sorted([*_EXPORTS, "DEFAULT_BACKEND", "checked_backend", "default_backend"])
+__all__ = sorted([*_EXPORTS, "DEFAULT_BACKEND", "default_backend"])
 
 
 def default_backend(**options: Any) -> Backend:
@@ -39,19 +39,6 @@ def default_backend(**options: Any) -> Backend:
     with ``options`` (the one place that builds it)."""
     from sweworld.backends import make_backend
     return make_backend(DEFAULT_BACKEND, **options)
-
-
-def checked_backend(backend: Any) -> Backend:
-    """``backend`` itself, when it is a ``sweworld.backends.Backend``; the backend a
-    ``sweworld.config.BackendConfig`` describes (``make_backend``); ``TypeError`` otherwise."""
-    from sweworld.backends import Backend, make_backend
-    from sweworld.config import HybridBackendConfig, RealBackendConfig, SimBackendConfig
-    if isinstance(backend, (RealBackendConfig, SimBackendConfig, HybridBackendConfig)):
-        return make_backend(backend)
-    if not isinstance(backend, Backend):
-        raise TypeError(f"backend must be a sweworld.backends.Backend (RealBackend(...), a sim backend...) or a "
-                        f"sweworld.config.BackendConfig, got {type(backend).__name__}")
-    return backend
 
 
 def __getattr__(name: str) -> Any:

@@ -43,9 +43,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sweworld.backends import make_backend
 from sweworld.config import timeouts
 from sweworld.executor import Executor
-from sweworld.integrations import checked_backend, default_backend
+from sweworld.integrations import default_backend
 from sweworld.tools import ToolResult, ToolSet, default_tools
 from sweworld.types import Task
 
@@ -124,7 +125,7 @@ class SWEEnv(_Base):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"SWEEnv renders nothing: render_mode must be None, got {render_mode!r}")
         self.tasks: list[Task] = list(tasks or [])
-        self._backend = None if backend is None else checked_backend(backend)
+        self._backend = None if backend is None else make_backend(backend)
         self.eval_timeout = eval_timeout
         self.tools = tools or default_tools()
         self._held = _Held(None if log_dir else tempfile.mkdtemp(prefix="sweworld-gym-"))

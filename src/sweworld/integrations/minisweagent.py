@@ -48,9 +48,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
+from sweworld.backends import make_backend
 from sweworld.errors import DatasetError
 from sweworld.executor import Executor
-from sweworld.integrations import checked_backend, default_backend
+from sweworld.integrations import default_backend
 from sweworld.types import Task
 
 if TYPE_CHECKING:
@@ -121,7 +122,7 @@ class SweworldEnvironment:
         self.config = config_class(**kwargs)
         if executor is None:
             task = task or load_task(self.config)
-            backend = default_backend(repos_dir=self.config.repos_dir) if backend is None else checked_backend(backend)
+            backend = default_backend(repos_dir=self.config.repos_dir) if backend is None else make_backend(backend)
             executor, owns_executor = backend.open(task), True
         self.executor = executor
         self.task = task

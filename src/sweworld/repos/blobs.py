@@ -60,8 +60,9 @@ class GitBlobs:
         return found[1].decode("utf-8", errors="replace") if found and found[0] == "blob" else None
 
     def has(self, commit: str) -> bool:
-        """``commit`` is a commit of this repository."""
-        return try_git("cat-file", "-e", f"{commit}^{{commit}}", cwd=self.git_dir) is not None
+        """``commit`` is a commit of this repository (read through the open ``cat-file --batch``)."""
+        found = self.object(f"{commit}^{{commit}}")
+        return found is not None and found[0] == "commit"
 
     def source(self, commit: str) -> Callable[[str], str | None]:
         return lambda path: self.read(commit, path)

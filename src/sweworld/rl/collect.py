@@ -4,7 +4,7 @@
         buffer.add(sample.trajectory.messages, sample.reward)
 
 Every (task, sample) is one work item on ``runner`` (default: a thread pool of ``workers``; Ray with
-``make_runner("ray")``), run by the rollout runner's own code (``rollout.runner.rollout_made``):
+``make_runner("ray")``), run by the rollout runner's own code (``runs.rollout.rollout_item``):
 a fresh episode of ``backend``, the policy, then the evaluation. Samples come back as they finish,
 not in order; ``reward`` is ``rewards.reward_of`` of the report (None for a sample without outcome:
 its ``trajectory.error`` says why).
@@ -26,7 +26,7 @@ from sweworld.agents.loop import Policy
 from sweworld.backends import Backend
 from sweworld.config import Timeouts, timeouts
 from sweworld.rl.rewards import reward_of
-from sweworld.runs.rollout import rollout_made
+from sweworld.runs.rollout import rollout_item
 from sweworld.runs.runner import ROLLOUT, LocalRunner, Runner, environment_group
 from sweworld.trajectory import Trajectory
 from sweworld.types import Task
@@ -61,8 +61,8 @@ async def collect(policy: Policy | Callable[[], Policy], tasks: list[Task], n_sa
     limits = Timeouts(command=min(timeout, timeouts.COMMAND), evaluation=timeout)  # one timeout: both, as before
     with (runner or LocalRunner()).pool(workers, ROLLOUT) as pool:
         shared = pool.share(backend)
-        futures = [asyncio.wrap_future(pool.submit(rollout_made, task, k, make, config, shared, where,
-                                                   timeouts=limits, group=environment_group(task)))
+        futures = [asyncio.wrap_future(pool.submit(rollout_item, (task, k), shared, make_policy=make, config=config,
+                                                   out=where, timeouts=limits, group=environment_group(task)))
                    for task in tasks for k in range(n_samples)]
         for finished in asyncio.as_completed(futures):
             traj = await finished

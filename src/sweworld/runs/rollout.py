@@ -68,18 +68,12 @@ def rollout_one(task: Task, sample: int, policy: Policy, config: AgentConfig, ba
     return traj
 
 
-def rollout_made(task: Task, sample: int, make_policy: Callable[[], Policy], config: AgentConfig, backend: Backend,
-                 out: Path, *, evaluate: bool = True, timeouts: Timeouts | None = None) -> Trajectory:
-    """``rollout_one`` with a policy made where the item runs (a policy holding a client is made
-    on the worker that uses it, not shipped)."""
-    return rollout_one(task, sample, make_policy(), config, backend, out, evaluate=evaluate, timeouts=timeouts)
-
-
 def rollout_item(item: tuple[Task, int], backend: Backend, *, make_policy: Callable[[], Policy],
                  config: AgentConfig, out: Path, evaluate: bool = True, timeouts: Timeouts | None = None) -> Trajectory:
-    """One item of a run, (task, sample): ``rollout_made``."""
+    """One item of a run, (task, sample): ``rollout_one`` with a policy made where the item runs (a
+    policy holding a client is made on the worker that uses it, not shipped)."""
     task, sample = item
-    return rollout_made(task, sample, make_policy, config, backend, out, evaluate=evaluate, timeouts=timeouts)
+    return rollout_one(task, sample, make_policy(), config, backend, out, evaluate=evaluate, timeouts=timeouts)
 
 
 def write_outputs(out: Path, trajectories: list[Trajectory], extra: dict | None = None) -> dict:
@@ -112,7 +106,6 @@ def run_rollouts(tasks: list[Task], make_policy: Callable[[], Policy], run: Roll
     if agent is None:
         from sweworld.agents.config import load_agent_config
         agent = load_agent_config(run.agent_config, step_limit=run.step_limit, text_actions=run.text_actions or None)
-    config = agent
     if backend is None:
         from sweworld.backends import make_backend
         backend = make_backend(run.backend, timeouts=run.timeouts)
@@ -129,7 +122,7 @@ def run_rollouts(tasks: list[Task], make_policy: Callable[[], Policy], run: Roll
             on_done(traj)
 
     map_items([(task, k) for task in tasks for k in range(n_samples)],
-              partial(rollout_item, make_policy=make_policy, config=config, out=out, evaluate=evaluate,
+              partial(rollout_item, make_policy=make_policy, config=agent, out=out, evaluate=evaluate,
                       timeouts=run.timeouts),
               runner=runner, workers=workers, hints=ROLLOUT, group=lambda item: environment_group(item[0]),
               share=backend, done=lambda item: (item[0].instance_id, item[1]) in done, on_done=finished)

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 RUNNERS: Registry[Callable[..., Runner]] = Registry("runner", {
     "local": "sweworld.runs.runner:LocalRunner",
     "ray": "sweworld.runs.ray_runner:RayRunner",
-})
+}, group="sweworld.runners")
 
 
 ROLLOUT = Hints(cpus=1.0, memory_mb=1024)

@@ -135,13 +135,6 @@ def validate_tasks(tasks: list[Task], config: ValidateConfig | None = None, *, b
         from sweworld.backends import make_backend
         backend = make_backend(config.backend, timeouts=config.timeouts)
     runner = runner or runner_of(config.runner)
-    results: dict[str, Validation] = {}
-
-    def finished(_task: Task, verdict: Validation) -> None:
-        results[verdict.instance_id] = verdict
-        if on_done:
-            on_done(verdict)
-
-    map_items(tasks, partial(validate_instance, timeout=timeout), runner=runner, workers=workers, hints=VALIDATION,
-              group=environment_group, share=backend, on_done=finished)
-    return [results[t.instance_id] for t in tasks]
+    return map_items(tasks, partial(validate_instance, timeout=timeout), runner=runner, workers=workers,
+                     hints=VALIDATION, group=environment_group, share=backend,
+                     on_done=(lambda _task, verdict: on_done(verdict)) if on_done else None)

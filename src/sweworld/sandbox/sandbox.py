@@ -62,15 +62,12 @@ def _copy_layers(lowers: list[Path], dest: Path) -> None:
             target = dest / rel
             mode = src.lstat().st_mode
             if stat.S_ISCHR(mode) and src.lstat().st_rdev == 0:
-                if target.is_dir() and not target.is_symlink():
-                    shutil.rmtree(target)
-                elif target.exists() or target.is_symlink():
-                    target.unlink()
+                remove_tree(target)
             elif stat.S_ISDIR(mode):
                 target.mkdir(exist_ok=True)
             else:
                 if target.is_dir() and not target.is_symlink():
-                    shutil.rmtree(target)
+                    remove_tree(target)
                 shutil.copy2(src, target, follow_symlinks=False)
 
 

@@ -21,7 +21,7 @@ import select
 import sys
 import time
 
-if __package__:  # imported on the host (tests)
+if __package__:  # imported as sweworld.sandbox.server (nothing does today; keeps sys.path untouched)
     from .capture import Capture
     from .frames import read_msg, write_msg
 else:  # run as a script inside the sandbox, its siblings beside it

@@ -18,13 +18,12 @@ does not take is a ``ConfigError``.
 from __future__ import annotations
 
 import hashlib
-import inspect
 from collections.abc import Callable
 from typing import Any
 
 from sweworld.errors import ConfigError
 from sweworld.protocols import Verifier
-from sweworld.registry import Registry, keywords, refuse_unknown
+from sweworld.registry import Registry, keywords
 from sweworld.trajectory import Trajectory
 from sweworld.types import Task
 
@@ -103,15 +102,14 @@ VERIFIERS: Registry[Callable[..., Verifier]] = Registry("verifier", {
     "llm": "sweworld.verify.llm:llm_verifier",
     "tests": "sweworld.verify.regression:TestsVerifier",
     "hybrid": "sweworld.verify.regression:hybrid_verifier",
-})
+}, group="sweworld.verifiers")
 """The verifiers by name (entry points ``sweworld.verifiers`` add more)."""
 
 
 def verifier_options(name: str) -> tuple[str, ...]:
     """The options ``create_verifier(name, ...)`` takes (its factory's keywords; ``hybrid``: ``base``,
     the others go to its base and to ``tests``)."""
-    parameters = inspect.signature(VERIFIERS.get(name)).parameters.values()
-    return tuple(p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+    return keywords(VERIFIERS.get(name)) or ()
 
 
 def needs_tasks(name: str) -> bool:
@@ -125,8 +123,4 @@ def create_verifier(name: str, **options: Any) -> Verifier:
     and ``repos_dir`` for ``embedded``, ``url``/``model_name``/``input``/``votes`` for ``llm``,
     ``backend``/``log_dir``/``timeout`` for ``tests``, ``base`` and the base's and tests' options for
     ``hybrid``). An option the verifier does not take is a ``ConfigError`` naming it."""
-    factory = VERIFIERS.get(name)
-    takes = keywords(factory)
-    if takes is not None:
-        refuse_unknown(f"the {name} verifier", options, takes)
-    return factory(**options)
+    return VERIFIERS.checked(name, **options)()

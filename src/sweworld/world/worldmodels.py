@@ -138,7 +138,8 @@ def _openai(config: Mapping[str, Any]) -> WorldModel:
 
 Factory = Callable[[Mapping[str, Any]], WorldModel]
 MODELS: Registry[Factory] = Registry("world model", {"openai": _openai,
-                                                    "embedded": "sweworld.surrogates.swt.adapter:create"})
+                                                    "embedded": "sweworld.surrogates.swt.adapter:create"},
+                                  group="sweworld.world_models")
 
 
 def register_model(name: str, factory: Factory | str, *, replace: bool = False) -> None:

@@ -9,9 +9,9 @@ and its properties' bodies stay under their own names). Names, not types: ``obj.
 reaches every ``render``, so the graph over-approximates, which is what a "could this change matter
 to the failing tests" feature needs.
 
-``reached(tests, sources)``: ``tests`` maps a test file's text to the test names in it;
-``sources`` maps a source path to its text (after either patch); returns path -> reached names
-(qualified as ``syntax.Module`` names them).
+``test_names(text, tests)``: what the tests ``tests`` of a test file's ``text`` reference;
+``reached(names, sources)``: ``sources`` maps a source path to its text (after either patch);
+returns path -> the functions those names reach (qualified as ``syntax.Module`` names them).
 """
 
 from __future__ import annotations
