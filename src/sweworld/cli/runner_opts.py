@@ -20,10 +20,3 @@ RayAddress = Annotated[str | None, typer.Option(
     "--ray-address", help="ray: the cluster, 'auto' (the one this node joined) or HOST:PORT of its head; "
     "omitted: start Ray on this machine.")]
 
-
-def runner_from_options(name: str = "local", ray_address: str | None = None):
-    """The runner the options name (``ConfigError`` reaches the caller's ``reported``)."""
-    from sweworld.config import RunnerConfig
-    from sweworld.runs.runner import runner_of
-
-    return runner_of(RunnerConfig(name=name, address=ray_address))

@@ -34,16 +34,13 @@ HybridBase = Annotated[str, typer.Option("--hybrid-base", callback=params.one_of
                                          help="hybrid: the verifier whose top max(3, half) is kept.")]
 
 
-OPTIONS_OF = {"swr": ("repos_dir",), "random": ("seed",), "oracle": (), "embedded": ("model", "repos_dir"),
-              "llm": ("url", "model_name", "input", "votes"), "tests": ()}
-"""The options of this command each verifier takes (``hybrid``: its base's, and ``base``)."""
-
-
 def verifier_options_of(verifier: str, given: dict, hybrid_base: str) -> dict:
-    """The options of ``create_verifier(verifier, ...)`` from the command's values ``given``."""
+    """The options of ``create_verifier(verifier, ...)`` from the command's values ``given``: those the
+    verifier takes (``hybrid``: its base's, and ``base``)."""
+    from sweworld.verify.verifiers import verifier_options
     if verifier == "hybrid":
         return {"base": hybrid_base, **verifier_options_of(hybrid_base, given, hybrid_base)}
-    return {key: given[key] for key in OPTIONS_OF.get(verifier, ())}
+    return {key: given[key] for key in verifier_options(verifier) if key in given}
 
 
 def tasks_of(found, dataset: str, split: str | None) -> dict:
