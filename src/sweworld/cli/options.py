@@ -119,14 +119,10 @@ def _world_kind(config: M) -> M:
 
 
 def backend(config: Any, builder: Any = None):
-    """The backend of ``config`` (its world's tasks, unless set: the run's dataset)."""
+    """The backend of ``config`` (a sim world knows the run's tasks: ``DatasetSelection``)."""
     from sweworld.backends import make_backend
 
-    chosen = config.backend
-    world = getattr(chosen, "world", None)
-    if world is not None and world.dataset is None:
-        chosen = chosen.model_copy(update={"world": world.model_copy(update={"dataset": config.dataset})})
-    return make_backend(chosen, timeouts=getattr(config, "timeouts", None), builder=builder)
+    return make_backend(config.backend, timeouts=getattr(config, "timeouts", None), builder=builder)
 
 
 def config_path(out: Path) -> Path:

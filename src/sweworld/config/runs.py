@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from sweworld.config.backend import BackendConfig, RealBackendConfig, RunnerConfig, Strict
 from sweworld.config.timeouts import Timeouts
@@ -23,6 +23,15 @@ class DatasetSelection(Strict):
     split: str | None = None
     instance_ids: list[str] | None = Field(default=None, description="Only these instances.")
     skip_invalid: bool = Field(default=False, description="Skip invalid rows and report how many.")
+
+    @model_validator(mode="after")
+    def _world_reads_these_tasks(self) -> DatasetSelection:
+        """A sim or hybrid backend's world, unless told otherwise, knows the run's tasks (their
+        FAIL_TO_PASS / PASS_TO_PASS: the baseline of structured test runs), from the CLI or the library."""
+        world = getattr(getattr(self, "backend", None), "world", None)
+        if world is not None and world.dataset is None:
+            world.dataset = self.dataset
+        return self
 
 
 class EvalConfig(DatasetSelection):
