@@ -10,8 +10,8 @@ import json
 
 import pytest
 import yaml
-from badinput import invoke, row, write_jsonl
-from tests.conftest import git, make_git_tree
+from badinput import invoke
+from tests.cli.conftest import INSTANCE
 from tests.data.data_trajectories import trajectory, write_run
 
 from sweworld.backends.sim import SimBackend
@@ -19,22 +19,8 @@ from sweworld.cli.options import config_path
 from sweworld.config import CONFIG_FILE, EvalConfig, ExportSFTConfig, RolloutConfig, Timeouts, load
 from sweworld.world.config import WorldConfig
 
-INSTANCE = "org__repo-1"
 OUT_FLAG = {"world fidelity": "--json"}
 """The output flag of a command without ``--out``."""
-
-
-@pytest.fixture
-def data(tmp_path):
-    """One instance of a local repository whose gold patch fixes ``add``."""
-    tree, commit = make_git_tree(tmp_path / "repo", {
-        "pkg/__init__.py": "def add(a, b):\n    return a - b\n",
-        "tests/test_add.py": "from pkg import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"})
-    (tree / "pkg/__init__.py").write_text("def add(a, b):\n    return a + b\n")
-    patch = git(tree, "diff") + "\n"
-    git(tree, "checkout", "-q", ".")
-    return write_jsonl(tmp_path / "data.jsonl", [row(INSTANCE, str(tree), base_commit=commit, patch=patch,
-                                                     FAIL_TO_PASS=["tests/test_add.py::test_add"])])
 
 
 def write_yaml(path, config: dict):
