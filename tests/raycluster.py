@@ -57,16 +57,35 @@ CACHES = ("cache", "envs", "repos", "episodes", "sandbox-etc")
 @dataclass
 class NodeHomes:
     """A running local cluster: ``ray`` connected to it, ``cluster`` (``ray.cluster_utils.Cluster``),
-    ``homes[i]`` node ``i``'s ``SWEWORLD_HOME`` and ``ids[i]`` its Ray node id (node 0 is the head)."""
+    and per worker node ``i``: ``homes[i]`` its ``SWEWORLD_HOME``, ``ids[i]`` its Ray node id,
+    ``nodes[i]`` its handle (``cluster.remove_node``). The head holds no CPU: no item runs there."""
 
     ray: ModuleType
     cluster: Any
+    root: Path
+    cache: Path
     homes: list[Path]
     ids: list[str]
     nodes: list[Any]
 
-    def node_of(self, node_id: str) -> int:
-        return self.ids.index(node_id)
+    def add(self) -> int:
+        """Start one more worker node with a home of its own; its index."""
+        index = len(self.homes)
+        self.homes.append(node_home(self.root, index, self.cache))
+        with _home(self.homes[-1]):
+            self.nodes.append(self.cluster.add_node(num_cpus=1, resources={f"node{index}": 1}))
+        self.ids.append(self.nodes[-1].node_id)
+        self.cluster.wait_for_nodes()
+        return index
+
+    def kill(self, node_id: str) -> None:
+        """End the node ``node_id`` (its raylet and every worker on it)."""
+        index = self.ids.index(node_id)
+        self.cluster.remove_node(self.nodes[index], allow_graceful=False)
+        self.ids[index] = ""
+
+    def alive(self) -> list[int]:
+        return [i for i, node_id in enumerate(self.ids) if node_id]
 
     def outside_caches(self) -> list[str]:
         """Files under any node's home outside its cache directories (what a run must not write)."""
@@ -91,32 +110,40 @@ def node_home(root: Path, index: int, cache: Path) -> Path:
 
 
 @contextmanager
-def ray_nodes(root: Path, cache: Path, count: int = 3, by_value: ModuleType | None = None) -> Iterator[NodeHomes]:
-    """A Ray cluster of ``count`` nodes on this machine (``ray.cluster_utils.Cluster``), one CPU each,
-    each node's raylet and workers with their own ``SWEWORLD_HOME`` under ``root`` (see
-    ``SHARED_DOWNLOADS``); this process is its driver. ``by_value``: as for ``local_ray``."""
-    ray = pytest.importorskip("ray")
-    from ray import cloudpickle
-    from ray.cluster_utils import Cluster
-
+def _home(home: Path) -> Iterator[None]:
+    """``SWEWORLD_HOME`` set to ``home`` while a node starts (its raylet and workers inherit it)."""
     saved = os.environ.get("SWEWORLD_HOME")
-    cluster, nodes, homes = Cluster(), [], []
+    os.environ["SWEWORLD_HOME"] = str(home)
     try:
-        for index in range(count):
-            homes.append(node_home(root, index, cache))
-            os.environ["SWEWORLD_HOME"] = str(homes[-1])  # what the node's raylet and workers inherit
-            nodes.append(cluster.add_node(num_cpus=1, resources={f"node{index}": 1},
-                                          **({"include_dashboard": False} if index == 0 else {})))
+        yield
     finally:
         if saved is None:
             os.environ.pop("SWEWORLD_HOME", None)
         else:
             os.environ["SWEWORLD_HOME"] = saved
-    ray.init(address=cluster.address, log_to_driver=False)
-    if by_value is not None:
-        cloudpickle.register_pickle_by_value(by_value)
+
+
+@contextmanager
+def ray_nodes(root: Path, cache: Path, count: int = 3, by_value: ModuleType | None = None) -> Iterator[NodeHomes]:
+    """A Ray cluster on this machine (``ray.cluster_utils.Cluster``): a head without CPUs and
+    ``count`` worker nodes of one CPU each, each node's raylet and workers with their own
+    ``SWEWORLD_HOME`` under ``root`` (see ``SHARED_DOWNLOADS``); this process is its driver.
+    ``by_value``: as for ``local_ray``."""
+    ray = pytest.importorskip("ray")
+    from ray import cloudpickle
+    from ray.cluster_utils import Cluster
+
+    cluster = Cluster()
     try:
-        yield NodeHomes(ray, cluster, homes, [n.node_id for n in nodes], nodes)
+        with _home(root / "head"):
+            cluster.add_node(num_cpus=0, include_dashboard=False)
+        nodes = NodeHomes(ray, cluster, root, cache, [], [], [])
+        for _ in range(count):
+            nodes.add()
+        ray.init(address=cluster.address, log_to_driver=False)
+        if by_value is not None:
+            cloudpickle.register_pickle_by_value(by_value)
+        yield nodes
     finally:
         if by_value is not None:
             cloudpickle.unregister_pickle_by_value(by_value)

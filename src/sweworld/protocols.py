@@ -16,7 +16,7 @@ An optional capability is a small ``runtime_checkable`` protocol of its own, tes
 - ``ExecCapable``: a stateless ``exec`` beside the persistent shell (the sandbox);
 - ``Described``: an ``info`` mapping of what the episode is (workspace, interpreter);
 - ``Bindable``: a policy drawing per sample, bound to one (instance, sample) first;
-- ``Audited``: a backend that counts audits (``audit_summary``, the hybrid backend);
+- ``Audited``: an episode that carries audit counts (``audits``, the hybrid backend's);
 - ``Preparable``: a verifier that sees every sample before scoring (``prepare``);
 - ``HoldsOut``: a predictor that can be refitted without one repository (``without``);
 - ``Closeable``: something holding connections (``close``).
@@ -157,9 +157,10 @@ class Bindable(Protocol):
 
 @runtime_checkable
 class Audited(Protocol):
-    """A backend that audits its work (the hybrid backend): the counts and their intervals."""
+    """What carries audit counts (``backends.audits``): a hybrid episode (its executor, its hooks)."""
 
-    def audit_summary(self) -> dict: ...
+    @property
+    def audits(self) -> dict | None: ...
 
 
 @runtime_checkable

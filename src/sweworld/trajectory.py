@@ -53,6 +53,8 @@ class Trajectory(BaseModel):
         "sandbox, harness). Such a sample is left out of the metrics and retried by a rerun."))
     reward: float | None = Field(default=None, description="1.0 resolved, 0.0 not; None when not evaluated.")
     report: dict[str, Any] | None = Field(default=None, description="The harness report of the final patch.")
+    audits: dict[str, dict[str, int]] | None = Field(default=None, description=(
+        "A hybrid episode's audit and routing counts, its evaluation's included (sweworld.backends.audits)."))
     usage: dict[str, int] = Field(default_factory=lambda: {"prompt_tokens": 0, "completion_tokens": 0})
     timings: dict[str, float] = Field(default_factory=dict, description="Seconds: total, model, tools, eval.")
     config_hash: str = Field(default="", description="Hash of the agent configuration.")

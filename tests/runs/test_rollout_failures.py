@@ -73,15 +73,22 @@ def test_a_failed_sample_stays_out_of_the_metrics(tmp_path):
     assert len((out / "predictions.all.jsonl").read_text().splitlines()) == 1
 
 
-def test_hybrid_audits_are_counted_here_and_said_not_collected_when_workers_hold_the_backend():
-    """A hybrid run's audit counts live in the backend that ran the episodes: under a runner whose
-    workers hold copies, the summary says so instead of reporting zero audits."""
-    from types import SimpleNamespace
+def test_a_runs_audits_are_the_sum_of_what_its_trajectories_carry():
+    """A hybrid run's audit counts travel on each trajectory (and report): the summary adds them up
+    whichever runner ran the items; a run whose items carry none has no audits."""
+    from sweworld.backends import audits
+    from sweworld.trajectory import Trajectory
 
-    from sweworld.runs.rollout import NOT_COLLECTED, audit_part
-    from sweworld.runs.runner import LocalRunner
+    def carrying(steps: tuple[int, int], evaluations: tuple[int, int]) -> Trajectory:
+        tally = audits.new_tally()
+        for kind, (n, agreed) in (("steps", steps), ("evaluations", evaluations)):
+            for k in range(n):
+                audits.routed(tally, kind, False)
+                audits.audited(tally, kind, k < agreed)
+        return Trajectory(instance_id="a", sample=0, policy="p", audits=tally)
 
-    hybrid = SimpleNamespace(name="hybrid", audit_summary=lambda: {"steps": {"audited": 3}})
-    assert audit_part(hybrid, None) == audit_part(hybrid, LocalRunner()) == {"audits": {"steps": {"audited": 3}}}
-    assert audit_part(hybrid, SimpleNamespace(name="ray")) == {"audits": {"collected": False, "why": NOT_COLLECTED}}
-    assert audit_part(SimpleNamespace(name="real"), SimpleNamespace(name="ray")) == {}
+    part = audits.summary_part([carrying((3, 2), (1, 1)), carrying((1, 0), (1, 0)), Trajectory(instance_id="b")])
+    steps, evaluations = part["audits"]["steps"], part["audits"]["evaluations"]
+    assert (steps["audited"], steps["agreed"], steps["agreement"], steps["agreement_with_routing"]) == (4, 2, 0.5, 0.5)
+    assert (evaluations["audited"], evaluations["agreed"]) == (2, 1)
+    assert audits.summary_part([Trajectory(instance_id="b")]) == {}

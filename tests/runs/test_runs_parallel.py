@@ -89,7 +89,7 @@ class RecordingRunner:
                 return ("handle", obj)
 
             def submit(self, fn, /, *args, group=None, **kwargs) -> Future:
-                outer.submits.append((args, group))
+                outer.submits.append((args[1:], group))  # args[0]: the item's function (run_item's)
                 return inner.submit(fn, *args, **kwargs)
 
             def __enter__(self):

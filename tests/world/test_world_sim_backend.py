@@ -14,11 +14,13 @@ from chatserver import ChatServer
 from realtasks import real_tasks
 from sweworld.agents.config import load_agent_config
 from sweworld.agents.policies import OraclePolicy
+from sweworld.backends.audits import summarize
 from sweworld.backends.hybrid import HybridBackend
 from sweworld.backends.real import RealBackend
 from sweworld.backends.sim import SimBackend
 from sweworld.config import RolloutConfig
 from sweworld.harness.predictions import Prediction
+from sweworld.harness.report import read_report
 from sweworld.runs.rollout import run_rollouts
 from sweworld.world.config import WorldConfig
 
@@ -109,9 +111,11 @@ def test_hybrid_audits_every_step_and_evaluation_at_rate_one(task, tmp_path):
         with hybrid.open(task) as episode:
             agree = episode.run("python -c 'print(\"hello\")'")
             disagree = episode.run("python -c 'import sys; sys.exit(4)'")
-        hybrid.evaluate(task, Prediction(instance_id=task.instance_id, model_patch=task.patch), tmp_path / "eval")
+        report = hybrid.evaluate(task, Prediction(instance_id=task.instance_id, model_patch=task.patch),
+                                 tmp_path / "eval")
     assert agree.output == "hello\n" and disagree.output == "hello\n"  # the agent sees the simulation
-    audits = hybrid.audit_summary()
+    assert read_report(tmp_path / "eval").audits == report.audits  # carried by the report on disk
+    audits = summarize([episode.audits, report.audits])
     assert audits["steps"]["audited"] == 2 and audits["steps"]["agreed"] == 1
     assert audits["evaluations"] == {**audits["evaluations"], "audited": 1, "agreed": 1}
     low, high = audits["steps"]["wilson95"]
@@ -160,6 +164,6 @@ def test_hybrid_routes_unsure_predictions_to_real_execution(task, tmp_path):
             simulated = episode.run("python -c 'print(\"hello\")'")
     assert routed.exit_code == 4 and not routed.simulated  # the real result
     assert simulated.simulated and simulated.output == "hello\n"
-    steps = hybrid.audit_summary()["steps"]
+    steps = summarize([episode.audits])["steps"]
     assert (steps["simulated"], steps["ran_real"], steps["share_real"]) == (2, 1, 0.5)
     assert (steps["audited"], steps["agreed"], steps["agreement_with_routing"]) == (1, 1, 1.0)

@@ -14,7 +14,6 @@ from sweworld.cli.common import Dataset, InstanceIds, ReposDir, SkipInvalid, Spl
 from sweworld.cli.options import BACKEND, RUNNER, ConfigFile
 from sweworld.cli.runner_opts import RayAddress, RunnerName
 from sweworld.config import CONFIG_FILE, EvalConfig, timeouts
-from sweworld.runs.rollout import audit_part
 
 Predictions = Annotated[str, typer.Option("--predictions", "-p", help="Predictions (.json/.jsonl of "
                                           "{instance_id, model_name_or_path, model_patch}) or 'gold'.")]
@@ -101,7 +100,7 @@ def run_eval(run: EvalConfig) -> None:
         with common.reported():
             from sweworld.runs.eval import evaluate_run
             summary, path = evaluate_run(tasks, preds, run, model=model, backend=chosen, on_done=done, runner=where)
-    _report(summary, path, reports, reference, audit_part(chosen, where).get("audits", {}))
+    _report(summary, path, reports, reference, summary.get("audits", {}))
 
 
 def _report(summary: dict, path, reports: dict, reference, audits: dict) -> None:
@@ -120,12 +119,9 @@ def _report(summary: dict, path, reports: dict, reference, audits: dict) -> None
         ours = {i: (None if r.error_kind == "infra" else r.resolved) for i, r in reports.items()}
         ours.update({i: False for i in summary["empty_patch_ids"]})
         say(compare(ours, reference).line())
-    if audits.get("collected") is False:
-        say(f"hybrid audits: {audits['why']}")
-    else:
-        for kind, figures in audits.items():
-            say(f"hybrid audits, {kind}: {figures['agreed']}/{figures['audited']} agree "
-                f"(95% Wilson {figures['wilson95'][0]:.2f}-{figures['wilson95'][1]:.2f})")
+    for kind, figures in audits.items():
+        say(f"hybrid audits, {kind}: {figures['agreed']}/{figures['audited']} agree "
+            f"(95% Wilson {figures['wilson95'][0]:.2f}-{figures['wilson95'][1]:.2f})")
     say(f"summary: {path}")
     infra = {i: reports[i].error or "" for i in summary["infra_error_ids"]}  # the summary's count, listed
     failures.report("infrastructure failures (not the model's; details in each run_instance.log)", infra)

@@ -67,6 +67,8 @@ class InstanceReport(BaseModel):
     error_kind: Literal["infra", "timeout"] | None = Field(
         default=None, description="'infra': not the model's fault (environment, sandbox, test patch); "
         "'timeout': the tests ran past the timeout (a model failure, as SWE-bench counts it).")
+    audits: dict[str, dict[str, int]] | None = Field(default=None, description=(
+        "A hybrid evaluation's audit and routing counts (sweworld.backends.audits); None otherwise."))
 
     @classmethod
     def build(cls, instance_id: str, model_patch: str | None, *, patch_applied: bool = False,

@@ -16,8 +16,8 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-from sweworld import names
-from sweworld.backends import Backend
+from sweworld import names, shipping
+from sweworld.backends import Backend, audits
 from sweworld.config import EvalConfig
 from sweworld.harness.predictions import Prediction, model_dir_name, model_name
 from sweworld.harness.report import REPORT_FILE, InstanceReport, is_finished, summarize
@@ -41,9 +41,10 @@ def load_existing(path: Path) -> InstanceReport | None:
 
 
 def evaluate_item(item: tuple[Task, Prediction, Path], backend: Backend, *, timeout: float) -> InstanceReport:
-    """One item of a run: ``backend.evaluate`` of (task, prediction, its log directory)."""
+    """One item of a run: ``backend.evaluate`` of (task, prediction, its log directory), the logs
+    written where the item runs and landed in that directory by the driver (``shipping``)."""
     task, prediction, path = item
-    return backend.evaluate(task, prediction, path, timeout=timeout)
+    return backend.evaluate(task, prediction, shipping.stage(path, last=REPORT_FILE), timeout=timeout)
 
 
 def evaluate_run(tasks: list[Task], predictions: dict[str, Prediction], config: EvalConfig | None = None, *,
@@ -87,6 +88,7 @@ def evaluate_run(tasks: list[Task], predictions: dict[str, Prediction], config: 
               group=lambda item: environment_group(item[0]), share=backend, on_done=finished)
     summary = summarize([t.instance_id for t in tasks], reports,
                         {k: v.model_patch for k, v in predictions.items()}, run_id=run_id, model=model)
+    summary.update(audits.summary_part(reports.values()))
     summary_dir.mkdir(parents=True, exist_ok=True)
     path = summary_dir / f"{model_dir_name(model)}.{run_id}.json"
     tmp = path.with_suffix(".json.tmp")

@@ -14,6 +14,10 @@ called the map (the driver, the only writer of the stores):
 
 Resume: ``done(item)`` true leaves the item out (a store already holds it).
 
+What an item writes through ``sweworld.shipping`` (evaluation logs, traces, audit records) comes
+back with its result and is written here, before ``on_done``: nothing of an item is written on the
+node that ran it, and an item that failed or whose worker was lost leaves nothing.
+
 ``map_ordered`` is the same map deciding in item order: at most ``window`` items in flight, each
 result handed to ``on_result(item, value)`` in item order, stopping once ``enough(values)`` holds
 for the in-order prefix (what finished beyond it goes to ``on_extra(item, value)``); ``known(item)``
@@ -27,6 +31,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, as_completed, wait
 from typing import Any, TypeVar
 
 from sweworld.runs.runner import ROLLOUT, Hints, LocalRunner, Pool, Runner
+from sweworld.shipping import Shipped, run_item
 
 T = TypeVar("T")
 
@@ -39,7 +44,7 @@ def _submitter(pool: Pool, fn: Callable[..., Any], share: Any,
     shared = () if share is _NOTHING else (pool.share(share),)
 
     def submit(item: Any) -> Future:
-        return pool.submit(fn, item, *shared, group=group(item) if group else None)
+        return pool.submit(run_item, fn, item, *shared, group=group(item) if group else None)
     return submit
 
 
@@ -72,13 +77,18 @@ def _finished(submit: Callable[[Any], Future], items: Sequence[Any], window: int
 
 def _outcome(future: Future, item: Any, catch: Catch,
              on_error: Callable[[Any, BaseException], None] | None) -> tuple[Any, bool]:
-    """(result or caught exception, whether it failed); other exceptions propagate."""
+    """(result or caught exception, whether it failed), the item's outputs landed; other exceptions
+    propagate."""
     try:
-        return future.result(), False
+        result = future.result()
     except catch as exc:
         if on_error:
             on_error(item, exc)
         return exc, True
+    if isinstance(result, Shipped):
+        result.outputs.land()
+        result = result.result
+    return result, False
 
 
 def map_items(items: Iterable[T], fn: Callable[..., Any], *, runner: Runner | None = None, workers: int = 1,

@@ -18,14 +18,14 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-from sweworld import names
+from sweworld import names, shipping
 from sweworld.agents.config import AgentConfig
 from sweworld.agents.loop import Policy, run_episode
-from sweworld.backends import Backend
+from sweworld.backends import Backend, audits
 from sweworld.config import RolloutConfig, Timeouts
 from sweworld.errors import InfraError
 from sweworld.harness.predictions import Prediction
-from sweworld.harness.report import write_atomic
+from sweworld.harness.report import REPORT_FILE, write_atomic
 from sweworld.protocols import Audited, Bindable
 from sweworld.runs.metrics import summarize
 from sweworld.runs.parallel import map_items
@@ -47,9 +47,10 @@ def rollout_one(task: Task, sample: int, policy: Policy, config: AgentConfig, ba
     if isinstance(policy, Bindable):
         policy = policy.bind(task.instance_id, sample)
     try:
-        with backend.open(task, timeout=timeouts.command) as sb:
+        with backend.open(task, timeout=timeouts.command, label=f"{task.instance_id}.{sample}") as sb:
             traj = run_episode(task, sb, policy, config, sample=sample)
         traj.backend = backend.name
+        traj.audits = sb.audits if isinstance(sb, Audited) else None
     except InfraError as exc:
         traj = Trajectory(instance_id=task.instance_id, sample=sample, policy=policy.name, model=policy.model,
                           config_hash=config.digest())
@@ -58,9 +59,10 @@ def rollout_one(task: Task, sample: int, policy: Policy, config: AgentConfig, ba
     if evaluate and not traj.failed:  # a failed sample has no outcome to grade
         prediction = Prediction(instance_id=task.instance_id, model_name_or_path=policy.model or policy.name,
                                 model_patch=traj.patch)
-        report = backend.evaluate(task, prediction, out / "eval" / f"{task.instance_id}.{sample}",
-                                  timeout=timeouts.evaluation)
+        log_dir = shipping.stage(out / "eval" / f"{task.instance_id}.{sample}", last=REPORT_FILE)
+        report = backend.evaluate(task, prediction, log_dir, timeout=timeouts.evaluation)
         traj.report = report.model_dump()
+        traj.audits = audits.merge([traj.audits, report.audits])
         if report.error_kind == "infra":
             traj.error, traj.error_kind = f"evaluation: {report.error}", "infra"
         else:
@@ -88,7 +90,7 @@ def write_outputs(out: Path, trajectories: list[Trajectory], extra: dict | None 
                 first.write(json.dumps(row) + "\n")
     os.replace(out / "predictions.jsonl.tmp", out / "predictions.jsonl")
     os.replace(out / "predictions.all.jsonl.tmp", out / "predictions.all.jsonl")
-    summary = {**summarize(ordered), **(extra or {})}
+    summary = {**summarize(ordered), **audits.summary_part(ordered), **(extra or {})}
     write_atomic(out / "summary.json", json.dumps(summary, indent=2, sort_keys=True) + "\n")
     return summary
 
@@ -128,20 +130,4 @@ def run_rollouts(tasks: list[Task], make_policy: Callable[[], Policy], run: Roll
               share=backend, done=lambda item: (item[0].instance_id, item[1]) in done, on_done=finished)
     wanted = {t.instance_id for t in tasks}
     return write_outputs(out, [t for t in store.load() if t.instance_id in wanted and t.sample < n_samples],
-                         {"backend": backend.name, **audit_part(backend, runner)})
-
-
-NOT_COLLECTED = ("hybrid audits are counted by the backend that ran them, each worker's own copy under this "
-                 "runner: use --runner local for an audited run")
-
-
-def audit_part(backend: Backend, runner: Runner | None) -> dict:
-    """The summary's ``audits`` (the hybrid backend's agreement of audited steps and evaluations):
-    counted here with the local runner; said plainly not collected with one whose workers hold
-    copies of the backend."""
-    if not isinstance(backend, Audited):
-        return {}
-    if runner is not None and runner.name != "local":
-        log.warning("%s", NOT_COLLECTED)
-        return {"audits": {"collected": False, "why": NOT_COLLECTED}}
-    return {"audits": backend.audit_summary()}
+                         {"backend": backend.name})

@@ -1,6 +1,8 @@
 """The candidate check as one picklable work item: ``Checker(index, mutation)`` runs where the runner
 puts it (a thread here, a Ray worker elsewhere) and reuses one episode of the release per thread of
-that process (``CandidateRun``: its fork server pays the interpreter and pytest import once).
+that process (``CandidateRun``: its fork server pays the interpreter and pytest import once). On a
+node whose environment store lacks the release's install layer (the driver prepared it in its own),
+the node's builder makes it (or fetches it from a node that has it) first.
 
 Episodes are registered per checker (``token``); ``close_episodes(token)`` closes this process's,
 and a worker process closes its own when it exits.
@@ -58,11 +60,11 @@ class Checker:
         if runs is None:
             runs = _LOCAL.runs = {}
         if runs.get(self.token) is None:
-            if not self.release.layer.path.exists():
-                raise InfraError(f"release {self.release.slug}: its install layer {self.release.layer.path} is not "
-                                 "on this node", hint="put SWEWORLD_HOME (the environment store) on storage every "
-                                 "node shares, or run synth with --runner local")
-            run = CandidateRun(self.release.task, self.release.layer, timeout=self.timeout,
+            layer = self.release.layer
+            if not layer.path.exists():  # prepared on another node: this node's own (built, or fetched)
+                from sweworld.envs import EnvBuilder
+                layer = EnvBuilder().instance(self.release.task)
+            run = CandidateRun(self.release.task, layer, timeout=self.timeout,
                                label=f"{self.release.slug}-synth", fork_server=self.fork_server)
             run.set_budgets(test_budgets(self.release), self.timeout)
             runs[self.token] = run

@@ -18,7 +18,7 @@ import base64
 from typing import Any, Protocol, runtime_checkable
 
 from sweworld.executor import Executor
-from sweworld.protocols import Described
+from sweworld.protocols import Audited, Described
 from sweworld.types import ExecResult, Task
 from sweworld.world.context import HistoryStep, with_step
 from sweworld.world.router import RoutePlan, rewrite, route
@@ -66,6 +66,11 @@ class SimExecutor:
         self.workdir = sandbox.workdir
         self.history: list[HistoryStep] = []
         self.info: dict[str, Any] = {**(sandbox.info if isinstance(sandbox, Described) else {}), "backend": "sim"}
+
+    @property
+    def audits(self) -> dict | None:
+        """The episode's audit counts, when its hooks keep any (``protocols.Audited``: the hybrid's)."""
+        return self.hooks.audits if isinstance(self.hooks, Audited) else None
 
     def run(self, command: str, *, cwd: str | None = None, timeout: float | None = None) -> ExecResult:
         plan = route(command)

@@ -7,19 +7,18 @@ data of the surrogates and the ground truth of fidelity (``sweworld.world.fideli
 replay server (``sweworld.world.replay``).
 
 ``TraceStore(path)`` is an append-only JSONL file, crash-safe like the trajectory store: each record
-is one line written whole, flushed and fsynced under a thread lock and an exclusive ``flock`` (so
-threads and processes can append to one file); a last line cut short by a crash is ignored by
-readers and cut off before the next append. Reading skips lines that are not a valid record, logs
+is one line written whole, flushed and fsynced under an exclusive ``flock`` (so threads and
+processes can append to one file; ``shipping.append_lines``); a last line cut short by a crash is
+ignored by readers and cut off before the next append. Within a run's item, records are held and
+appended by the driver with the item's result: an episode's steps are committed together or (an
+attempt killed mid-episode) not at all. Reading skips lines that are not a valid record, logs
 them and lists them in ``invalid`` (``path:line: why``).
 """
 
 from __future__ import annotations
 
-import fcntl
 import json
 import logging
-import os
-import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -28,6 +27,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
+from sweworld import shipping
 from sweworld.world.context import SWRContext, SWTContext
 
 log = logging.getLogger(__name__)
@@ -89,46 +89,17 @@ def new_episode_id() -> str:
     return uuid.uuid4().hex[:16]
 
 
-def _cut_torn_tail(handle) -> None:
-    """Truncate ``handle`` (opened a+b, locked) after its last newline, if it does not end with one."""
-    size = handle.seek(0, os.SEEK_END)
-    if not size:
-        return
-    handle.seek(size - 1)
-    if handle.read(1) == b"\n":
-        return
-    end, chunk = size, 1 << 16
-    while end > 0:
-        start = max(0, end - chunk)
-        handle.seek(start)
-        at = handle.read(end - start).rfind(b"\n")
-        if at >= 0:
-            handle.truncate(start + at + 1)
-            return
-        end = start
-    handle.truncate(0)
-
-
 class TraceStore:
     """Append-only JSONL of ``StepTrace``/``EvalTrace`` records (see the module docstring)."""
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self.invalid: list[str] = []
-        self._lock = threading.Lock()
 
     def append(self, record: StepTrace | EvalTrace) -> None:
-        line = (record.model_dump_json() + "\n").encode("utf-8")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self._lock, open(self.path, "a+b") as handle:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-            try:
-                _cut_torn_tail(handle)
-                handle.write(line)
-                handle.flush()
-                os.fsync(handle.fileno())
-            finally:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        """Append ``record`` (inside a run's item: when the driver gets the item's result, with the
+        item's other records; ``sweworld.shipping``)."""
+        shipping.append(self.path, record.model_dump_json())
 
     def __iter__(self) -> Iterator[StepTrace | EvalTrace]:
         """The records in the order they were appended (a torn last line ignored)."""
