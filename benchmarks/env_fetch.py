@@ -16,7 +16,8 @@ environment source), pinned to its node:
 - node B: the base tree, then the same call, which fetches both from A (``fetch``: the registry's
   answer, packing on A, the transfer, the checks, the unpack and the rename);
 - node A again: ``archive.pack`` of the environment and of the layer alone (``pack``: the part of
-  the fetch spent on A).
+  the fetch spent on A); ``unpack B`` is the part spent checking and unpacking on B (from the
+  metadata), the rest of ``fetch`` is Ray: the registry, a worker for the packing task, the transfer.
 
 Prints one row per instance (seconds, MB shipped, MB on disk, build/fetch) and the totals.
 """
@@ -142,21 +143,26 @@ def main() -> None:
     report(rows, args.nodes)
 
 
+def unpacked(got: dict) -> float:
+    return sum(f["unpack_seconds"] for f in got["fetched"])
+
+
 def report(rows: list, nodes: int) -> None:
     mb = 1e6
     print(f"{nodes}-node local Ray cluster, one instance per environment group; seconds of "
           "EnvBuilder().instance(task) (environment + install layer; base tree apart)")
     print(f"{'instance':40} {'tree A':>7} {'build A':>8} {'tree B':>7} {'fetch B':>8} {'pack A':>7} "
-          f"{'MB sent':>8} {'MB disk':>8} {'build/fetch':>11}")
+          f"{'unpack B':>8} {'MB sent':>8} {'MB disk':>8} {'build/fetch':>11}")
     for name, built, got, packed, shipped in rows:
         print(f"{name:40} {built['tree']:7.2f} {built['seconds']:8.2f} {got['tree']:7.2f} {got['seconds']:8.2f} "
-              f"{packed['seconds']:7.2f} {shipped / mb:8.2f} {got['disk'] / mb:8.2f} "
+              f"{packed['seconds']:7.2f} {unpacked(got):8.2f} {shipped / mb:8.2f} {got['disk'] / mb:8.2f} "
               f"{built['seconds'] / got['seconds']:10.1f}x")
     build = sum(r[1]["seconds"] for r in rows)
     fetch = sum(r[2]["seconds"] for r in rows)
     shipped = sum(r[4] for r in rows)
     disk = sum(r[2]["disk"] for r in rows)
     print(f"{'total':40} {'':7} {build:8.2f} {'':7} {fetch:8.2f} {sum(r[3]['seconds'] for r in rows):7.2f} "
+          f"{sum(unpacked(r[2]) for r in rows):8.2f} "
           f"{shipped / mb:8.2f} {disk / mb:8.2f} {build / fetch:10.1f}x")
     print(f"shipped/disk: {shipped / disk:.2f} (gzip level 1); fetch throughput: {disk / mb / fetch:.1f} MB/s of "
           "environment on disk")

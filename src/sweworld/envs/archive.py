@@ -23,6 +23,7 @@ import io
 import json
 import os
 import tarfile
+import time
 from pathlib import Path
 
 from sweworld.envs.store import envs_root, read_meta
@@ -114,7 +115,7 @@ def unpack(packed: Packed, kind: str, key: str) -> Path:
     if hashlib.sha256(packed.data).hexdigest() != packed.digest:
         raise ArchiveError("the archive's sha256 differs from the one computed when packing (damaged in "
                            "transit)", where=where, hint="nothing to do: this node builds it instead")
-    staging = final.parent / f".{final.name}.fetching"
+    staging, started = final.parent / f".{final.name}.fetching", time.monotonic()
     remove_tree(staging)
     try:
         staging.mkdir(parents=True)
@@ -124,7 +125,8 @@ def unpack(packed: Packed, kind: str, key: str) -> Path:
         _restore_xattrs(staging, members)
         _check_meta(staging / meta_name, kind, key, where)
         meta = read_meta(staging / meta_name)
-        meta["fetched"] = {"from": packed.node, "bytes": len(packed.data), "sha256": packed.digest}
+        meta["fetched"] = {"from": packed.node, "bytes": len(packed.data), "sha256": packed.digest,
+                           "unpack_seconds": round(time.monotonic() - started, 3)}
         (staging / meta_name).write_text(json.dumps(meta, indent=2))
         remove_tree(final)
         os.replace(staging, final)
