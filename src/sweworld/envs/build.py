@@ -16,11 +16,13 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sweworld.config import timeouts
 from sweworld.envs import scripts, services, submodule_fill
 from sweworld.envs.derived import derive_layer
 from sweworld.envs.discovery import Interpreter, find_interpreter
+from sweworld.envs.fetched import announce, fetched
 from sweworld.envs.recipe import EnvRecipe, env_key, instance_key, resolve_recipe
 from sweworld.envs.scmversion import pretend_version_env, uses_scm_version
 from sweworld.envs.store import envs_root, locked, log_tail, read_meta
@@ -30,6 +32,9 @@ from sweworld.repos import RepoStore
 from sweworld.sandbox import Dir, Layers, Sandbox, SandboxConfig
 from sweworld.types import Task
 from sweworld.usage import mark_used
+
+if TYPE_CHECKING:
+    from sweworld.envsource import EnvSource
 
 log = logging.getLogger(__name__)
 
@@ -135,11 +140,16 @@ def _ro_paths(interp: Interpreter) -> list[str]:
 
 
 class EnvBuilder:
-    """Resolves, builds and caches environments and instance layers for tasks."""
+    """Resolves, builds and caches environments and instance layers for tasks.
 
-    def __init__(self, repos: RepoStore | None = None, *, timeout: float = BUILD_TIMEOUT):
+    What is missing here is first asked of ``source`` (by default the process's, see
+    ``sweworld.envsource``; none on one machine), then built; what this node has is announced to it."""
+
+    def __init__(self, repos: RepoStore | None = None, *, timeout: float = BUILD_TIMEOUT,
+                 source: EnvSource | None = None):
         self.repos = repos or RepoStore()
         self.timeout = timeout
+        self.source = source
 
     def recipe(self, task: Task) -> EnvRecipe:
         tree = self.repos.tree(task.repo, task.env_commit, task.repo_source, instance_id=task.instance_id)
@@ -158,8 +168,10 @@ class EnvBuilder:
         with locked(key):
             meta = read_meta(final / "env.json")
             if not meta.get("complete"):
-                self._build_env(task, recipe, key, final)
+                if not fetched("env", key, self.source):
+                    self._build_env(task, recipe, key, final)
                 meta = read_meta(final / "env.json")
+        announce("env", key, self.source)
         interp = find_interpreter(meta["python"])
         return Environment(key, mark_used(final), EnvRecipe.model_validate(meta["recipe"]), interp)
 
@@ -199,9 +211,11 @@ class EnvBuilder:
         final = env.path / "instances" / key
         build_env = self.build_env(task, tree)
         with locked(f"{env.key}-{key}"):
-            if not read_meta(final / "meta.json").get("complete") and not derive_layer(
-                    self, task, env, tree, key, final):
+            if (not read_meta(final / "meta.json").get("complete")
+                    and not fetched("instance", f"{env.key}/{key}", self.source)
+                    and not derive_layer(self, task, env, tree, key, final)):
                 self._build_instance(task, env, tree, key, final, build_env, fills)
+        announce("instance", f"{env.key}/{key}", self.source)
         stand_ins = {name: self.service(name) for name in env.recipe.services}
         return InstanceLayer(key, final, env, tree, task.base_commit, build_env, stand_ins)
 
@@ -240,11 +254,12 @@ class EnvBuilder:
         spec = services.get(name)
         final = envs_root() / "services" / spec.key
         with locked(f"service-{spec.key}"):
-            if not read_meta(final / "env.json").get("complete"):
+            if not read_meta(final / "env.json").get("complete") and not fetched("service", spec.key, self.source):
                 recipe = EnvRecipe(python=spec.python, packages=list(spec.packages), notes=[f"stand-in {name}"])
                 final.parent.mkdir(parents=True, exist_ok=True)
                 self._build_venv(recipe, spec.key, final, f"stand-in {name}", tree=None, base_commit=None,
                                  epilogue=f"VENV={VENV}\n" + spec.setup, meta={"service": name})
+        announce("service", spec.key, self.source)
         meta = read_meta(final / "env.json")
         return Environment(spec.key, final, EnvRecipe.model_validate(meta["recipe"]), find_interpreter(meta["python"]))
 

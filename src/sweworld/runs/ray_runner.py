@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sweworld.errors import ConfigError, InfraError
+from sweworld.runs.envshare import join_cluster
 from sweworld.runs.runner import ROLLOUT, Hints
 
 _SHARED: dict[str, Any] = {}
@@ -51,6 +52,7 @@ def _resolve(value: Any) -> Any:
 
 def call(fn: Callable[..., Any] | Shared, args: tuple, kwargs: dict) -> Any:
     """The body of every Ray task: ``fn`` on the resolved arguments (``fn`` may be shared too)."""
+    join_cluster()  # on several nodes, environments another node built are fetched (runs/envshare.py)
     return _resolve(fn)(*(_resolve(a) for a in args), **{k: _resolve(v) for k, v in kwargs.items()})
 
 
