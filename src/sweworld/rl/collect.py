@@ -28,6 +28,7 @@ from sweworld.config import Timeouts, timeouts
 from sweworld.rl.rewards import reward_of
 from sweworld.runs.rollout import rollout_item
 from sweworld.runs.runner import ROLLOUT, LocalRunner, Runner, environment_group
+from sweworld.shipping import run_item
 from sweworld.trajectory import Trajectory
 from sweworld.types import Task
 
@@ -61,10 +62,12 @@ async def collect(policy: Policy | Callable[[], Policy], tasks: list[Task], n_sa
     limits = Timeouts(command=min(timeout, timeouts.COMMAND), evaluation=timeout)  # one timeout: both, as before
     with (runner or LocalRunner()).pool(workers, ROLLOUT) as pool:
         shared = pool.share(backend)
-        futures = [asyncio.wrap_future(pool.submit(rollout_item, (task, k), shared, make_policy=make, config=config,
-                                                   out=where, timeouts=limits, group=environment_group(task)))
+        item = partial(rollout_item, make_policy=make, config=config, out=where, timeouts=limits)
+        futures = [asyncio.wrap_future(pool.submit(run_item, item, (task, k), shared, group=environment_group(task)))
                    for task in tasks for k in range(n_samples)]
         for finished in asyncio.as_completed(futures):
-            traj = await finished
+            shipped = await finished
+            shipped.outputs.land()  # the evaluation logs, written here whichever node ran the item
+            traj = shipped.result
             yield Sample(trajectory=traj, reward=None if traj.failed else reward_of(traj.report),
                          backend=traj.backend)
