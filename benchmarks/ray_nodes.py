@@ -42,6 +42,7 @@ def start_cluster(root: Path, count: int):
     from ray.cluster_utils import Cluster
 
     saved, cluster, homes = os.environ.get("SWEWORLD_HOME"), Cluster(), []
+    caches = {name: paths.subdir(name) for name in CACHES}  # this process's, before the nodes' homes are set
     try:
         os.environ["SWEWORLD_HOME"] = str(root / "head")
         cluster.add_node(num_cpus=0, include_dashboard=False)
@@ -49,7 +50,7 @@ def start_cluster(root: Path, count: int):
             home = root / f"node{index}"
             home.mkdir(parents=True)
             for name in CACHES:
-                (home / name).symlink_to(paths.subdir(name), target_is_directory=True)
+                (home / name).symlink_to(caches[name], target_is_directory=True)
             homes.append(home)
             os.environ["SWEWORLD_HOME"] = str(home)
             cluster.add_node(num_cpus=1)

@@ -8,9 +8,9 @@ layer or stand-in service another node has fetches it from that node instead of 
   as a Ray task pinned to that node (hard node affinity, no CPU: it never waits for the node's
   items), and returns the archive; the builder unpacks, checks and publishes it under its lock
   (``sweworld.envs.fetched``) or, on any failure, logs it and builds.
-- ``join_cluster`` installs this source in a worker process, once, when the cluster has more than
-  one node (``ray_runner.call`` runs it first on every item). The driver and a one-node Ray get
-  no source: they build as on one machine.
+- ``join_cluster`` installs this source in a worker process, once (``ray_runner.call`` runs it
+  first on every item). The driver gets none: it builds as on one machine; on a one-node cluster
+  the registry never has another holder to offer, and the node builds.
 
 The registry lives as long as the worker that created it; a lost registry is created again, empty
 (the nodes then build what they lack until it has been announced again).
@@ -114,8 +114,8 @@ _JOINED: list[bool] = []
 
 
 def join_cluster() -> None:
-    """Install the Ray source in this process, once, when it is a Ray worker on a cluster of more
-    than one node (nothing otherwise: the driver, one node, no Ray)."""
+    """Install the Ray source in this process, once, when it is a Ray worker (nothing otherwise: the
+    driver, no Ray). Whatever the cluster's size now: nodes may join it later."""
     if _JOINED:
         return
     _JOINED.append(True)
@@ -124,7 +124,7 @@ def join_cluster() -> None:
         if not ray.is_initialized():
             return
         context = ray.get_runtime_context()
-        if context.get_task_id() is None or sum(1 for n in ray.nodes() if n.get("Alive")) < 2:
+        if context.get_task_id() is None:
             return
         install_source(RayEnvSource(context.get_node_id(), f"sweworld-envs-{context.get_job_id()}"))
     except Exception as exc:  # environments are then built on every node, as before
