@@ -27,7 +27,6 @@ import time
 from pathlib import Path
 
 from ray_scaling import pick, timed
-
 from sweworld import paths, shipping
 from sweworld.backends.real import RealBackend
 from sweworld.runs.runner import make_runner

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -65,8 +66,9 @@ def comparable(record: dict) -> dict:
 
 
 def untimed(text: str) -> str:
-    """``text`` with durations (a test runner's "in 0.12s") masked."""
-    return re.sub(r"\b\d+(\.\d+)?s\b", "<t>s", text)
+    """``text`` with durations (a test runner's "in 0.12s") masked, and the rule pytest pads around
+    them."""
+    return re.sub(r"=+", "=", re.sub(r"\b\d+(\.\d+)?s\b", "<t>s", text))
 
 
 def files_under(root: Path) -> list[str]:
@@ -212,6 +214,28 @@ def test_a_driver_killed_mid_run_resumes_where_it_stopped(ray_cluster, tmp_path,
     keys = [(r["instance_id"], r["sample"]) for r in stored(out)]
     assert sorted(keys) == sorted((i, k) for i in (FIXED, EMPTY) for k in range(3))
     assert json.loads((out / "summary.json").read_text())["trajectories"] == 6
+
+
+def test_a_driver_whose_output_directory_no_node_can_see_gets_every_file(ray_cluster, tmp_path, sweworld_home):
+    """The driver runs in a mount namespace of its own where ``--out`` is a private tmpfs (no node
+    sees it: a file a worker wrote there would land in the host's empty directory instead): the
+    run's trajectories, predictions, summary and every evaluation's log layout are all there."""
+    hidden, copied = tmp_path / "driver-only", tmp_path / "copied"
+    hidden.mkdir()
+    rollout = [sys.executable, "-m", "sweworld.cli.app", "rollout", "--dataset", "demo", "-i", FIXED, "-i", EMPTY,
+               "--policy", "oracle", "-k", "2", "--workers", "3", "--runner", "ray",
+               "--ray-address", ray_cluster.get_runtime_context().gcs_address, "--out", str(hidden / "run")]
+    script = f"{shlex.join(rollout)} && cp -a {shlex.quote(str(hidden / 'run'))} {shlex.quote(str(copied))}"
+    result = subprocess.run(["bwrap", "--dev-bind", "/", "/", "--tmpfs", str(hidden), "sh", "-c", script],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env={**os.environ, "SWEWORLD_HOME": str(sweworld_home)})
+    assert result.returncode == 0, result.stdout
+    assert list(hidden.iterdir()) == []  # nothing was written where the nodes could see it
+    assert len(stored(copied)) == 4 and json.loads((copied / "summary.json").read_text())["resolve_rate"] == 0.5
+    for sample in (0, 1):
+        logs = copied / "eval" / f"{FIXED}.{sample}"
+        assert {"report.json", "patch.diff", "eval.sh", "test_output.txt", "run_instance.log"} <= set(files_under(logs))
+        assert json.loads((logs / "report.json").read_text())[FIXED]["resolved"] is True
 
 
 def test_hybrid_audits_under_ray_equal_those_under_local(ray_cluster, tasks, tmp_path):
