@@ -10,7 +10,8 @@ git's objects of the repository cache's mirror (``predict.repo_sources``). ``--t
 evaluations (``sweworld world collect``) added to the training rows of every fold whose held-out
 repository they are not from.
 
-Printed: the time of the features (the first patch of an instance, and further ones); the
+Printed: the time of the features, measured first in the process (the first patch of an instance, its base,
+gold-patched and test files parsed then, and further ones: what a further evaluation costs); the
 verdicts of the shipped synthesized-bug model (``swr-default.json``, which never saw these
 repositories); then ``train.leave_repo_out``: each repository predicted by the model fitted on the
 others (as ``swr-real.json`` is fitted on all six), pooled accuracy/precision/recall/F1/AUC/ECE
@@ -114,9 +115,9 @@ def main() -> None:
     source = repo_sources(args.repos_dir)
     evals = verdict_traces(args.patches, load_tasks(args.dataset))
     extra = [t for t in load_traces(*args.traces) if isinstance(t, EvalTrace)] if args.traces else []
+    results = {"timing": timing(evals, source)}  # first: nothing parsed yet but what it parses itself
     pairs = examples(evals, source)
     gold_equal = {id(t): f["modules_equal"] == 1.0 for t, f in pairs}
-    results = {"timing": timing(evals, source)}
     print(f"{len(evals)} agent patches, {len(extra)} trace evaluations; features: first patch of an instance "
           f"{results['timing']['first_ms']} ms, further ones {results['timing']['further_ms']} ms "
           f"(p95 {results['timing']['further_p95_ms']})")

@@ -34,6 +34,7 @@ from functools import lru_cache
 
 from sweworld.surrogates.swr.patched import FileSource, Patched, apply_patch_text
 from sweworld.surrogates.swr.reach import reached, test_names
+from sweworld.surrogates.swr.splice import spliced
 from sweworld.surrogates.swr.syntax import (
     MODULE,
     Module,
@@ -117,12 +118,14 @@ def _gold(task: Task, read: FileSource) -> Patched:
 
 
 def _view(path: str, gold: Patched, agent: Patched, read: FileSource) -> View:
-    """The file whole in its three versions: a version a patch leaves alone is the base. Each text
-    is parsed once (``syntax.module`` caches by text: the base and the gold-patched file once per
-    task, so a further patch of the task costs the parse of its own version only)."""
+    """The file whole in its three versions: a version a patch leaves alone is the base. The base is
+    parsed once per task (``syntax.module`` caches by text); the gold's and the agent's versions are
+    the base with the statements they change parsed alone (``splice.spliced``), so a further patch
+    of a task costs the parse of what it changes."""
     base = (gold.base[path] if path in gold.base else agent.base.get(path, read(path))) or ""
-    side = lambda p: module((p.after.get(path) or "") if path in p.after else base)  # noqa: E731
-    return View(module(base), side(gold), side(agent))
+    parsed = module(base)
+    side = lambda p: spliced(parsed, (p.after.get(path) or "") if path in p.after else base)  # noqa: E731
+    return View(parsed, side(gold), side(agent))
 
 
 def _present(agent: Patched, path: str) -> bool:
@@ -135,9 +138,22 @@ def _off(a: str | None, b: str | None) -> int:
     """Lines (stripped, blank ones left out) that a diff of the two texts removes or adds."""
     if a == b:
         return 0
-    x, y = ([line.strip() for line in (t or "").splitlines() if line.strip()] for t in (a, b))
+    x, y = _trimmed(*([line.strip() for line in (t or "").splitlines() if line.strip()] for t in (a, b)))
     return sum(i2 - i1 + j2 - j1 for tag, i1, i2, j1, j2 in
                difflib.SequenceMatcher(a=x, b=y, autojunk=False).get_opcodes() if tag != "equal")
+
+
+def _trimmed(x: list[str], y: list[str]) -> tuple[list[str], list[str]]:
+    """``x`` and ``y`` without the lines they begin and end with in common: two versions of one file
+    differ around the patched places only, and difflib on the whole of a 3,000-line module costs more
+    than the rest of the features together."""
+    start, limit = 0, min(len(x), len(y))
+    while start < limit and x[start] == y[start]:
+        start += 1
+    end = 0
+    while end < limit - start and x[-1 - end] == y[-1 - end]:
+        end += 1
+    return x[start:len(x) - end], y[start:len(y) - end]
 
 
 @lru_cache(maxsize=128)

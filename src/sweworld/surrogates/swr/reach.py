@@ -20,25 +20,35 @@ import ast
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 
-from sweworld.surrogates.swr.syntax import module
+from sweworld.surrogates.swr.syntax import CACHED, module
 
 _ENTRY_METHODS = ("__init__", "__call__", "__new__", "__post_init__")
 _DEPTH = 6
+_REFS = CACHED + "refs"
 
 
 def _referenced(nodes: Iterable[ast.AST]) -> set[str]:
+    return set().union(*(_names(node) for node in nodes))
+
+
+def _names(node: ast.AST) -> frozenset[str]:
+    """The names one definition references, kept on the node: a spliced module (``splice``) shares
+    the definitions it keeps with its base, so only changed ones are walked again."""
+    found = node.__dict__.get(_REFS)
+    if found is not None:
+        return found
     out: set[str] = set()
-    for node in nodes:
-        for child in ast.walk(node):
-            if isinstance(child, ast.Name):
-                out.add(child.id)
-            elif isinstance(child, ast.Attribute):
-                out.add(child.attr)
-            elif isinstance(child, ast.arg):
-                out.add(child.arg)  # a fixture parameter names the fixture
-            elif isinstance(child, ast.Constant) and isinstance(child.value, str) and child.value.isidentifier():
-                out.add(child.value)  # getattr(obj, "name"), string directives
-    return out
+    for child in ast.walk(node):
+        if isinstance(child, ast.Name):
+            out.add(child.id)
+        elif isinstance(child, ast.Attribute):
+            out.add(child.attr)
+        elif isinstance(child, ast.arg):
+            out.add(child.arg)  # a fixture parameter names the fixture
+        elif isinstance(child, ast.Constant) and isinstance(child.value, str) and child.value.isidentifier():
+            out.add(child.value)  # getattr(obj, "name"), string directives
+    setattr(node, _REFS, frozenset(out))
+    return frozenset(out)
 
 
 def _short(qualified: str) -> str:
