@@ -23,39 +23,63 @@ import argparse
 import os
 import statistics
 import tempfile
-import time
+from collections.abc import Callable
+from concurrent.futures import Future
 from pathlib import Path
+from typing import Any
 
 from ray_scaling import pick, timed
 from sweworld import paths, shipping
 from sweworld.backends.real import RealBackend
+from sweworld.protocols import Hints, Pool, Runner
 from sweworld.runs.localcluster import local_cluster
-from sweworld.runs.runner import make_runner
+from sweworld.runs.runner import ROLLOUT, make_runner
 
 LINKED = ("envs", "repos", "cache", "sandbox-etc")
 """A node's cache directories, linked to this process's (built beforehand)."""
 
 
 class Landing:
-    """The driver's side of shipping, timed: per item the bytes landed and the seconds of packing
-    (on the worker) and landing (here)."""
+    """A runner that keeps what each item shipped back (its ``shipping.Outputs``), for their
+    measures: per item the bytes landed and the seconds of packing (on the worker,
+    ``pack_seconds``) and landing (here, ``land_seconds``: read once the run has landed them)."""
 
-    def __init__(self):
-        self.items: list[tuple[int, float, float]] = []
-        self._land = shipping.Outputs.land
+    def __init__(self, runner: Runner):
+        self.runner, self.name = runner, runner.name
+        self.outputs: list[shipping.Outputs] = []
 
-    def __enter__(self) -> Landing:
-        recorder = self
+    def pool(self, workers: int, hints: Hints = ROLLOUT) -> Pool:
+        return Keeping(self.runner.pool(workers, hints), self.outputs)
 
-        def land(outputs: shipping.Outputs) -> None:
-            started = time.perf_counter()
-            recorder._land(outputs)
-            recorder.items.append((outputs.nbytes, outputs.pack_seconds, time.perf_counter() - started))
-        shipping.Outputs.land = land
+    @property
+    def items(self) -> list[tuple[int, float, float]]:
+        return [(o.nbytes, o.pack_seconds, o.land_seconds) for o in self.outputs]
+
+
+class Keeping:
+    """``pool``, keeping the ``Outputs`` of every item that comes back ``Shipped`` in ``outputs``."""
+
+    def __init__(self, pool: Pool, outputs: list[shipping.Outputs]):
+        self.inner, self.outputs = pool, outputs
+
+    def share(self, obj: Any) -> Any:
+        return self.inner.share(obj)
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, group: str | None = None, **kwargs: Any) -> Future:
+        future = self.inner.submit(fn, *args, group=group, **kwargs)
+        future.add_done_callback(self._keep)
+        return future
+
+    def _keep(self, future: Future) -> None:
+        if not future.cancelled() and future.exception() is None and isinstance(future.result(), shipping.Shipped):
+            self.outputs.append(future.result().outputs)
+
+    def __enter__(self) -> Keeping:
+        self.inner.__enter__()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        shipping.Outputs.land = self._land
+        self.inner.__exit__(*exc)
 
 
 def main() -> None:
@@ -79,8 +103,8 @@ def main() -> None:
                 local_cluster(Path(root), count, share=paths.home(), shared=LINKED) as cluster:
             timed(tasks[:count * 2], make_runner("ray"), count, 1)  # warm-up: workers start, import sweworld
             for round_ in range(args.repeat):
-                with Landing() as landing:
-                    wall, _ = timed(tasks, make_runner("ray"), count, args.samples)
+                landing = Landing(make_runner("ray"))
+                wall, _ = timed(tasks, landing, count, args.samples)
                 shipped += landing.items
                 rates[count] = max(rates.get(count, 0.0), items / wall)
                 print(f"   {count} node(s)  round {round_}  {items} items in {wall:6.1f} s  {items / wall:5.2f} items/s")

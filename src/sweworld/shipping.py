@@ -50,6 +50,8 @@ class Outputs:
     scratch: dict[str, tuple[Path, str | None]] = field(default_factory=dict, repr=False)
     pack_seconds: float = 0.0
     """What packing took where the item ran."""
+    land_seconds: float = 0.0
+    """What landing took on the driver (set by ``land``)."""
 
     def pack(self) -> Outputs:
         """Read the scratch directories into ``staged`` (compressed) and remove them."""
@@ -78,6 +80,7 @@ class Outputs:
 
     def land(self) -> None:
         """Write everything at its real place (the driver; the files' rules in the module docstring)."""
+        started = time.perf_counter()
         for path, lines in self.lines.items():
             append_lines(Path(path), lines)
         for staged in self.staged:
@@ -91,6 +94,7 @@ class Outputs:
                 tmp = target.with_name(f".{target.name}.landing")
                 tmp.write_bytes(zlib.decompress(data))
                 os.replace(tmp, target)
+        self.land_seconds = time.perf_counter() - started
 
 
 _CURRENT: contextvars.ContextVar[Outputs | None] = contextvars.ContextVar("sweworld_item_outputs", default=None)
