@@ -2,13 +2,14 @@
 
     python benchmarks/env_fetch.py [--nodes 2] [--dataset demo] [--downloads DIR] [--work DIR]
 
-A Ray cluster of ``--nodes`` nodes on this machine (``ray.cluster_utils.Cluster``, one CPU each),
-each node's raylet and workers with their own empty ``SWEWORLD_HOME`` under ``--work``; the nodes
-share only the download caches of ``--downloads`` (default: this process's ``SWEWORLD_HOME``): uv's
-and pip's package caches and the source distributions, so a build downloads nothing when those
-are warm. For one instance per environment group of ``--dataset`` (``environment_group``), each
-step a Ray task run as the Ray runner runs an item (``ray_runner.call``, which installs the
-environment source), pinned to its node:
+A Ray cluster on this machine (``sweworld.runs.localcluster``: a head without CPUs and ``--nodes``
+nodes of one CPU each), each node's raylet and workers with their own empty ``SWEWORLD_HOME`` under
+``--work``; the nodes share only the download caches of ``--downloads`` (default: this process's
+``SWEWORLD_HOME``): uv's and pip's package caches and the source distributions, so a build downloads
+nothing when those are warm. For one instance per environment group of ``--dataset``
+(``environment_group``), each step a Ray task run as the Ray runner runs an item
+(``LocalCluster.on_node``: ``ray_runner.call``, which installs the environment source), pinned to
+its node:
 
 - node A: the base tree (not timed in the comparison: every node makes its own), then
   ``EnvBuilder().instance(task)`` from empty environment directories: environment + install layer
@@ -26,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import tempfile
 import time
@@ -34,47 +34,9 @@ from pathlib import Path
 
 from sweworld import paths
 from sweworld.datasets import path_of
+from sweworld.runs.localcluster import local_cluster
 from sweworld.runs.runner import environment_group
 from sweworld.tasks import load_tasks
-
-SHARED = ("cache", "repos/sdists")
-"""The download caches the nodes share (everything else of a home is the node's own)."""
-
-
-def node_home(work: Path, index: int, downloads: Path) -> Path:
-    home = work / f"node{index}"
-    for shared in SHARED:
-        (downloads / shared).mkdir(parents=True, exist_ok=True)
-        (home / shared).parent.mkdir(parents=True, exist_ok=True)
-        (home / shared).symlink_to(downloads / shared, target_is_directory=True)
-    return home
-
-
-def start_cluster(work: Path, count: int, downloads: Path):
-    """``ray`` connected to a ``count``-node local cluster, the cluster and its node ids."""
-    import ray
-    from ray.cluster_utils import Cluster
-
-    saved, cluster, ids = os.environ.get("SWEWORLD_HOME"), Cluster(), []
-    try:
-        for index in range(count):
-            os.environ["SWEWORLD_HOME"] = str(node_home(work, index, downloads))
-            node = cluster.add_node(num_cpus=1, **({"include_dashboard": False} if index == 0 else {}))
-            ids.append(node.node_id)
-    finally:
-        os.environ.pop("SWEWORLD_HOME", None) if saved is None else os.environ.update(SWEWORLD_HOME=saved)
-    ray.init(address=cluster.address, log_to_driver=False)
-    return ray, cluster, ids
-
-
-def on_node(ray, node_id: str, fn, *args):
-    """``fn(*args)`` as the Ray runner runs an item, pinned to ``node_id``."""
-    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-
-    from sweworld.runs.ray_runner import call
-    strategy = NodeAffinitySchedulingStrategy(node_id=node_id, soft=False)
-    return ray.get(ray.remote(call).options(num_cpus=1, max_retries=0, scheduling_strategy=strategy)
-                   .remote(fn, args, {}))
 
 
 def instance_step(task) -> dict:
@@ -123,22 +85,20 @@ def main() -> None:
         parser.error("--nodes: at least 2 (one builds, another fetches)")
     downloads = (args.downloads or paths.home()).resolve()
     work = Path(tempfile.mkdtemp(prefix="env-fetch-", dir=args.work))
-    ray, cluster, ids = start_cluster(work, args.nodes, downloads)
-    a, b = ids[0], ids[1]
     rows = []
     try:
-        for task in pick(args.dataset):
-            built = on_node(ray, a, instance_step, task)
-            got = on_node(ray, b, instance_step, task)
-            if got["keys"] != built["keys"] or None in got["fetched"]:
-                raise SystemExit(f"{task.instance_id}: node B did not fetch {built['keys']} (it built it: "
-                                 "read the workers' logs under /tmp/ray/session_latest/logs)")
-            packed = on_node(ray, a, pack_step, built["keys"])
-            shipped = sum(f["bytes"] for f in got["fetched"])
-            rows.append((task.instance_id, built, got, packed, shipped))
+        with local_cluster(work, args.nodes, share=downloads) as cluster:
+            a, b = cluster.ids[0], cluster.ids[1]
+            for task in pick(args.dataset):
+                built = cluster.on_node(a, instance_step, task)
+                got = cluster.on_node(b, instance_step, task)
+                if got["keys"] != built["keys"] or None in got["fetched"]:
+                    raise SystemExit(f"{task.instance_id}: node B did not fetch {built['keys']} (it built it: "
+                                     "read the workers' logs under /tmp/ray/session_latest/logs)")
+                packed = cluster.on_node(a, pack_step, built["keys"])
+                shipped = sum(f["bytes"] for f in got["fetched"])
+                rows.append((task.instance_id, built, got, packed, shipped))
     finally:
-        ray.shutdown()
-        cluster.shutdown()
         shutil.rmtree(work, ignore_errors=True)
     report(rows, args.nodes)
 

@@ -3,18 +3,18 @@ and what shipping each item's outputs back to the driver costs.
 
     python benchmarks/ray_nodes.py [--per-group 2] [--samples 2] [--nodes 1,3] [--repeat 2]
 
-The cluster is Ray's own (``ray.cluster_utils.Cluster``) on this machine: a head without CPUs (the
-driver's node) and N nodes of one CPU each, each node's raylet and workers with their own
-``SWEWORLD_HOME``. So that the figures are the runner's and not environment builds, each node's
-caches (environments, repositories, download caches) link to this process's, built beforehand, as
-P7 on one node does; everything else a node could write (run outputs) lands in its own home, which
-the script checks stays empty. Instances: the first ``--per-group`` of each environment group of
-the embedded default dataset; each configuration rolls out every (instance, sample) from scratch,
-with evaluation; the best of ``--repeat`` rounds counts. Prints items/s per node count, the
-scaling efficiency (throughput with N / (N x with 1)), and per item the bytes shipped back (logs,
-compressed) and the milliseconds spent packing them on the worker and writing them on the driver.
-On a machine with fewer cores than nodes the efficiency is bounded by the cores: the script says
-how many there are.
+The cluster is Ray's own (``ray.cluster_utils.Cluster``) on this machine
+(``sweworld.runs.localcluster``): a head without CPUs (the driver's node) and N nodes of one CPU
+each, each node's raylet and workers with their own ``SWEWORLD_HOME``. So that the figures are the
+runner's and not environment builds, each node's caches (environments, repositories, download
+caches) link to this process's, built beforehand, as P7 on one node does; everything else a node
+could write (run outputs) lands in its own home, which the script checks stays empty. Instances: the
+first ``--per-group`` of each environment group of the embedded default dataset; each configuration
+rolls out every (instance, sample) from scratch, with evaluation; the best of ``--repeat`` rounds
+counts. Prints items/s per node count, the scaling efficiency (throughput with N / (N x with 1)),
+and per item the bytes shipped back (logs, compressed) and the milliseconds spent packing them on
+the worker and writing them on the driver. On a machine with fewer cores than nodes the efficiency
+is bounded by the cores: the script says how many there are.
 """
 
 from __future__ import annotations
@@ -23,70 +23,63 @@ import argparse
 import os
 import statistics
 import tempfile
-import time
+from collections.abc import Callable
+from concurrent.futures import Future
 from pathlib import Path
+from typing import Any
 
 from ray_scaling import pick, timed
 from sweworld import paths, shipping
 from sweworld.backends.real import RealBackend
-from sweworld.runs.runner import make_runner
+from sweworld.protocols import Hints, Pool, Runner
+from sweworld.runs.localcluster import local_cluster
+from sweworld.runs.runner import ROLLOUT, make_runner
 
-CACHES = ("envs", "repos", "cache", "sandbox-etc")
+LINKED = ("envs", "repos", "cache", "sandbox-etc")
 """A node's cache directories, linked to this process's (built beforehand)."""
 
 
-def start_cluster(root: Path, count: int):
-    """A head without CPUs and ``count`` one-CPU nodes, each with its own home under ``root``."""
-    import ray
-    from ray.cluster_utils import Cluster
-
-    saved, cluster, homes = os.environ.get("SWEWORLD_HOME"), Cluster(), []
-    caches = {name: paths.subdir(name) for name in CACHES}  # this process's, before the nodes' homes are set
-    try:
-        os.environ["SWEWORLD_HOME"] = str(root / "head")
-        cluster.add_node(num_cpus=0, include_dashboard=False)
-        for index in range(count):
-            home = root / f"node{index}"
-            home.mkdir(parents=True)
-            for name in CACHES:
-                (home / name).symlink_to(caches[name], target_is_directory=True)
-            homes.append(home)
-            os.environ["SWEWORLD_HOME"] = str(home)
-            cluster.add_node(num_cpus=1)
-    finally:
-        os.environ["SWEWORLD_HOME"] = saved or ""
-        if saved is None:
-            del os.environ["SWEWORLD_HOME"]
-    cluster.wait_for_nodes()
-    ray.init(address=cluster.address, log_to_driver=False)
-    return cluster, homes
-
-
-def outside_caches(homes: list[Path]) -> list[Path]:
-    return [p for home in homes for p in home.rglob("*")
-            if p.relative_to(home).parts[0] not in CACHES and p.is_file()]
-
-
 class Landing:
-    """The driver's side of shipping, timed: per item the bytes landed and the seconds of packing
-    (on the worker) and landing (here)."""
+    """A runner that keeps what each item shipped back (its ``shipping.Outputs``), for their
+    measures: per item the bytes landed and the seconds of packing (on the worker,
+    ``pack_seconds``) and landing (here, ``land_seconds``: read once the run has landed them)."""
 
-    def __init__(self):
-        self.items: list[tuple[int, float, float]] = []
-        self._land = shipping.Outputs.land
+    def __init__(self, runner: Runner):
+        self.runner, self.name = runner, runner.name
+        self.outputs: list[shipping.Outputs] = []
 
-    def __enter__(self) -> Landing:
-        recorder = self
+    def pool(self, workers: int, hints: Hints = ROLLOUT) -> Pool:
+        return Keeping(self.runner.pool(workers, hints), self.outputs)
 
-        def land(outputs: shipping.Outputs) -> None:
-            started = time.perf_counter()
-            recorder._land(outputs)
-            recorder.items.append((outputs.nbytes, outputs.pack_seconds, time.perf_counter() - started))
-        shipping.Outputs.land = land
+    @property
+    def items(self) -> list[tuple[int, float, float]]:
+        return [(o.nbytes, o.pack_seconds, o.land_seconds) for o in self.outputs]
+
+
+class Keeping:
+    """``pool``, keeping the ``Outputs`` of every item that comes back ``Shipped`` in ``outputs``."""
+
+    def __init__(self, pool: Pool, outputs: list[shipping.Outputs]):
+        self.inner, self.outputs = pool, outputs
+
+    def share(self, obj: Any) -> Any:
+        return self.inner.share(obj)
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, group: str | None = None, **kwargs: Any) -> Future:
+        future = self.inner.submit(fn, *args, group=group, **kwargs)
+        future.add_done_callback(self._keep)
+        return future
+
+    def _keep(self, future: Future) -> None:
+        if not future.cancelled() and future.exception() is None and isinstance(future.result(), shipping.Shipped):
+            self.outputs.append(future.result().outputs)
+
+    def __enter__(self) -> Keeping:
+        self.inner.__enter__()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        shipping.Outputs.land = self._land
+        self.inner.__exit__(*exc)
 
 
 def main() -> None:
@@ -96,8 +89,6 @@ def main() -> None:
     parser.add_argument("--nodes", default="1,3", help="node counts, each a fresh cluster")
     parser.add_argument("--repeat", type=int, default=2, help="rounds per node count")
     args = parser.parse_args()
-    import ray
-
     tasks = pick(args.per_group)
     backend = RealBackend()
     for task in tasks:
@@ -108,21 +99,17 @@ def main() -> None:
     rates: dict[int, float] = {}
     shipped: list[tuple[int, float, float]] = []
     for count in (int(n) for n in args.nodes.split(",")):
-        with tempfile.TemporaryDirectory() as root:
-            cluster, homes = start_cluster(Path(root), count)
-            try:
-                timed(tasks[:count * 2], make_runner("ray"), count, 1)  # warm-up: workers start, import sweworld
-                for round_ in range(args.repeat):
-                    with Landing() as landing:
-                        wall, _ = timed(tasks, make_runner("ray"), count, args.samples)
-                    shipped += landing.items
-                    rates[count] = max(rates.get(count, 0.0), items / wall)
-                    print(f"   {count} node(s)  round {round_}  {items} items in {wall:6.1f} s  {items / wall:5.2f} items/s")
-                stray = outside_caches(homes)
-                print(f"   files written under the nodes' homes outside their caches: {len(stray)}")
-            finally:
-                ray.shutdown()
-                cluster.shutdown()
+        with tempfile.TemporaryDirectory() as root, \
+                local_cluster(Path(root), count, share=paths.home(), shared=LINKED) as cluster:
+            timed(tasks[:count * 2], make_runner("ray"), count, 1)  # warm-up: workers start, import sweworld
+            for round_ in range(args.repeat):
+                landing = Landing(make_runner("ray"))
+                wall, _ = timed(tasks, landing, count, args.samples)
+                shipped += landing.items
+                rates[count] = max(rates.get(count, 0.0), items / wall)
+                print(f"   {count} node(s)  round {round_}  {items} items in {wall:6.1f} s  {items / wall:5.2f} items/s")
+            stray = cluster.outside_caches(LINKED)
+            print(f"   files written under the nodes' homes outside their caches: {len(stray)}")
     base = min(rates)
     for count, rate in sorted(rates.items()):
         efficiency = rate / (count / base * rates[base])

@@ -1,9 +1,10 @@
 """On a real 3-node Ray cluster (``raycluster.ray_nodes``, each node with its own ``SWEWORLD_HOME``), a
 node that lacks an environment another node built fetches it (``runs.envshare``) instead of
 building it: node A builds the demo instance's environment and install layer through the Ray
-runner's task body (``ray_runner.call``, which installs the source), node B asks for the same
-instance and gets both by fetch (no build log on B, the same keys, ``fetched`` from A in the
-metadata), and a real sandbox episode on B imports the package from the fetched layers."""
+runner's task body (``LocalCluster.on_node``: ``ray_runner.call``, which installs the source),
+node B asks for the same instance and gets both by fetch (no build log on B, the same keys,
+``fetched`` from A in the metadata), and a real sandbox episode on B imports the package from the
+fetched layers."""
 
 from __future__ import annotations
 
@@ -19,14 +20,8 @@ pytestmark = [pytest.mark.ray, pytest.mark.bwrap, pytest.mark.network, pytest.ma
               pytest.mark.xdist_group("ray")]
 
 
-def on_node(ray, node_id: str, fn, *args):
-    """``fn(*args)`` as the Ray runner runs an item (``ray_runner.call``), pinned to ``node_id``."""
-    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-
-    from sweworld.runs.ray_runner import call
-    strategy = NodeAffinitySchedulingStrategy(node_id=node_id, soft=False)
-    return ray.get(ray.remote(call).options(num_cpus=1, max_retries=0, scheduling_strategy=strategy)
-                   .remote(fn, args, {}), timeout=1200)
+TIMEOUT = 1200
+"""Seconds one step on a node may take (a build from empty environment directories)."""
 
 
 def prepared(task) -> dict:
@@ -51,10 +46,10 @@ def test_a_node_fetches_the_environment_and_layer_another_node_built(tmp_path, s
     task = demo_tasks()[0]
     with ray_nodes(tmp_path, sweworld_home, count=3, by_value=sys.modules[__name__]) as cluster:
         a, b = cluster.ids[1], cluster.ids[2]
-        built = on_node(cluster.ray, a, prepared, task)
+        built = cluster.on_node(a, prepared, task, timeout=TIMEOUT)
         assert built["home"] == str(cluster.homes[1])
         assert "fetched" not in built["env_meta"] and "fetched" not in built["meta"]  # A built both
-        got = on_node(cluster.ray, b, prepared, task)
+        got = cluster.on_node(b, prepared, task, timeout=TIMEOUT)
         assert got["home"] == str(cluster.homes[2])
         assert (got["env"], got["inst"]) == (built["env"], built["inst"])
         assert got["env_meta"]["key"] == built["env_meta"]["key"]
@@ -64,6 +59,6 @@ def test_a_node_fetches_the_environment_and_layer_another_node_built(tmp_path, s
         assert not (envs_b / "logs" / f"{got['env']}.log").exists()  # no environment build on B
         assert not (envs_b / got["env"] / "logs" / f"{got['inst']}.log").exists()  # no install on B
         assert not list(envs_b.rglob(".*.fetching")) and not list(envs_b.rglob(".*.building"))
-        code, output = on_node(cluster.ray, b, episode, task)
+        code, output = cluster.on_node(b, episode, task, timeout=TIMEOUT)
         assert code == 0 and output.split() == ["/sweworld/venv", "/testbed/more_itertools/__init__.py"], output
-        assert not (cluster.homes[0] / "envs" / got["env"]).exists()  # the head was never asked
+        assert not (cluster.homes[0] / "envs" / got["env"]).exists()  # node 0 was never asked

@@ -61,6 +61,7 @@ def test_landing_writes_the_last_file_last_and_replaces_what_was_there(tmp_path)
         outputs.land()
     assert order == ["eval.sh", "report.json"] and (target / "report.json").read_text() == "new"
     assert outputs.nbytes > 0
+    assert outputs.pack_seconds > 0 and outputs.land_seconds > 0  # measured where each ran
 
 
 def test_outside_an_item_stage_and_append_act_at_once(tmp_path):

@@ -16,7 +16,8 @@ An optional capability is a small ``runtime_checkable`` protocol of its own, tes
 - ``ExecCapable``: a stateless ``exec`` beside the persistent shell (the sandbox);
 - ``Described``: an ``info`` mapping of what the episode is (workspace, interpreter);
 - ``Bindable``: a policy drawing per sample, bound to one (instance, sample) first;
-- ``Audited``: an episode that carries audit counts (``audits``, the hybrid backend's);
+- ``Audited``: what carries audit counts (``audits``, the hybrid backend's): an episode, a trajectory,
+  an evaluation report;
 - ``Preparable``: a verifier that sees every sample before scoring (``prepare``);
 - ``HoldsOut``: a predictor that can be refitted without one repository (``without``);
 - ``Closeable``: something holding connections (``close``).
@@ -157,7 +158,8 @@ class Bindable(Protocol):
 
 @runtime_checkable
 class Audited(Protocol):
-    """What carries audit counts (``backends.audits``): a hybrid episode (its executor, its hooks)."""
+    """What carries audit counts (``backends.audits``): a hybrid episode (its executor, its hooks), a
+    trajectory, an evaluation report."""
 
     @property
     def audits(self) -> dict | None: ...

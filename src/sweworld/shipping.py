@@ -50,6 +50,8 @@ class Outputs:
     scratch: dict[str, tuple[Path, str | None]] = field(default_factory=dict, repr=False)
     pack_seconds: float = 0.0
     """What packing took where the item ran."""
+    land_seconds: float = 0.0
+    """What landing took on the driver (set by ``land``)."""
 
     def pack(self) -> Outputs:
         """Read the scratch directories into ``staged`` (compressed) and remove them."""
@@ -78,6 +80,7 @@ class Outputs:
 
     def land(self) -> None:
         """Write everything at its real place (the driver; the files' rules in the module docstring)."""
+        started = time.perf_counter()
         for path, lines in self.lines.items():
             append_lines(Path(path), lines)
         for staged in self.staged:
@@ -91,6 +94,7 @@ class Outputs:
                 tmp = target.with_name(f".{target.name}.landing")
                 tmp.write_bytes(zlib.decompress(data))
                 os.replace(tmp, target)
+        self.land_seconds = time.perf_counter() - started
 
 
 _CURRENT: contextvars.ContextVar[Outputs | None] = contextvars.ContextVar("sweworld_item_outputs", default=None)
@@ -134,16 +138,32 @@ def append(path: Path, line: str) -> None:
 
 def append_lines(path: Path, lines: list[str]) -> None:
     """Append ``lines`` to ``path`` in one write, flushed and fsynced under an exclusive ``flock``
-    (threads and processes may share the file), after cutting off a last line a crash left short."""
+    (threads and processes may share the file), after cutting off a last line a crash left short.
+    The one writer of the append-only JSONL files (traces, audits, ``runs.store``)."""
     data = "".join(line + "\n" for line in lines).encode("utf-8")
     path.parent.mkdir(parents=True, exist_ok=True)
+    with _whole_lines(path) as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def cut_torn_tail(path: Path) -> None:
+    """Cut off a last line of ``path`` a crash left short, under the lock ``append_lines`` takes
+    (nothing when ``path`` does not exist): what a reader that resumes from the file does first."""
+    if path.exists():
+        with _whole_lines(path):
+            pass
+
+
+@contextlib.contextmanager
+def _whole_lines(path: Path) -> Iterator[Any]:
+    """``path`` opened a+b under an exclusive ``flock``, a torn last line cut off."""
     with open(path, "a+b") as handle:
         fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
         try:
             _cut_torn_tail(handle)
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+            yield handle
         finally:
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 

@@ -5,7 +5,9 @@ as the harness's; hybrid audits count agreement."""
 
 from __future__ import annotations
 
+import itertools
 import json
+from pathlib import Path
 
 import pytest
 from world_tasks import swr_reply, swt_reply
@@ -19,8 +21,9 @@ from sweworld.backends.hybrid import HybridBackend
 from sweworld.backends.real import RealBackend
 from sweworld.backends.sim import SimBackend
 from sweworld.config import RolloutConfig
+from sweworld.harness import report as reports
 from sweworld.harness.predictions import Prediction
-from sweworld.harness.report import read_report
+from sweworld.harness.report import EXTRAS_FILE, read_report
 from sweworld.runs.rollout import run_rollouts
 from sweworld.world.config import WorldConfig
 
@@ -40,6 +43,14 @@ def world(url: str) -> WorldConfig:
     config.swt_model["backoff"] = config.swr_model["backoff"] = 0.0
     config.swt_model["cache"] = config.swr_model["cache"] = False
     return config
+
+
+def report_writes(monkeypatch) -> list[Path]:
+    """The files ``write_report`` writes from now on, one entry per write."""
+    written: list[Path] = []
+    write = reports.write_atomic
+    monkeypatch.setattr(reports, "write_atomic", lambda path, text: (written.append(path), write(path, text))[1])
+    return written
 
 
 @pytest.fixture(scope="module")
@@ -104,8 +115,9 @@ def test_sim_rollout_of_the_oracle_edits_for_real_and_is_rewarded_by_swr(task, t
     assert all(step["backend"] == "real" for step in traj["steps"])  # the editor always runs for real
 
 
-def test_hybrid_audits_every_step_and_evaluation_at_rate_one(task, tmp_path):
+def test_hybrid_audits_every_step_and_evaluation_at_rate_one(task, tmp_path, monkeypatch):
     report_text = "\n".join(f"PASSED {t}" for t in task.FAIL_TO_PASS + task.PASS_TO_PASS)
+    written = report_writes(monkeypatch)
     with ChatServer([], default=replies(swt_reply("hello\n"), swr_reply(report_text, 1))) as server:
         hybrid = HybridBackend(world=world(server.url), audit_rate=1.0, traces=tmp_path / "traces.jsonl")
         with hybrid.open(task) as episode:
@@ -115,6 +127,7 @@ def test_hybrid_audits_every_step_and_evaluation_at_rate_one(task, tmp_path):
                                  tmp_path / "eval")
     assert agree.output == "hello\n" and disagree.output == "hello\n"  # the agent sees the simulation
     assert read_report(tmp_path / "eval").audits == report.audits  # carried by the report on disk
+    assert written.count(tmp_path / "eval" / EXTRAS_FILE) == 1  # written once, after the audit
     audits = summarize([episode.audits, report.audits])
     assert audits["steps"]["audited"] == 2 and audits["steps"]["agreed"] == 1
     assert audits["evaluations"] == {**audits["evaluations"], "audited": 1, "agreed": 1}
@@ -167,3 +180,24 @@ def test_hybrid_routes_unsure_predictions_to_real_execution(task, tmp_path):
     steps = summarize([episode.audits])["steps"]
     assert (steps["simulated"], steps["ran_real"], steps["share_real"]) == (2, 1, 0.5)
     assert (steps["audited"], steps["agreed"], steps["agreement_with_routing"]) == (1, 1, 1.0)
+
+
+def test_hybrid_routes_an_undecided_evaluation_to_the_real_harness(task, tmp_path, monkeypatch):
+    """An evaluation whose SWR probability is not decisive (two samples that disagree: 0.5) is graded
+    by the real harness in the same directory; the report written there (once) is the real one and
+    carries the routing count."""
+    passed = "\n".join(f"PASSED {t}" for t in task.FAIL_TO_PASS + task.PASS_TO_PASS)
+    failed = "\n".join([*(f"FAILED {t}" for t in task.FAIL_TO_PASS), *(f"PASSED {t}" for t in task.PASS_TO_PASS)])
+    verdicts = itertools.cycle([swr_reply(passed, 1), swr_reply(failed, 0)])
+    written = report_writes(monkeypatch)
+    with ChatServer([], default=lambda body: next(verdicts)) as server:
+        config = world(server.url)
+        config.swr.k = 2
+        hybrid = HybridBackend(world=config, audit_rate=0.0, route_below=0.9)
+        report = hybrid.evaluate(task, Prediction(instance_id=task.instance_id, model_patch=task.patch),
+                                 tmp_path / "eval")
+    assert report.resolved and getattr(report, "sim_probability", None) is None  # the real harness's
+    assert report.audits["evaluations"] == {**report.audits["evaluations"], "simulated": 1, "ran_real": 1}
+    on_disk = read_report(tmp_path / "eval")
+    assert on_disk.audits == report.audits and on_disk.resolved
+    assert written.count(tmp_path / "eval" / EXTRAS_FILE) == 1

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from sweworld import shipping
+from sweworld.protocols import Audited
 from sweworld.world.metrics import wilson
 
 KINDS = ("steps", "evaluations")
@@ -76,9 +77,9 @@ def summarize(tallies: Iterable[dict | None]) -> dict | None:
 
 
 def summary_part(carriers: Iterable[Any]) -> dict:
-    """A run summary's ``audits`` from what its trajectories or reports carry (their ``audits``);
-    {} when none carries any (not a hybrid run)."""
-    summary = summarize(getattr(item, "audits", None) for item in carriers)
+    """A run summary's ``audits`` from what its trajectories or reports carry (``protocols.Audited``:
+    their ``audits``); {} when none carries any (not a hybrid run)."""
+    summary = summarize(item.audits if isinstance(item, Audited) else None for item in carriers)
     return {} if summary is None else {"audits": summary}
 
 

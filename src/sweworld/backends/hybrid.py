@@ -137,15 +137,16 @@ class HybridBackend:
     def evaluate(self, task: Task, prediction: Prediction, log_dir: Path, *,
                  timeout: float = timeouts.EVALUATION) -> InstanceReport:
         """SWR's verdict, graded for real instead when routed, audited at ``audit_rate``; the
-        report carries this evaluation's tally (``report.audits``, rewritten into ``log_dir``)."""
+        report carries this evaluation's tally (``report.audits``) and is written into ``log_dir``
+        once, with it (the sim's after the audit, the real harness's when routed)."""
         tally = audits.new_tally()
-        report = self.sim.evaluate(task, prediction, log_dir, timeout=timeout)
+        report = self.sim.verdict(task, prediction, log_dir, timeout=timeout)  # not written yet
         probability = getattr(report, "sim_probability", None)
         if self.route_below is not None and report.error is None and report.patch_successfully_applied:
             routed = probability is not None and max(probability, 1 - probability) < self.route_below
             audits.routed(tally, "evaluations", routed)
             if routed:  # not decisive: the real harness grades it, in the same directory
-                return self._carrying(self.real.evaluate(task, prediction, log_dir, timeout=timeout), tally, log_dir)
+                return self.real.evaluate(task, prediction, log_dir, timeout=timeout, audits=tally)
         if report.error is None and self._rng(task.instance_id, "evaluation", log_dir.name).random() < self.audit_rate:
             real = self.real.evaluate(task, prediction, log_dir / "audit", timeout=timeout)
             if real.error_kind != "infra":
@@ -154,10 +155,6 @@ class HybridBackend:
                 self.records.write("evaluations", agreed, {
                     "instance_id": task.instance_id, "predicted": report.resolved, "real": real.resolved,
                     "probability": probability})
-        return self._carrying(report, tally, log_dir)
-
-    @staticmethod
-    def _carrying(report: InstanceReport, tally: dict, log_dir: Path) -> InstanceReport:
         report.audits = tally
         write_report(log_dir, report)
         return report

@@ -27,10 +27,12 @@ def prepared_instance(builder: EnvBuilder, task: Task, config: SandboxConfig) ->
 
 
 def evaluate_instance(task: Task, prediction: Prediction, log_dir: Path, *, builder: EnvBuilder,
-                      timeout: float = timeouts.EVALUATION, config: SandboxConfig | None = None) -> InstanceReport:
-    """The real harness on ``prediction`` in a fresh episode over ``builder``'s layer of ``task``."""
+                      timeout: float = timeouts.EVALUATION, config: SandboxConfig | None = None,
+                      audits: dict | None = None) -> InstanceReport:
+    """The real harness on ``prediction`` in a fresh episode over ``builder``'s layer of ``task``;
+    the report written carries ``audits`` (``evaluate_prepared``)."""
     config = config or SandboxConfig(timeout=timeout)
-    return evaluate_prepared(task, prediction, log_dir, timeout=timeout,
+    return evaluate_prepared(task, prediction, log_dir, timeout=timeout, audits=audits,
                              prepare=lambda: prepared_instance(builder, task, config))
 
 
@@ -79,9 +81,12 @@ class RealBackend:
         return TracingExecutor(sandbox, task, self.trace_store)
 
     def evaluate(self, task: Task, prediction: Prediction, log_dir: Path, *,
-                 timeout: float = timeouts.EVALUATION) -> InstanceReport:
+                 timeout: float = timeouts.EVALUATION, audits: dict | None = None) -> InstanceReport:
+        """The harness's report, written into ``log_dir`` carrying ``audits`` when given (a hybrid
+        backend's evaluation routed here)."""
         config = SandboxConfig(timeout=timeout, env=DETERMINISTIC_ENV, network=self.network)
-        report = evaluate_instance(task, prediction, log_dir, builder=self.builder, timeout=timeout, config=config)
+        report = evaluate_instance(task, prediction, log_dir, builder=self.builder, timeout=timeout, config=config,
+                                   audits=audits)
         if self.trace_store is not None:
             from sweworld.world.tracing import record_eval
             record_eval(self.trace_store, task, prediction.model_patch, report, log_dir,

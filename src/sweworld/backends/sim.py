@@ -18,7 +18,7 @@ from sweworld.repos import RepoStore
 from sweworld.sandbox import Layers, Sandbox, SandboxConfig
 from sweworld.types import Task
 from sweworld.world.config import WorldConfig
-from sweworld.world.simeval import evaluate_simulated
+from sweworld.world.simeval import evaluate_simulated, simulated_report
 from sweworld.world.simexec import SimExecutor, StepHooks
 from sweworld.world.swr import SWR
 from sweworld.world.swt import SWT
@@ -75,3 +75,10 @@ class SimBackend:
                  timeout: float = timeouts.EVALUATION) -> InstanceReport:
         return evaluate_simulated(task, prediction, log_dir, swr=self.swr,
                                   open_workspace=lambda: self.workspace(task, timeout=timeout))
+
+    def verdict(self, task: Task, prediction: Prediction, log_dir: Path, *,
+                timeout: float = timeouts.EVALUATION) -> InstanceReport:
+        """``evaluate`` without writing the report into ``log_dir`` (``world.simeval.simulated_report``:
+        the caller writes it once, ``harness.report.write_report``)."""
+        return simulated_report(task, prediction, log_dir, swr=self.swr,
+                                open_workspace=lambda: self.workspace(task, timeout=timeout))

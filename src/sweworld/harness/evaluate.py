@@ -136,9 +136,10 @@ def begin_instance(log_dir: Path, prediction: Prediction) -> tuple[InstanceLog, 
 
 
 def evaluate_prepared(task: Task, prediction: Prediction, log_dir: Path, *, prepare: Callable[[], Prepared],
-                      timeout: float = timeouts.EVALUATION) -> InstanceReport:
+                      timeout: float = timeouts.EVALUATION, audits: dict | None = None) -> InstanceReport:
     """Evaluate ``prediction`` on ``task`` in an episode of ``prepare()``; always returns a report
-    (errors included: an ``InfraError`` of ``prepare`` too) and writes it."""
+    (errors included: an ``InfraError`` of ``prepare`` too) and writes it, carrying ``audits`` (a
+    hybrid evaluation's counts, ``InstanceReport.audits``) when given."""
     log, patch = begin_instance(log_dir, prediction)
     report = InstanceReport(instance_id=task.instance_id, patch_is_None=patch is None,
                             patch_exists=bool(patch and patch.strip()), patch_successfully_applied=False,
@@ -150,6 +151,7 @@ def evaluate_prepared(task: Task, prediction: Prediction, log_dir: Path, *, prep
         log(f"infrastructure failure: {exc}")
     finally:
         log.flush()
+    report.audits = audits
     write_report(log_dir / REPORT_FILE, report)
     return report
 

@@ -9,5 +9,7 @@ logic whatever ran the items.
 Modules: ``eval`` (a parallel, resumable evaluation run in SWE-bench's layout), ``validate``
 (SWE-Gym-style validation of instances), ``rollout`` (trajectories), ``store`` (the crash-safe
 trajectory store), ``metrics`` (resolve rates, pass@k), ``runner``/``ray_runner`` (where items run),
-``parallel`` (the one map over items every run fans out with: ``map_items``, ``map_ordered``).
+``parallel`` (the one map over items every run fans out with: ``map_items``, ``map_ordered``),
+``envshare`` (environments fetched between nodes), ``localcluster`` (a local multi-node Ray cluster on
+one machine, for tests and benchmarks).
 """

@@ -1,33 +1,23 @@
 """An append-only JSONL store of trajectories that survives a crash: each record is written and
-flushed to disk whole, a torn last line (killed mid-write) is ignored and overwritten."""
+flushed to disk whole, a torn last line (killed mid-write) is ignored and overwritten (the writer is
+``shipping.append_lines``, the one of every append-only file)."""
 
 from __future__ import annotations
 
 import json
-import os
-import threading
 from pathlib import Path
 
 from pydantic import ValidationError
 
+from sweworld import shipping
 from sweworld.trajectory import Trajectory
 
 
 class TrajectoryStore:
     def __init__(self, path: Path):
         self.path = path
-        self._lock = threading.Lock()
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._truncate_torn_tail()
-
-    def _truncate_torn_tail(self) -> None:
-        if not self.path.exists():
-            return
-        data = self.path.read_bytes()
-        end = data.rfind(b"\n") + 1
-        if end != len(data):  # a record cut short by a crash
-            with open(self.path, "r+b") as handle:
-                handle.truncate(end)
+        shipping.cut_torn_tail(path)  # a record cut short by a crash: neither loaded nor kept
 
     def load(self) -> list[Trajectory]:
         found: dict[tuple[str, int], Trajectory] = {}
@@ -45,8 +35,4 @@ class TrajectoryStore:
         return {t.key for t in self.load() if not t.failed}
 
     def append(self, traj: Trajectory) -> None:
-        line = traj.model_dump_json() + "\n"
-        with self._lock, open(self.path, "a", encoding="utf-8") as handle:
-            handle.write(line)
-            handle.flush()
-            os.fsync(handle.fileno())
+        shipping.append_lines(self.path, [traj.model_dump_json()])

@@ -27,6 +27,15 @@ from sweworld.world.swr import SWR
 def evaluate_simulated(task: Task, prediction: Prediction, log_dir: Path, *, swr: SWR,
                        open_workspace: Callable[[], Executor]) -> InstanceReport:
     """SWR's report of ``prediction`` (always a report, errors included), written to ``log_dir``."""
+    report = simulated_report(task, prediction, log_dir, swr=swr, open_workspace=open_workspace)
+    write_report(log_dir, report)
+    return report
+
+
+def simulated_report(task: Task, prediction: Prediction, log_dir: Path, *, swr: SWR,
+                     open_workspace: Callable[[], Executor]) -> InstanceReport:
+    """``evaluate_simulated`` but for the report itself: ``log_dir`` holds the other files and no
+    report (the caller writes it, ``write_report``: a caller that adds to it writes it once)."""
     log, patch = begin_instance(log_dir, prediction)
     log(f"instance {task.instance_id}: repo {task.repo} at {task.base_commit} (simulated: SWR, {swr.config.style} "
         f"prompts, k={swr.config.k})")
@@ -45,5 +54,4 @@ def evaluate_simulated(task: Task, prediction: Prediction, log_dir: Path, *, swr
     else:
         log("patch empty or not applicable: not resolved (no model call)")
     log.flush()
-    write_report(log_dir, report)
     return report
