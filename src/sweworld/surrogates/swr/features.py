@@ -32,6 +32,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
+from sweworld.surrogates.swr.behaviour import FEATURES as BEHAVIOUR
+from sweworld.surrogates.swr.behaviour import behaviour
 from sweworld.surrogates.swr.patched import FileSource, Patched, apply_patch_text
 from sweworld.surrogates.swr.reach import reached, test_names
 from sweworld.surrogates.swr.syntax import (
@@ -54,6 +56,7 @@ FEATURES = (
     "funcs_jaccard", "extra_funcs", "extra_funcs_tested", "funcs_named_in_tests", "executable",
     "agent_reached", "agent_reached_any", "gold_reached",
     "gold_added_recall", "gold_removed_recall", "agent_added_precision", "gold_strings_recall",
+    *BEHAVIOUR,
 )
 _HUNK = re.compile(r"^@@ ", re.M)
 _GOLD_CACHE: dict[tuple[str, str, int], Patched] = {}
@@ -274,4 +277,5 @@ def features(task: Task, patch: str | None, read: FileSource) -> dict[str, float
         **_asymmetric(*signs),
         "agent_reached": agent_reached, "agent_reached_any": agent_reached_any,
         "gold_reached": _reach(task, gold, gold_funcs, read)[0],
+        **behaviour(task, gold, agent, read, _tests_patched(task, read)),
     }
