@@ -18,7 +18,9 @@ beside the majority-class baseline, per repository, per agent, recall on resolvi
 differ from the gold (not AST-equal) and on those equal to it, and the hybrid backend's routing
 curve (``--route-below c``) against the real verdicts. Also printed: what the behaviour features
 (``behaviour``) cost inside the features and how many patches they cover; ``--with-behaviour``
-leaves repositories out once more with them added to ``MODEL_FEATURES``.
+leaves repositories out again with them added to ``MODEL_FEATURES`` (without and with
+``behaviour_calls``), and applies the rule "the agent differs from the gold on a call where the
+gold differs from the base: unresolved" to the shipped features' predictions.
 """
 
 from __future__ import annotations
@@ -77,6 +79,7 @@ def timing(evals: list[EvalTrace], source) -> dict:
     return {"first_ms": mean(first), "further_ms": mean(more),
             "further_p95_ms": round(sorted(more)[int(0.95 * (len(more) - 1))], 1) if more else None,
             "behaviour_ms": mean(spent), "behaviour_max_ms": round(max(spent), 1) if spent else None,
+            "behaviour_p50_ms": round(sorted(spent)[len(spent) // 2], 2) if spent else None,
             "behaviour_runs": behaviour.stats["runs"], "behaviour_calls_run": behaviour.stats["calls_run"]}
 
 
@@ -158,7 +161,8 @@ def main() -> None:
           f"(p95 {results['timing']['further_p95_ms']})")
     results["behaviour_coverage"] = coverage(pairs)
     t = results["timing"]
-    print(f"behaviour: {t['behaviour_ms']} ms mean (max {t['behaviour_max_ms']}), {t['behaviour_runs']} sandboxed "
+    print(f"behaviour: {t['behaviour_ms']} ms mean (median {t['behaviour_p50_ms']}, max {t['behaviour_max_ms']}), "
+          f"{t['behaviour_runs']} sandboxed "
           f"runs of {t['behaviour_calls_run']} calls; coverage {results['behaviour_coverage']}")
     shipped = SWRClassifier.load(shipped_path())
     results["synthesized-bug model (shipped swr-default.json)"] = report(
@@ -167,10 +171,17 @@ def main() -> None:
     folds = leave_repo_out(evals, pairs, source, extra=examples(extra, source), l2=args.l2)
     results[f"each repository left out, l2={args.l2}"] = report(folds["predictions"], gold_equal)
     if args.with_behaviour:
-        names = (*MODEL_FEATURES, *behaviour.FEATURES)
-        folds = leave_repo_out(evals, pairs, source, extra=examples(extra, source), l2=args.l2, names=names)
-        results[f"each repository left out, l2={args.l2}, with the behaviour features"] = report(
-            folds["predictions"], gold_equal)
+        values = {id(t): f for t, f in pairs}
+        differs = lambda t: bool(values.get(id(t), {}).get("behaviour_discriminating")  # noqa: E731
+                                 and values[id(t)]["behaviour_fixed"] < 1)
+        results["rule: differs from the gold on a discriminating call -> unresolved"] = report(
+            [(t, 0.0 if differs(t) else p, th) for t, p, th in folds["predictions"]], gold_equal)
+        five = tuple(n for n in behaviour.FEATURES if n != "behaviour_calls")
+        for name, added in (("the behaviour features", five), ("the behaviour features and behaviour_calls",
+                                                                behaviour.FEATURES)):
+            more = leave_repo_out(evals, pairs, source, extra=examples(extra, source), l2=args.l2,
+                                  names=(*MODEL_FEATURES, *added))
+            results[f"each repository left out, l2={args.l2}, with {name}"] = report(more["predictions"], gold_equal)
     for name, result in results.items():
         if name not in ("timing", "behaviour_coverage"):
             show(name, result)

@@ -15,7 +15,15 @@ base files read through a ``FileSource`` (``patched``).
   row where it exists, else their names appear in the FAIL_TO_PASS test files), touched functions
   named in those files; the share of the functions the agent's (and the gold) patch changes that
   the FAIL_TO_PASS tests reach by a static call graph over names (``reach``), and whether any is;
-- executable: the patch changes code (not only comments, docs or tests).
+- executable: the patch changes code (not only comments, docs or tests);
+- behaviour (``behaviour``): the calls with literal arguments that the FAIL_TO_PASS tests make to
+  functions of the touched modules, made on the base, gold and agent versions of those modules
+  (standard library and the repository's own modules only, in one sandboxed process): some call
+  computed on both the gold and the agent version, the share of those where the agent's result is
+  the gold's, and on the calls where the gold differs from the base, the shares where the agent
+  matches the gold (a fix) and the base (none). Unknown (a name the standard library cannot serve,
+  a time limit) is never a difference. Computed, not weighed by the shipped models (too few real
+  patches get one: docs/benchmarks.md).
 
 Python files are compared whole (a file that does not parse after the agent's patch is a syntax
 error wherever the error is); the base and gold-patched versions are parsed once per task.
