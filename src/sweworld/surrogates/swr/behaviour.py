@@ -3,14 +3,14 @@
 The FAIL_TO_PASS tests (as the task's test patch leaves them) are searched for calls with literal
 arguments to functions of the source modules either patch touches (``calls.literal_calls``). Each
 call is made on three versions of its module (base, gold-patched, agent-patched), each executed
-with what the standard library can serve, and the repository's own modules it imports
-(``served.closure``, executed the same way) (``probe``: a name it lacks makes the call unknown,
-never a difference), in ONE sandboxed subprocess per evaluation (``isolation.bwrap_args``: no network,
-read-only filesystem; ``probe`` sets the memory limit and times each call; the whole run is
-killed past ``SECONDS`` + startup). Results are cached by (module text, served texts, call), so the base and
-gold versions of a task run once, and an agent version equal to either runs not at all, nor one
-whose call the gold version left unknown (once that is cached); no subprocess starts when no
-literal call is found or every result needed is cached.
+with what the standard library and the repository's own modules it imports can serve
+(``served.closure``; ``probe``: a name it lacks makes the call unknown, never a difference), in
+ONE sandboxed subprocess per evaluation (``isolation.bwrap_args``: no network, read-only
+filesystem; ``probe`` sets the memory limit and times each call; the whole run is killed past
+``SECONDS`` + ``STARTUP``). Results are cached by (module text, served texts, call): the base and
+gold versions of a task run once; an agent's version equal to either does not run, nor a call
+the gold version left unknown; no subprocess starts when no literal call is found or every
+result needed is cached.
 
 ``FEATURES`` (0 when undefined):
 
@@ -53,6 +53,8 @@ VERSIONS = ("base", "gold", "agent")
 _PROBE = Path(__file__).with_name("probe.py")
 _RESULTS: dict[tuple[str, Call], str | None] = {}
 _SERVED: dict[tuple, dict[str, tuple[str, str]]] = {}
+_BROKEN: list[str] = []
+"""Why the sandbox cannot start in this process (empty: it can); every call is then unknown."""
 Result = str | None
 stats = {"runs": 0, "calls_run": 0}
 """Subprocesses started and calls made in them (for the benchmark's cost figures)."""
@@ -93,16 +95,22 @@ def run(modules: Mapping[str, tuple[str, str, str, str | None]], served: Mapping
                "modules": {k: {"name": n, "package": pk, "text": t, "served": sid} for k, (n, pk, t, sid) in modules.items()},
                "served": served,
                "calls": [[i, key, c.name, c.args, c.kwargs, list(c.setup)] for i, (key, c) in enumerate(calls)]}
+    if _BROKEN:
+        return [None] * len(calls)
     try:
         argv = [*bwrap_args(Layout(workdir="/"), SandboxConfig()), "--",
                 server_python(), "-I", "-S", "-c", _PROBE.read_text(encoding="utf-8")]
-    except SandboxError:
+    except (SandboxError, OSError):
+        _BROKEN.append("no sandbox")
         return [None] * len(calls)
     stats["runs"] += 1
     stats["calls_run"] += len(calls)
     try:
-        out = subprocess.run(argv, input=json.dumps(request), capture_output=True, text=True,
-                             timeout=SECONDS + STARTUP).stdout
+        proc = subprocess.run(argv, input=json.dumps(request), capture_output=True, text=True,
+                              timeout=SECONDS + STARTUP)
+        out = proc.stdout
+        if proc.returncode and not out and proc.stderr.startswith("bwrap:"):
+            _BROKEN.append(proc.stderr[:500])  # bwrap cannot start here: no probe for this process
     except subprocess.TimeoutExpired as exc:
         out = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else exc.stdout or ""
     except OSError:
@@ -141,7 +149,7 @@ def _served(task: Task, texts: Mapping[str, Mapping[str, str]], gold: Patched, a
         if len(_SERVED) > 256:
             _SERVED.clear()
         mine = {p: [vs[v] for v in ("base", "gold") if v in vs] for p, vs in texts.items() if p in gold.after}
-        _SERVED[key] = {d: (p, read(p) or "" if keep else "")
+        _SERVED[key] = {d: (p, (read(p) or "") if keep else "")
                         for d, (p, keep) in closure(mine, read, set(gold.paths)).items()}
     base = {d: t for d, (_, t) in _SERVED[key].items()}
     touched = {d: agent.after[p] for d, (p, _) in _SERVED[key].items() if p in agent.after and base[d]}
