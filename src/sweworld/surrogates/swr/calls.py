@@ -3,13 +3,15 @@
 ``literal_calls(test_text, test_ids, modules)``: in the bodies of the tests ``test_ids`` (pytest ids
 ``path::Class::test_name[param]``) of one test file's text, every call of a module-level function
 or of a static/class method (``Class.method``) defined in ``modules`` (repository path -> names
-``defined`` there) whose arguments are all literals (``ast.literal_eval``), where a name counts as
-a literal when the test file binds it to one: a ``@pytest.mark.parametrize`` list (one call per
-row, ``pytest.param(...)`` rows too; several decorators multiply), a plain assignment in the test's
-body, or a module-level constant of the test file. The called name is resolved through the test
-file's imports (``from pkg.mod import f as g``, ``import pkg.mod as m``; at module level and in the
-test) to a module path; a name
-that no import places is taken from the one module defining it, if only one does.
+``defined`` there) whose arguments are all literals: what ``ast.literal_eval`` reads, and
+expressions over builtin types and the names the test file imports from the standard library
+(``restify(Struct)``, ``f(Decimal("1.5"))``, ``stringify(List[int])``), evaluated inside the
+probe. A name counts as a literal when the test file binds it to one: a
+``@pytest.mark.parametrize`` list (one call per row of every id of the test, ``pytest.param(...)``
+rows too; several decorators multiply), a plain assignment in the test's body, or a module-level
+constant of the test file. The called name is resolved through the test file's imports (``from
+pkg.mod import f as g``, ``import pkg.mod as m``; at module level and in the test) to a module
+path; a name that no import places is taken from the one module defining it, if only one does.
 ``defined(module)``: those names of one ``syntax.Module``.
 """
 
