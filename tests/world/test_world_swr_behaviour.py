@@ -8,9 +8,10 @@ import time
 import pytest
 
 from realtasks import unified
-from sweworld.surrogates.swr import FEATURES, behaviour, features
+from sweworld.surrogates.swr import FEATURES, SWRClassifier, behaviour, features, shipped_path
 from sweworld.surrogates.swr.calls import Call, literal_calls
 from sweworld.surrogates.swr.patched import apply_patch_text
+from sweworld.surrogates.swr.predict import decide
 from sweworld.surrogates.swr.probe import canonical
 from sweworld.types import Task
 
@@ -180,3 +181,13 @@ def test_the_sandbox_has_no_network_and_no_writable_filesystem():
     c = lambda name: Call("p.py", name, "('x',)", "{}")  # noqa: E731
     assert behaviour.run({"k": ("p", "", probe, None)}, {}, [("k", c("net")), ("k", c("write")), ("k", c("fine"))]) == [
         "!OSError", "!OSError", "=('xx', ['x'], {})"]
+
+
+@pytest.mark.bwrap
+def test_a_model_that_does_not_weigh_them_starts_no_probe():
+    model, patch = SWRClassifier.load(shipped_path()), unified(PATH, BASE, WRONG.replace("upper", "title"))
+    runs = behaviour.stats["runs"]
+    assert decide(model, task("test_slug"), patch, FILES.get)[1]["behaviour_known"] == 0
+    assert behaviour.stats["runs"] == runs  # the shipped model weighs none of them
+    assert features(task("test_slug"), patch, FILES.get)["behaviour_known"] == 1
+    assert behaviour.stats["runs"] == runs + 1

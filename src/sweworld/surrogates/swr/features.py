@@ -246,9 +246,11 @@ def _executable(agent: Patched, views: dict[str, View]) -> bool:
     return False
 
 
-def features(task: Task, patch: str | None, read: FileSource) -> dict[str, float]:
+def features(task: Task, patch: str | None, read: FileSource, *, with_behaviour: bool = True) -> dict[str, float]:
     """The features of ``patch`` on ``task`` (see the module docstring); files the patch adds at the
-    repository root (reproduction and scratch scripts: nothing imports them) are left out."""
+    repository root (reproduction and scratch scripts: nothing imports them) are left out.
+    ``with_behaviour=False``: the behaviour features are 0 and no probe runs (for a model that does
+    not weigh them: ``uses_behaviour``)."""
     patch = without_scratch(patch or "")
     if not patch.strip():
         return {**dict.fromkeys(FEATURES, 0.0), "empty": 1.0}
@@ -285,5 +287,11 @@ def features(task: Task, patch: str | None, read: FileSource) -> dict[str, float
         **_asymmetric(*signs),
         "agent_reached": agent_reached, "agent_reached_any": agent_reached_any,
         "gold_reached": _reach(task, gold, gold_funcs, read)[0],
-        **behaviour(task, gold, agent, read, _tests_patched(task, read)),
+        **(behaviour(task, gold, agent, read, _tests_patched(task, read)) if with_behaviour
+           else dict.fromkeys(BEHAVIOUR, 0.0)),
     }
+
+
+def uses_behaviour(names: Iterable[str]) -> bool:
+    """Whether a model weighing ``names`` needs the behaviour features."""
+    return not set(names).isdisjoint(BEHAVIOUR)
