@@ -13,6 +13,7 @@ from sweworld.surrogates.swr.calls import Call, literal_calls
 from sweworld.surrogates.swr.patched import apply_patch_text
 from sweworld.surrogates.swr.predict import decide
 from sweworld.surrogates.swr.probe import canonical
+from sweworld.surrogates.swr.served import closure, package_of
 from sweworld.types import Task
 
 PATH, TEST = "mini/core.py", "tests/test_core.py"
@@ -191,3 +192,16 @@ def test_a_model_that_does_not_weigh_them_starts_no_probe():
     assert behaviour.stats["runs"] == runs  # the shipped model weighs none of them
     assert features(task("test_slug"), patch, FILES.get)["behaviour_known"] == 1
     assert behaviour.stats["runs"] == runs + 1
+
+
+def test_the_served_modules_are_the_imported_ones_of_the_repository():
+    files = {"src/pkg/__init__.py": "from .big import *\n", "src/pkg/sub/__init__.py": "", "src/pkg/big.py": "X = 1\n",
+             "src/pkg/sub/mod.py": "import json\nimport numpy\nfrom . import sib\nfrom ..big import X\n\n\n"
+                                   "def f():\n    from pkg.sub.lazy import g\n",
+             "src/pkg/sub/sib.py": "", "src/pkg/sub/lazy.py": "def g():\n    pass\n"}
+    assert package_of("src/pkg/sub/mod.py", files.get) == ("pkg.sub.mod", "pkg.sub", "src")
+    assert package_of("src/pkg/__init__.py", files.get) == ("pkg", "pkg", "src")
+    served = closure({"src/pkg/sub/mod.py": [files["src/pkg/sub/mod.py"]]}, files.get, {"src/pkg/sub/mod.py"})
+    assert served == {"pkg": ("src/pkg/__init__.py", False), "pkg.big": ("src/pkg/big.py", True),
+                      "pkg.sub": ("src/pkg/sub/__init__.py", True), "pkg.sub.sib": ("src/pkg/sub/sib.py", True),
+                      "pkg.sub.lazy": ("src/pkg/sub/lazy.py", True)}  # pkg only above pkg.big: served empty
