@@ -17,27 +17,34 @@ repositories); then ``train.leave_repo_out``: each repository predicted by the m
 others (as ``swr-real.json`` is fitted on all six), pooled accuracy/precision/recall/F1/AUC/ECE
 beside the majority-class baseline, per repository, per agent, recall on resolving patches that
 differ from the gold (not AST-equal) and on those equal to it, and the hybrid backend's routing
-curve (``--route-below c``) against the real verdicts.
+curve (``--route-below c``) against the real verdicts. Also printed: what the behaviour features
+(``behaviour``) cost inside the features and how many patches they cover; ``--with-behaviour``
+leaves repositories out again with them added to ``MODEL_FEATURES`` (without and with
+``behaviour_calls``), and applies the rule "the agent differs from the gold on a call where the
+gold differs from the base: unresolved" to the shipped features' predictions.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import time
 from pathlib import Path
 
+from sweworld.surrogates.swr import behaviour
 from sweworld.surrogates.swr.features import features
 from sweworld.surrogates.swr.model import SWRClassifier
 from sweworld.surrogates.swr.predict import decide, repo_sources
 from sweworld.surrogates.swr.swr import shipped_path
-from sweworld.surrogates.swr.train import L2, examples, leave_repo_out
+from sweworld.surrogates.swr.train import L2, MODEL_FEATURES, examples, leave_repo_out
 from sweworld.tasks import load_tasks
 from sweworld.types import Task
 from sweworld.world.metrics import binary, scored
 from sweworld.world.traces import EvalTrace, load_traces
 from sweworld.world.verdicts import verdict_traces
 
+features_module = importlib.import_module("sweworld.surrogates.swr.features")  # the package exports the function
 ROUTE_BELOW = (0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.97, 0.99)
 Prediction = tuple[EvalTrace, float, float]
 """(evaluation, P(resolved), the threshold of the model that gave it)."""
@@ -45,17 +52,47 @@ Prediction = tuple[EvalTrace, float, float]
 
 def timing(evals: list[EvalTrace], source) -> dict:
     """Milliseconds of the features of the first patch of each instance (its gold patch, test
-    file and call graph parsed then) and of the others (what a further evaluation costs)."""
+    file and call graph parsed then) and of the others (what a further evaluation costs), and of
+    the behaviour features inside them (``behaviour``: literal calls run in a sandbox)."""
     first, more, seen = [], [], set()
-    for trace in sorted(evals, key=lambda t: t.instance_id):
-        task = Task.model_validate(trace.task)
+    spent: list[float] = []
+    inner = features_module.behaviour
+
+    def timed(*args):
         start = time.perf_counter()
-        features(task, trace.patch, source(task))
-        (more if trace.instance_id in seen else first).append(1000 * (time.perf_counter() - start))
-        seen.add(trace.instance_id)
+        try:
+            return inner(*args)
+        finally:
+            spent.append(1000 * (time.perf_counter() - start))
+
+    features_module.behaviour = timed
+    behaviour.clear()  # what a fresh process pays: each task's base and gold versions run once
+    try:
+        for trace in sorted(evals, key=lambda t: t.instance_id):
+            task = Task.model_validate(trace.task)
+            start = time.perf_counter()
+            features(task, trace.patch, source(task))
+            (more if trace.instance_id in seen else first).append(1000 * (time.perf_counter() - start))
+            seen.add(trace.instance_id)
+    finally:
+        features_module.behaviour = inner
     mean = lambda xs: round(sum(xs) / len(xs), 1) if xs else None  # noqa: E731
     return {"first_ms": mean(first), "further_ms": mean(more),
-            "further_p95_ms": round(sorted(more)[int(0.95 * (len(more) - 1))], 1) if more else None}
+            "further_p95_ms": round(sorted(more)[int(0.95 * (len(more) - 1))], 1) if more else None,
+            "behaviour_ms": mean(spent), "behaviour_max_ms": round(max(spent), 1) if spent else None,
+            "behaviour_p50_ms": round(sorted(spent)[len(spent) // 2], 2) if spent else None,
+            "behaviour_runs": behaviour.stats["runs"], "behaviour_calls_run": behaviour.stats["calls_run"]}
+
+
+def coverage(pairs: list[tuple[EvalTrace, dict]]) -> dict:
+    """How many of the patches the classifier decides (and of the resolving ones) got a literal
+    call, a computed behaviour (gold and agent), a discriminating call."""
+    out = {}
+    for name in ("behaviour_calls", "behaviour_known", "behaviour_discriminating"):
+        out[name] = {"patches": sum(f[name] > 0 for _, f in pairs),
+                     "resolving": sum(f[name] > 0 for t, f in pairs if t.resolved)}
+    out["instances_with_calls"] = len({t.instance_id for t, f in pairs if f["behaviour_calls"] > 0})
+    return out
 
 
 def block(predictions: list[Prediction]) -> dict:
@@ -110,6 +147,8 @@ def main() -> None:
     parser.add_argument("--repos-dir", type=Path, required=True)
     parser.add_argument("--traces", type=Path, nargs="*", default=[])
     parser.add_argument("--l2", type=float, default=L2)
+    parser.add_argument("--with-behaviour", action="store_true",
+                        help="also leave repositories out with behaviour.FEATURES added to MODEL_FEATURES")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     source = repo_sources(args.repos_dir)
@@ -121,14 +160,31 @@ def main() -> None:
     print(f"{len(evals)} agent patches, {len(extra)} trace evaluations; features: first patch of an instance "
           f"{results['timing']['first_ms']} ms, further ones {results['timing']['further_ms']} ms "
           f"(p95 {results['timing']['further_p95_ms']})")
+    results["behaviour_coverage"] = coverage(pairs)
+    t = results["timing"]
+    print(f"behaviour: {t['behaviour_ms']} ms mean (median {t['behaviour_p50_ms']}, max {t['behaviour_max_ms']}), "
+          f"{t['behaviour_runs']} sandboxed "
+          f"runs of {t['behaviour_calls_run']} calls; coverage {results['behaviour_coverage']}")
     shipped = SWRClassifier.load(shipped_path())
     results["synthesized-bug model (shipped swr-default.json)"] = report(
         [(t, decide(shipped, Task.model_validate(t.task), t.patch, source(Task.model_validate(t.task)))[0]
           if t.patch.strip() else 0.0, shipped.threshold) for t in evals], gold_equal)
     folds = leave_repo_out(evals, pairs, source, extra=examples(extra, source), l2=args.l2)
     results[f"each repository left out, l2={args.l2}"] = report(folds["predictions"], gold_equal)
+    if args.with_behaviour:
+        values = {id(t): f for t, f in pairs}
+        differs = lambda t: bool(values.get(id(t), {}).get("behaviour_discriminating")  # noqa: E731
+                                 and values[id(t)]["behaviour_fixed"] < 1)
+        results["rule: differs from the gold on a discriminating call -> unresolved"] = report(
+            [(t, 0.0 if differs(t) else p, th) for t, p, th in folds["predictions"]], gold_equal)
+        five = tuple(n for n in behaviour.FEATURES if n != "behaviour_calls")
+        for name, added in (("the behaviour features", five), ("the behaviour features and behaviour_calls",
+                                                                behaviour.FEATURES)):
+            more = leave_repo_out(evals, pairs, source, extra=examples(extra, source), l2=args.l2,
+                                  names=(*MODEL_FEATURES, *added))
+            results[f"each repository left out, l2={args.l2}, with {name}"] = report(more["predictions"], gold_equal)
     for name, result in results.items():
-        if name != "timing":
+        if name not in ("timing", "behaviour_coverage"):
             show(name, result)
     if args.out:
         args.out.write_text(json.dumps(results, indent=1) + "\n")

@@ -15,7 +15,15 @@ base files read through a ``FileSource`` (``patched``).
   row where it exists, else their names appear in the FAIL_TO_PASS test files), touched functions
   named in those files; the share of the functions the agent's (and the gold) patch changes that
   the FAIL_TO_PASS tests reach by a static call graph over names (``reach``), and whether any is;
-- executable: the patch changes code (not only comments, docs or tests).
+- executable: the patch changes code (not only comments, docs or tests);
+- behaviour (``behaviour``): the calls with literal arguments that the FAIL_TO_PASS tests make to
+  functions of the touched modules, made on the base, gold and agent versions of those modules
+  (standard library and the repository's own modules only, in one sandboxed process): some call
+  computed on both the gold and the agent version, the share of those where the agent's result is
+  the gold's, and on the calls where the gold differs from the base, the shares where the agent
+  matches the gold (a fix) and the base (none). Unknown (a name the standard library cannot serve,
+  a time limit) is never a difference. Computed, not weighed by the shipped models (too few real
+  patches get one: docs/benchmarks.md).
 
 Python files are compared whole (a file that does not parse after the agent's patch is a syntax
 error wherever the error is); the base and gold-patched versions are parsed once per task.
@@ -32,6 +40,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
+from sweworld.surrogates.swr.behaviour import FEATURES as BEHAVIOUR
+from sweworld.surrogates.swr.behaviour import behaviour
 from sweworld.surrogates.swr.patched import FileSource, Patched, apply_patch_text
 from sweworld.surrogates.swr.reach import reached, test_names
 from sweworld.surrogates.swr.splice import spliced
@@ -55,6 +65,7 @@ FEATURES = (
     "funcs_jaccard", "extra_funcs", "extra_funcs_tested", "funcs_named_in_tests", "executable",
     "agent_reached", "agent_reached_any", "gold_reached",
     "gold_added_recall", "gold_removed_recall", "agent_added_precision", "gold_strings_recall",
+    *BEHAVIOUR,
 )
 _HUNK = re.compile(r"^@@ ", re.M)
 _GOLD_CACHE: dict[tuple[str, str, int], Patched] = {}
@@ -251,9 +262,11 @@ def _executable(agent: Patched, views: dict[str, View]) -> bool:
     return False
 
 
-def features(task: Task, patch: str | None, read: FileSource) -> dict[str, float]:
+def features(task: Task, patch: str | None, read: FileSource, *, with_behaviour: bool = True) -> dict[str, float]:
     """The features of ``patch`` on ``task`` (see the module docstring); files the patch adds at the
-    repository root (reproduction and scratch scripts: nothing imports them) are left out."""
+    repository root (reproduction and scratch scripts: nothing imports them) are left out.
+    ``with_behaviour=False``: the behaviour features are 0 and no probe runs (for a model that does
+    not weigh them: ``uses_behaviour``)."""
     patch = without_scratch(patch or "")
     if not patch.strip():
         return {**dict.fromkeys(FEATURES, 0.0), "empty": 1.0}
@@ -290,4 +303,11 @@ def features(task: Task, patch: str | None, read: FileSource) -> dict[str, float
         **_asymmetric(*signs),
         "agent_reached": agent_reached, "agent_reached_any": agent_reached_any,
         "gold_reached": _reach(task, gold, gold_funcs, read)[0],
+        **(behaviour(task, gold, agent, read, _tests_patched(task, read)) if with_behaviour
+           else dict.fromkeys(BEHAVIOUR, 0.0)),
     }
+
+
+def uses_behaviour(names: Iterable[str]) -> bool:
+    """Whether a model weighing ``names`` needs the behaviour features."""
+    return not set(names).isdisjoint(BEHAVIOUR)

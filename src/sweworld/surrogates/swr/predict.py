@@ -3,7 +3,8 @@
 ``decide(model, task, patch, read) -> (probability, features)``: an empty patch, one that does not
 parse as a diff, one leaving a patched Python file that does not parse, or one that changes nothing
 executable (comments, docs, tests only) is unresolved (0.0) without the classifier (its training runs hold too few of them to learn it); else the
-classifier's probability.
+classifier's probability. The behaviour features (a sandboxed probe) are computed only for a model
+that weighs them.
 
 ``test_statuses(model, task, probability, features, test_ids)`` -> {test: (status, confidence)}:
 a patch that breaks the syntax of a Python file makes every test an ERROR (confidence 0.9, as a
@@ -19,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from sweworld.surrogates.swr.features import features
+from sweworld.surrogates.swr.features import features, uses_behaviour
 from sweworld.surrogates.swr.model import SWRClassifier
 from sweworld.surrogates.swr.patched import FileSource, tree_source
 from sweworld.surrogates.swt.pytestlog import sep
@@ -30,7 +31,7 @@ BROKEN_CONFIDENCE = 0.9
 
 def decide(model: SWRClassifier, task: Task, patch: str | None, read: FileSource) -> tuple[float, dict[str, float]]:
     """See the module docstring."""
-    values = features(task, patch, read)
+    values = features(task, patch, read, with_behaviour=uses_behaviour(model.features))
     if values["empty"] or not values["parsed"] or not values["syntax_ok"] or not values.get("executable", 1):
         return 0.0, values
     return model.probability(values), values
