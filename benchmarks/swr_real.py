@@ -27,7 +27,6 @@ gold differs from the base: unresolved" to the shipped features' predictions.
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import time
 from pathlib import Path
@@ -44,38 +43,31 @@ from sweworld.world.metrics import binary, scored
 from sweworld.world.traces import EvalTrace, load_traces
 from sweworld.world.verdicts import verdict_traces
 
-features_module = importlib.import_module("sweworld.surrogates.swr.features")  # the package exports the function
 ROUTE_BELOW = (0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.97, 0.99)
 Prediction = tuple[EvalTrace, float, float]
 """(evaluation, P(resolved), the threshold of the model that gave it)."""
 
 
 def timing(evals: list[EvalTrace], source) -> dict:
-    """Milliseconds of the features of the first patch of each instance (its gold patch, test
-    file and call graph parsed then) and of the others (what a further evaluation costs), and of
-    the behaviour features inside them (``behaviour``: literal calls run in a sandbox)."""
-    first, more, seen = [], [], set()
-    spent: list[float] = []
-    inner = features_module.behaviour
-
-    def timed(*args):
+    """Milliseconds of the features of the first patch of each instance (its base, gold-patched and
+    test files parsed then) and of the others (what a further sim evaluation costs: the shipped
+    models do not weigh the behaviour features, so ``decide`` runs no probe), measured first in the
+    process; then, with the probe's caches emptied, what the behaviour features add to each
+    evaluation (``behaviour.stats``: literal calls run in a sandbox)."""
+    first, more, seen, spent = [], [], set(), []
+    ordered = sorted(evals, key=lambda t: t.instance_id)
+    for trace in ordered:
+        task = Task.model_validate(trace.task)
         start = time.perf_counter()
-        try:
-            return inner(*args)
-        finally:
-            spent.append(1000 * (time.perf_counter() - start))
-
-    features_module.behaviour = timed
+        features(task, trace.patch, source(task), with_behaviour=False)
+        (more if trace.instance_id in seen else first).append(1000 * (time.perf_counter() - start))
+        seen.add(trace.instance_id)
     behaviour.clear()  # what a fresh process pays: each task's base and gold versions run once
-    try:
-        for trace in sorted(evals, key=lambda t: t.instance_id):
-            task = Task.model_validate(trace.task)
-            start = time.perf_counter()
-            features(task, trace.patch, source(task))
-            (more if trace.instance_id in seen else first).append(1000 * (time.perf_counter() - start))
-            seen.add(trace.instance_id)
-    finally:
-        features_module.behaviour = inner
+    for trace in ordered:
+        task = Task.model_validate(trace.task)
+        before = behaviour.stats["seconds"]
+        features(task, trace.patch, source(task), with_behaviour=True)
+        spent.append(1000 * (behaviour.stats["seconds"] - before))
     mean = lambda xs: round(sum(xs) / len(xs), 1) if xs else None  # noqa: E731
     return {"first_ms": mean(first), "further_ms": mean(more),
             "further_p95_ms": round(sorted(more)[int(0.95 * (len(more) - 1))], 1) if more else None,
@@ -155,7 +147,7 @@ def main() -> None:
     evals = verdict_traces(args.patches, load_tasks(args.dataset))
     extra = [t for t in load_traces(*args.traces) if isinstance(t, EvalTrace)] if args.traces else []
     results = {"timing": timing(evals, source)}  # first: nothing parsed yet but what it parses itself
-    pairs = examples(evals, source)
+    pairs = examples(evals, source, with_behaviour=True)
     gold_equal = {id(t): f["modules_equal"] == 1.0 for t, f in pairs}
     print(f"{len(evals)} agent patches, {len(extra)} trace evaluations; features: first patch of an instance "
           f"{results['timing']['first_ms']} ms, further ones {results['timing']['further_ms']} ms "
@@ -169,7 +161,7 @@ def main() -> None:
     results["synthesized-bug model (shipped swr-default.json)"] = report(
         [(t, decide(shipped, Task.model_validate(t.task), t.patch, source(Task.model_validate(t.task)))[0]
           if t.patch.strip() else 0.0, shipped.threshold) for t in evals], gold_equal)
-    folds = leave_repo_out(evals, pairs, source, extra=examples(extra, source), l2=args.l2)
+    folds = leave_repo_out(evals, pairs, source, extra=examples(extra, source, with_behaviour=True), l2=args.l2)
     results[f"each repository left out, l2={args.l2}"] = report(folds["predictions"], gold_equal)
     if args.with_behaviour:
         values = {id(t): f for t, f in pairs}
@@ -180,7 +172,7 @@ def main() -> None:
         five = tuple(n for n in behaviour.FEATURES if n != "behaviour_calls")
         for name, added in (("the behaviour features", five), ("the behaviour features and behaviour_calls",
                                                                 behaviour.FEATURES)):
-            more = leave_repo_out(evals, pairs, source, extra=examples(extra, source), l2=args.l2,
+            more = leave_repo_out(evals, pairs, source, extra=examples(extra, source, with_behaviour=True), l2=args.l2,
                                   names=(*MODEL_FEATURES, *added))
             results[f"each repository left out, l2={args.l2}, with {name}"] = report(more["predictions"], gold_equal)
     for name, result in results.items():

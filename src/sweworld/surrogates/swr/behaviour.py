@@ -29,6 +29,7 @@ import hashlib
 import json
 import math
 import subprocess
+import time
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -56,15 +57,16 @@ _SERVED: dict[tuple, dict[str, tuple[str, str]]] = {}
 _BROKEN: list[str] = []
 """Why the sandbox cannot start in this process (empty: it can); every call is then unknown."""
 Result = str | None
-stats = {"runs": 0, "calls_run": 0}
-"""Subprocesses started and calls made in them (for the benchmark's cost figures)."""
+stats = {"runs": 0, "calls_run": 0, "seconds": 0.0}
+"""Subprocesses started, calls made in them, and the seconds ``behaviour`` took (for the
+benchmark's cost figures)."""
 
 
 def clear() -> None:
     """Forget the cached results and the counts."""
     _RESULTS.clear()
     _SERVED.clear()
-    stats.update(runs=0, calls_run=0)
+    stats.update(runs=0, calls_run=0, seconds=0.0)
 
 
 def _digest(text: str) -> str:
@@ -192,7 +194,11 @@ def results(task: Task, gold: Patched, agent: Patched, read: FileSource, tests: 
 
 def behaviour(task: Task, gold: Patched, agent: Patched, read: FileSource, tests: Patched) -> dict[str, float]:
     """``FEATURES`` of the agent's patch (see the module docstring)."""
-    table = results(task, gold, agent, read, tests)
+    start = time.perf_counter()
+    try:
+        table = results(task, gold, agent, read, tests)
+    finally:
+        stats["seconds"] += time.perf_counter() - start
     known = [r for r in table if r["gold"] is not None and r["agent"] is not None]
     telling = [r for r in known if r["base"] is not None and r["base"] != r["gold"]]
     share = lambda rows, test: sum(map(test, rows)) / len(rows) if rows else 0.0  # noqa: E731

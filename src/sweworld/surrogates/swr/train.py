@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from sweworld.surrogates.swr.features import features
+from sweworld.surrogates.swr.features import features, uses_behaviour
 from sweworld.surrogates.swr.model import SWRClassifier, fit_calibrated
 from sweworld.surrogates.swr.patched import FileSource
 from sweworld.surrogates.swr.predict import decide
@@ -52,13 +52,16 @@ def decided_without_model(trace: EvalTrace) -> bool:
     return not trace.patch.strip() or trace.patch_applies is False
 
 
-def examples(traces: Iterable[EvalTrace], source: Sources) -> list[tuple[EvalTrace, dict[str, float]]]:
-    """(trace, features) of the evaluations the classifier decides."""
+def examples(traces: Iterable[EvalTrace], source: Sources, *, with_behaviour: bool = False,
+             ) -> list[tuple[EvalTrace, dict[str, float]]]:
+    """(trace, features) of the evaluations the classifier decides; the behaviour features (a
+    sandboxed probe per evaluation with literal calls) only ``with_behaviour``, as ``MODEL_FEATURES``
+    does not weigh them."""
     out = []
     for trace in traces:
         if not decided_without_model(trace):
             task = Task.model_validate(trace.task)
-            out.append((trace, features(task, trace.patch, source(task))))
+            out.append((trace, features(task, trace.patch, source(task), with_behaviour=with_behaviour)))
     return out
 
 
@@ -133,7 +136,7 @@ def train(traces: Iterable[StepTrace | EvalTrace], source: Sources, *, test_frac
     or (``by_repository``) of each repository predicted by the one fitted on the others (see the
     module docstring)."""
     evals = [t for t in traces if isinstance(t, EvalTrace)]
-    pairs = examples(evals, source)
+    pairs = examples(evals, source, with_behaviour=uses_behaviour(options.get("names", MODEL_FEATURES)))
     split = {t.repo: split_of(t.repo, test_fraction) for t in evals}
     held_out = sorted(r for r, s in split.items() if s == "test")
     report: dict[str, Any] = {"evaluations": len(evals), "decided_by_classifier": len(pairs),
