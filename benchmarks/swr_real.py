@@ -43,7 +43,7 @@ from sweworld.world.metrics import binary, scored
 from sweworld.world.traces import EvalTrace, load_traces
 from sweworld.world.verdicts import verdict_traces
 
-ROUTE_BELOW = (0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.97, 0.99)
+ROUTE_BELOW = (0.5, 0.6, 0.7, 0.75, 0.8, 0.82, 0.85, 0.9, 0.95, 0.97, 0.99)
 Prediction = tuple[EvalTrace, float, float]
 """(evaluation, P(resolved), the threshold of the model that gave it)."""
 
