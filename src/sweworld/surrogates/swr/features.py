@@ -48,6 +48,7 @@ from sweworld.surrogates.swr.splice import spliced
 from sweworld.surrogates.swr.syntax import (
     MODULE,
     Module,
+    common_ends,
     module,
     same,
     similarity,
@@ -158,12 +159,7 @@ def _trimmed(x: list[str], y: list[str]) -> tuple[list[str], list[str]]:
     """``x`` and ``y`` without the lines they begin and end with in common: two versions of one file
     differ around the patched places only, and difflib on the whole of a 3,000-line module costs more
     than the rest of the features together."""
-    start, limit = 0, min(len(x), len(y))
-    while start < limit and x[start] == y[start]:
-        start += 1
-    end = 0
-    while end < limit - start and x[-1 - end] == y[-1 - end]:
-        end += 1
+    start, end = common_ends(x, y)
     return x[start:len(x) - end], y[start:len(y) - end]
 
 

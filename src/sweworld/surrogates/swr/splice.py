@@ -29,7 +29,7 @@ import copy
 from dataclasses import dataclass
 
 from sweworld import pyast
-from sweworld.surrogates.swr.syntax import CACHED, Module, cached, module, remember
+from sweworld.surrogates.swr.syntax import CACHED, Module, cached, common_ends, module, remember
 
 _WRAP = "if 1:\n"
 
@@ -54,12 +54,7 @@ def _span(stmt: ast.stmt) -> tuple[int, int]:
 
 
 def _change(old: list[str], new: list[str]) -> _Change:
-    start, limit = 0, min(len(old), len(new))
-    while start < limit and old[start] == new[start]:
-        start += 1
-    end = 0
-    while end < limit - start and old[-1 - end] == new[-1 - end]:
-        end += 1
+    start, end = common_ends(old, new)
     return _Change(after=start, last=len(old) - end, delta=len(new) - len(old))
 
 

@@ -148,6 +148,17 @@ def same(a: Module, b: Module, name: str) -> bool:
     return a.source(name) == b.source(name) or a.code(name) == b.code(name)
 
 
+def common_ends(a: list[str], b: list[str]) -> tuple[int, int]:
+    """How many items ``a`` and ``b`` begin with in common, and how many of the rest they end with."""
+    start, limit = 0, min(len(a), len(b))
+    while start < limit and a[start] == b[start]:
+        start += 1
+    end = 0
+    while end < limit - start and a[-1 - end] == b[-1 - end]:
+        end += 1
+    return start, end
+
+
 def tokens(text: str) -> list[str]:
     return _TOKEN.findall(text)
 
