@@ -97,3 +97,16 @@ def test_inspect_patch_without_git_reads_files_as_they_are(tmp_path):
     task = task.model_copy(update={"base_commit": "0" * 40})  # unknown commit: no git view
     view = inspect_patch(executor, task, task.patch, ["tests/test_add.py"])
     assert (view.git, view.applied, view.files) == (False, None, [("tests/test_add.py", TESTS)])
+
+
+def test_inspect_patch_judges_against_the_base_when_the_index_holds_something_else(tmp_path):
+    """The repository's index is copied only when it holds exactly the base commit: with the fix
+    staged (``git add`` in an episode), the gold patch still applies to the base and the test files
+    are the base's after the test patch."""
+    executor, task = calc_task(tmp_path)
+    executor.write_file("pkg/__init__.py", FIXED)
+    git(executor.root, "add", "pkg/__init__.py")
+    view = inspect_patch(executor, task, task.patch, ["tests/test_add.py"])
+    assert (view.git, view.applied, view.test_patch_applied) == (True, True, True)
+    assert view.files == [("tests/test_add.py", NEW_TEST)]
+    assert git(executor.root, "diff", "--cached", "--name-only").strip() == "pkg/__init__.py"  # left staged

@@ -1,9 +1,10 @@
 """What a real evaluation would see, computed without touching the episode's workspace.
 
 ``inspect_patch`` runs ONE script through the executor, in the repository, on a throwaway git index
-(``GIT_INDEX_FILE`` in a temporary file): ``git read-tree <base>``, ``git apply --cached --check``
-of the agent's patch (does it apply to the base commit?), then ``git read-tree <base>`` again,
-``git apply --cached`` of the test patch and ``git show :<path>`` of each test file. The working
+(``GIT_INDEX_FILE`` in a temporary file): a copy of the repository's index when it holds exactly the
+base commit (``git diff-index --cached``: a fresh episode), else ``git read-tree <base>``; ``git
+apply --cached --check`` of the agent's patch (does it apply to the base commit? the index is left
+as it is), ``git apply --cached`` of the test patch and ``git show :<path>`` of each test file. The working
 tree, the real index and the shell's state (no ``export``; the script runs in a subshell) are left
 as they were. Unlike the harness's apply chain there is no ``patch --fuzz`` fallback: a patch that
 ``git apply`` refuses counts as not applied.
@@ -48,11 +49,13 @@ def _script(task: Task, patch: str | None, paths: list[str], nonce: str, limit: 
     git = 'GIT_INDEX_FILE="$idx" git'
     base = shlex.quote(task.base_commit)
     lines = ["(", 'idx=$(mktemp "${TMPDIR:-/tmp}/sweworld-index-XXXXXX") || exit 0',
-             f"if ! {git} read-tree {base} >/dev/null 2>&1; then rm -f \"$idx\"; exit 0; fi", f"echo 'GIT {nonce}'"]
-    if patch is not None and patch.strip():
+             # the real index, when it holds the base (a fresh episode: 3 ms), else the base read in (30-40 ms)
+             f'{{ cp "$(git rev-parse --git-path index 2>/dev/null)" "$idx" 2>/dev/null '
+             f"&& {git} diff-index --cached --quiet {base} 2>/dev/null; }} || {git} read-tree {base} >/dev/null 2>&1 "
+             '|| { rm -f "$idx"; exit 0; }', f"echo 'GIT {nonce}'"]
+    if patch is not None and patch.strip():  # --check leaves the index as it is: the base, for the test patch
         lines += _heredoc(f"{git} apply --cached --check", patch, nonce, f"echo 'APPLIED {nonce}'")
     if task.test_patch.strip():
-        lines.append(f"{git} read-tree {base}")
         lines += _heredoc(f"{git} apply --cached", task.test_patch, nonce, f"echo 'TESTPATCH {nonce}'")
     else:
         lines.append(f"echo 'TESTPATCH {nonce}'")
