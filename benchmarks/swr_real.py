@@ -31,6 +31,7 @@ import json
 import time
 from pathlib import Path
 
+from sweworld.sandbox.oneshot import probe_command
 from sweworld.surrogates.swr import behaviour
 from sweworld.surrogates.swr.features import features
 from sweworld.surrogates.swr.model import SWRClassifier
@@ -48,7 +49,7 @@ Prediction = tuple[EvalTrace, float, float]
 """(evaluation, P(resolved), the threshold of the model that gave it)."""
 
 
-def timing(evals: list[EvalTrace], source) -> dict:
+def timing(evals: list[EvalTrace], source, probe: list[str]) -> dict:
     """Milliseconds of the features of the first patch of each instance (its base, gold-patched and
     test files parsed then) and of the others (what a further sim evaluation costs: the shipped
     models do not weigh the behaviour features, so ``decide`` runs no probe), measured first in the
@@ -59,14 +60,14 @@ def timing(evals: list[EvalTrace], source) -> dict:
     for trace in ordered:
         task = Task.model_validate(trace.task)
         start = time.perf_counter()
-        features(task, trace.patch, source(task), with_behaviour=False)
+        features(task, trace.patch, source(task))
         (more if trace.instance_id in seen else first).append(1000 * (time.perf_counter() - start))
         seen.add(trace.instance_id)
     behaviour.clear()  # what a fresh process pays: each task's base and gold versions run once
     for trace in ordered:
         task = Task.model_validate(trace.task)
         before = behaviour.stats["seconds"]
-        features(task, trace.patch, source(task), with_behaviour=True)
+        features(task, trace.patch, source(task), probe=probe)
         spent.append(1000 * (behaviour.stats["seconds"] - before))
     mean = lambda xs: round(sum(xs) / len(xs), 1) if xs else None  # noqa: E731
     return {"first_ms": mean(first), "further_ms": mean(more),
@@ -146,8 +147,9 @@ def main() -> None:
     source = repo_sources(args.repos_dir)
     evals = verdict_traces(args.patches, load_tasks(args.dataset))
     extra = [t for t in load_traces(*args.traces) if isinstance(t, EvalTrace)] if args.traces else []
-    results = {"timing": timing(evals, source)}  # first: nothing parsed yet but what it parses itself
-    pairs = examples(evals, source, with_behaviour=True)
+    probe = probe_command()  # the behaviour features' isolated Python
+    results = {"timing": timing(evals, source, probe)}  # first: nothing parsed yet but what it parses itself
+    pairs = examples(evals, source, probe=probe)
     gold_equal = {id(t): f["modules_equal"] == 1.0 for t, f in pairs}
     print(f"{len(evals)} agent patches, {len(extra)} trace evaluations; features: first patch of an instance "
           f"{results['timing']['first_ms']} ms, further ones {results['timing']['further_ms']} ms "
@@ -161,7 +163,7 @@ def main() -> None:
     results["synthesized-bug model (shipped swr-default.json)"] = report(
         [(t, decide(shipped, Task.model_validate(t.task), t.patch, source(Task.model_validate(t.task)))[0]
           if t.patch.strip() else 0.0, shipped.threshold) for t in evals], gold_equal)
-    folds = leave_repo_out(evals, pairs, source, extra=examples(extra, source, with_behaviour=True), l2=args.l2)
+    folds = leave_repo_out(evals, pairs, source, extra=examples(extra, source, probe=probe), l2=args.l2)
     results[f"each repository left out, l2={args.l2}"] = report(folds["predictions"], gold_equal)
     if args.with_behaviour:
         values = {id(t): f for t, f in pairs}
@@ -172,7 +174,7 @@ def main() -> None:
         five = tuple(n for n in behaviour.FEATURES if n != "behaviour_calls")
         for name, added in (("the behaviour features", five), ("the behaviour features and behaviour_calls",
                                                                 behaviour.FEATURES)):
-            more = leave_repo_out(evals, pairs, source, extra=examples(extra, source, with_behaviour=True), l2=args.l2,
+            more = leave_repo_out(evals, pairs, source, extra=examples(extra, source, probe=probe), l2=args.l2,
                                   names=(*MODEL_FEATURES, *added))
             results[f"each repository left out, l2={args.l2}, with {name}"] = report(more["predictions"], gold_equal)
     for name, result in results.items():

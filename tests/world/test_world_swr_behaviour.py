@@ -4,10 +4,13 @@ gold and agent versions of a module, with the standard library only, in a sandbo
 from __future__ import annotations
 
 import time
+from types import SimpleNamespace
 
 import pytest
 
 from realtasks import unified
+from sweworld.errors import WorldError
+from sweworld.sandbox.oneshot import probe_command
 from sweworld.surrogates.swr import FEATURES, SWRClassifier, behaviour, features, shipped_path
 from sweworld.surrogates.swr.calls import Call, literal_calls
 from sweworld.surrogates.swr.patched import apply_patch_text
@@ -117,7 +120,7 @@ def task(*tests: str) -> Task:
 
 
 def of(text: str, *tests: str) -> dict[str, float]:
-    return features(task(*tests), unified(PATH, BASE, text), FILES.get)
+    return features(task(*tests), unified(PATH, BASE, text), FILES.get, probe=probe_command())
 
 
 def test_the_literal_calls_are_found_through_imports_parametrize_and_constants():
@@ -153,7 +156,7 @@ def test_an_equivalent_fix_behaves_as_the_gold_a_wrong_one_does_not():
 def test_the_repositorys_own_modules_are_served_to_imports():
     table = behaviour.results(task("test_label"), apply_patch_text(task().patch, FILES.get),
                               apply_patch_text(unified(PATH, BASE, EQUIVALENT), FILES.get), FILES.get,
-                              apply_patch_text(task().test_patch, FILES.get))
+                              apply_patch_text(task().test_patch, FILES.get), probe_command())
     assert table == [{"base": "=('[ a ]!', [' a '], {})", "gold": "=('[a]!', [' a '], {})",
                       "agent": "=('[ a ]!', [' a '], {})"}]
 
@@ -180,7 +183,8 @@ def test_the_sandbox_has_no_network_and_no_writable_filesystem():
     probe = "import socket, os\n\ndef net(x):\n    socket.create_connection(('1.1.1.1', 53), timeout=0.2)\n\n" \
             "def write(x):\n    open('/' + x, 'w')\n\ndef fine(x):\n    return x * 2\n"
     c = lambda name: Call("p.py", name, "('x',)", "{}")  # noqa: E731
-    assert behaviour.run({"k": ("p", "", probe, None)}, {}, [("k", c("net")), ("k", c("write")), ("k", c("fine"))]) == [
+    assert behaviour.run({"k": ("p", "", probe, None)}, {}, [("k", c("net")), ("k", c("write")), ("k", c("fine"))],
+                         probe_command()) == [
         "!OSError", "!OSError", "=('xx', ['x'], {})"]
 
 
@@ -190,8 +194,15 @@ def test_a_model_that_does_not_weigh_them_starts_no_probe():
     runs = behaviour.stats["runs"]
     assert decide(model, task("test_slug"), patch, FILES.get)[1]["behaviour_known"] == 0
     assert behaviour.stats["runs"] == runs  # the shipped model weighs none of them
-    assert features(task("test_slug"), patch, FILES.get)["behaviour_known"] == 1
+    assert features(task("test_slug"), patch, FILES.get, probe=probe_command())["behaviour_known"] == 1
     assert behaviour.stats["runs"] == runs + 1
+
+
+def test_a_model_that_weighs_them_without_a_probe_is_one_clear_error():
+    weighing = SimpleNamespace(features=("tokens_jaccard", "behaviour_fixed"))
+    with pytest.raises(WorldError, match="weighs the behaviour features") as caught:
+        decide(weighing, task("test_slug"), unified(PATH, BASE, WRONG), FILES.get)
+    assert "probe_command" in caught.value.hint
 
 
 def test_the_served_modules_are_the_imported_ones_of_the_repository():

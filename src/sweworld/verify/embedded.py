@@ -28,7 +28,6 @@ from pydantic import BaseModel, Field
 
 from sweworld.errors import ConfigError, ModelError
 from sweworld.surrogates.swr.features import features as diff_features
-from sweworld.surrogates.swr.features import uses_behaviour
 from sweworld.surrogates.swr.model import SWRClassifier, fit
 from sweworld.surrogates.swr.patched import FileSource
 from sweworld.surrogates.swr.predict import repo_sources
@@ -84,7 +83,7 @@ class VerifierModel(BaseModel):
 def sample_features(task: Task, trajectory: Trajectory, read: FileSource, feature_set: str,
                     agreed: float = 0.0) -> dict[str, float]:
     """The values of ``FEATURE_SETS[feature_set]`` for one sample."""
-    diff = diff_features(task, trajectory.patch, read, with_behaviour=uses_behaviour(FEATURE_SETS[feature_set]))
+    diff = diff_features(task, trajectory.patch, read)  # no feature set weighs the behaviour features
     values = {**trajectory_features(trajectory), "agreement": agreed, **diff}
     return {name: values[name] for name in FEATURE_SETS[feature_set]}
 

@@ -25,12 +25,14 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 
+from sweworld.surrogates.swr.behaviour import FEATURES as BEHAVIOUR
 from sweworld.surrogates.swr.features import FEATURES
 from sweworld.trajectory import LIMIT_STATUSES, Step, Trajectory
 
 DIFF_FEATURES = ("empty", "parsed", "applies", "syntax_ok", "files", "hunks", "added", "removed", "new_files",
                  "tests_modified")
-REFERENCE_FEATURES = tuple(f for f in FEATURES if f not in DIFF_FEATURES)
+REFERENCE_FEATURES = tuple(f for f in FEATURES if f not in DIFF_FEATURES and f not in BEHAVIOUR)
+"""The diff against the gold patch; not the behaviour features (their calls need an isolated probe)."""
 TRAJECTORY_FEATURES = (
     "steps", "edits", "views", "commands", "test_runs", "tested_after_edit", "last_test_passed",
     "last_test_failed", "passed_after_edit", "failed_after_edit", "tracebacks", "nonzero_exits",

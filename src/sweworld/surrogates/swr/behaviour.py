@@ -5,8 +5,8 @@ arguments to functions of the source modules either patch touches (``calls.liter
 call is made on three versions of its module (base, gold-patched, agent-patched), each executed
 with what the standard library and the repository's own modules it imports can serve
 (``served.closure``; ``probe``: a name it lacks makes the call unknown, never a difference), in
-ONE sandboxed subprocess per evaluation (``isolation.bwrap_args``: no network, read-only
-filesystem; ``probe`` sets the memory limit and times each call; the whole run is killed past
+ONE sandboxed subprocess per evaluation (the caller's ``probe`` command,
+``sandbox.oneshot.probe_command()``: no network, read-only filesystem; ``probe`` sets the memory limit and times each call; the whole run is killed past
 ``SECONDS`` + ``STARTUP``). Results are cached by (module text, served texts, call): the base and
 gold versions of a task run once; an agent's version equal to either does not run, nor a call
 the gold version left unknown; no subprocess starts when no literal call is found or every
@@ -30,12 +30,9 @@ import json
 import math
 import subprocess
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from sweworld.errors import SandboxError
-from sweworld.sandbox.config import SandboxConfig
-from sweworld.sandbox.isolation import Layout, bwrap_args, server_python
 from sweworld.surrogates.swr.calls import Call, defined, literal_calls
 from sweworld.surrogates.swr.patched import FileSource, Patched
 from sweworld.surrogates.swr.served import closure, package_of
@@ -89,22 +86,18 @@ def versions(gold: Patched, agent: Patched, read: FileSource) -> dict[str, dict[
 
 
 def run(modules: Mapping[str, tuple[str, str, str, str | None]], served: Mapping[str, Mapping[str, str]],
-        calls: list[tuple[str, Call]]) -> list[Result]:
+        calls: list[tuple[str, Call]], probe: Sequence[str]) -> list[Result]:
     """Results of ``calls`` ((module key, call)) on ``modules`` (key -> (dotted name, package, text,
-    id of the set of ``served`` modules it imports: id -> {dotted name: text})), in one sandboxed
-    ``probe`` process; all unknown when the sandbox cannot start."""
+    id of the set of ``served`` modules it imports: id -> {dotted name: text})), in one ``probe``
+    process (``probe``: the isolated Python it runs under, ``sandbox.oneshot.probe_command()``); all
+    unknown when the sandbox cannot start."""
     request = {"limits": {"memory": MEMORY, "seconds": SECONDS, "per_call": PER_CALL},
                "modules": {k: {"name": n, "package": pk, "text": t, "served": sid} for k, (n, pk, t, sid) in modules.items()},
                "served": served,
                "calls": [[i, key, c.name, c.args, c.kwargs, list(c.setup)] for i, (key, c) in enumerate(calls)]}
     if _BROKEN:
         return [None] * len(calls)
-    try:
-        argv = [*bwrap_args(Layout(workdir="/"), SandboxConfig()), "--",
-                server_python(), "-I", "-S", "-c", _PROBE.read_text(encoding="utf-8")]
-    except (SandboxError, OSError):
-        _BROKEN.append("no sandbox")
-        return [None] * len(calls)
+    argv = [*probe, "-I", "-S", "-c", _PROBE.read_text(encoding="utf-8")]
     stats["runs"] += 1
     stats["calls_run"] += len(calls)
     try:
@@ -158,7 +151,8 @@ def _served(task: Task, texts: Mapping[str, Mapping[str, str]], gold: Patched, a
     return {"base": base, "gold": base, "agent": {d: t for d, t in {**base, **touched}.items() if t is not None}}
 
 
-def results(task: Task, gold: Patched, agent: Patched, read: FileSource, tests: Patched) -> list[dict[str, Result]]:
+def results(task: Task, gold: Patched, agent: Patched, read: FileSource, tests: Patched,
+            probe: Sequence[str]) -> list[dict[str, Result]]:
     """Per literal call of the FAIL_TO_PASS tests, {version: result} (see the module docstring)."""
     texts = versions(gold, agent, read)
     calls = _calls(task, texts, read, tests) if texts else []
@@ -188,15 +182,16 @@ def results(task: Task, gold: Patched, agent: Patched, read: FileSource, tests: 
         sets = {sids[v]: served[v] for v in VERSIONS if sids[v] in {m[3] for m in modules.values()}}
         if len(_RESULTS) + len(pending) > 8192:
             _RESULTS.clear()
-        _RESULTS.update(zip(pending, run(modules, sets, pending), strict=True))
+        _RESULTS.update(zip(pending, run(modules, sets, pending, probe), strict=True))
     return [{v: _RESULTS.get((keys[(c.path, v)], c)) if (c.path, v) in keys else None for v in VERSIONS} for c in calls]
 
 
-def behaviour(task: Task, gold: Patched, agent: Patched, read: FileSource, tests: Patched) -> dict[str, float]:
+def behaviour(task: Task, gold: Patched, agent: Patched, read: FileSource, tests: Patched,
+              probe: Sequence[str]) -> dict[str, float]:
     """``FEATURES`` of the agent's patch (see the module docstring)."""
     start = time.perf_counter()
     try:
-        table = results(task, gold, agent, read, tests)
+        table = results(task, gold, agent, read, tests, probe)
     finally:
         stats["seconds"] += time.perf_counter() - start
     known = [r for r in table if r["gold"] is not None and r["agent"] is not None]

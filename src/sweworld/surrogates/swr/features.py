@@ -36,7 +36,7 @@ import difflib
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -258,11 +258,13 @@ def _executable(agent: Patched, views: dict[str, View]) -> bool:
     return False
 
 
-def features(task: Task, patch: str | None, read: FileSource, *, with_behaviour: bool = True) -> dict[str, float]:
+def features(task: Task, patch: str | None, read: FileSource, *, probe: Sequence[str] | None = None,
+             ) -> dict[str, float]:
     """The features of ``patch`` on ``task`` (see the module docstring); files the patch adds at the
     repository root (reproduction and scratch scripts: nothing imports them) are left out.
-    ``with_behaviour=False``: the behaviour features are 0 and no probe runs (for a model that does
-    not weigh them: ``uses_behaviour``)."""
+    ``probe`` (``sandbox.oneshot.probe_command()``, given by a caller that may open sandboxes): the
+    command the behaviour features run their calls under; without it they are 0 and nothing runs
+    (what a model that does not weigh them needs: ``uses_behaviour``)."""
     patch = without_scratch(patch or "")
     if not patch.strip():
         return {**dict.fromkeys(FEATURES, 0.0), "empty": 1.0}
@@ -299,7 +301,7 @@ def features(task: Task, patch: str | None, read: FileSource, *, with_behaviour:
         **_asymmetric(*signs),
         "agent_reached": agent_reached, "agent_reached_any": agent_reached_any,
         "gold_reached": _reach(task, gold, gold_funcs, read)[0],
-        **(behaviour(task, gold, agent, read, _tests_patched(task, read)) if with_behaviour
+        **(behaviour(task, gold, agent, read, _tests_patched(task, read), probe) if probe is not None
            else dict.fromkeys(BEHAVIOUR, 0.0)),
     }
 

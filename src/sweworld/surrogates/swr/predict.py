@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from sweworld.errors import WorldError
 from sweworld.surrogates.swr.features import features, uses_behaviour
 from sweworld.surrogates.swr.model import SWRClassifier
 from sweworld.surrogates.swr.patched import FileSource, tree_source
@@ -29,9 +30,16 @@ from sweworld.types import Task
 BROKEN_CONFIDENCE = 0.9
 
 
-def decide(model: SWRClassifier, task: Task, patch: str | None, read: FileSource) -> tuple[float, dict[str, float]]:
-    """See the module docstring."""
-    values = features(task, patch, read, with_behaviour=uses_behaviour(model.features))
+def decide(model: SWRClassifier, task: Task, patch: str | None, read: FileSource, *,
+           probe: Sequence[str] | None = None) -> tuple[float, dict[str, float]]:
+    """See the module docstring; ``probe``: see ``features`` (needed by a model weighing the
+    behaviour features, a ``WorldError`` without it)."""
+    if uses_behaviour(model.features) and probe is None:
+        raise WorldError("this SWR model weighs the behaviour features, whose calls run in an isolated "
+                         "probe process, and none was given",
+                         hint="pass probe=sweworld.sandbox.oneshot.probe_command(), or train the model "
+                              "without the behaviour features (the shipped ones do not weigh them)")
+    values = features(task, patch, read, probe=probe if uses_behaviour(model.features) else None)
     if values["empty"] or not values["parsed"] or not values["syntax_ok"] or not values.get("executable", 1):
         return 0.0, values
     return model.probability(values), values

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from sweworld.errors import ConfigError
 from sweworld.surrogates.swr.features import features, uses_behaviour
 from sweworld.surrogates.swr.model import SWRClassifier, fit_calibrated
 from sweworld.surrogates.swr.patched import FileSource
@@ -52,16 +53,16 @@ def decided_without_model(trace: EvalTrace) -> bool:
     return not trace.patch.strip() or trace.patch_applies is False
 
 
-def examples(traces: Iterable[EvalTrace], source: Sources, *, with_behaviour: bool = False,
+def examples(traces: Iterable[EvalTrace], source: Sources, *, probe: Sequence[str] | None = None,
              ) -> list[tuple[EvalTrace, dict[str, float]]]:
     """(trace, features) of the evaluations the classifier decides; the behaviour features (a
-    sandboxed probe per evaluation with literal calls) only ``with_behaviour``, as ``MODEL_FEATURES``
-    does not weigh them."""
+    sandboxed probe per evaluation with literal calls) only with a ``probe`` command
+    (``features``), as ``MODEL_FEATURES`` does not weigh them."""
     out = []
     for trace in traces:
         if not decided_without_model(trace):
             task = Task.model_validate(trace.task)
-            out.append((trace, features(task, trace.patch, source(task), with_behaviour=with_behaviour)))
+            out.append((trace, features(task, trace.patch, source(task), probe=probe)))
     return out
 
 
@@ -136,7 +137,11 @@ def train(traces: Iterable[StepTrace | EvalTrace], source: Sources, *, test_frac
     or (``by_repository``) of each repository predicted by the one fitted on the others (see the
     module docstring)."""
     evals = [t for t in traces if isinstance(t, EvalTrace)]
-    pairs = examples(evals, source, with_behaviour=uses_behaviour(options.get("names", MODEL_FEATURES)))
+    probe = options.pop("probe", None)
+    if uses_behaviour(options.get("names", MODEL_FEATURES)) and probe is None:
+        raise ConfigError("the feature names weigh the behaviour features, whose calls need an isolated probe",
+                          hint="pass probe=sweworld.sandbox.oneshot.probe_command()")
+    pairs = examples(evals, source, probe=probe)
     split = {t.repo: split_of(t.repo, test_fraction) for t in evals}
     held_out = sorted(r for r, s in split.items() if s == "test")
     report: dict[str, Any] = {"evaluations": len(evals), "decided_by_classifier": len(pairs),
