@@ -174,7 +174,7 @@ def main() -> None:
         five = tuple(n for n in behaviour.FEATURES if n != "behaviour_calls")
         for name, added in (("the behaviour features", five), ("the behaviour features and behaviour_calls",
                                                                 behaviour.FEATURES)):
-            more = leave_repo_out(evals, pairs, source, extra=examples(extra, source, probe=probe), l2=args.l2,
+            more = leave_repo_out(evals, pairs, source, extra=examples(extra, source, probe=probe), l2=args.l2, probe=probe,
                                   names=(*MODEL_FEATURES, *added))
             results[f"each repository left out, l2={args.l2}, with {name}"] = report(more["predictions"], gold_equal)
     for name, result in results.items():

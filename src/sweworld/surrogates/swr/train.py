@@ -84,14 +84,16 @@ def fit_traces(pairs: Sequence[tuple[EvalTrace, dict[str, float]]], *, names: Se
     return model.model_copy(update={"pass_rate": _pass_rate([t for t, _ in pairs])})
 
 
-def _predictions(model: SWRClassifier, traces: Sequence[EvalTrace], source: Sources) -> tuple[list, list]:
+def _predictions(model: SWRClassifier, traces: Sequence[EvalTrace], source: Sources,
+                 probe: Sequence[str] | None = None) -> tuple[list, list]:
     """(P, real verdict) of each of ``traces`` decided as ``EmbeddedSWR`` decides it, and the
-    seconds of each prediction (features + classifier; reading the base files included)."""
+    seconds of each prediction (features + classifier; reading the base files included; ``probe``:
+    see ``features``)."""
     pairs, seconds = [], []
     for trace in traces:
         task = Task.model_validate(trace.task)
         start = time.perf_counter()
-        probability = 0.0 if decided_without_model(trace) else decide(model, task, trace.patch, source(task))[0]
+        probability = 0.0 if decided_without_model(trace) else decide(model, task, trace.patch, source(task), probe=probe)[0]
         seconds.append(time.perf_counter() - start)
         pairs.append((probability, trace.resolved))
     return pairs, seconds
@@ -101,15 +103,16 @@ def _figures(pairs: list, seconds: list, threshold: float) -> dict[str, Any]:
     return {**scored(pairs, threshold), **timing_ms(seconds)}
 
 
-def measure(model: SWRClassifier, traces: Sequence[EvalTrace], source: Sources) -> dict[str, Any]:
+def measure(model: SWRClassifier, traces: Sequence[EvalTrace], source: Sources,
+            probe: Sequence[str] | None = None) -> dict[str, Any]:
     """Figures of ``model`` on ``traces``: accuracy, precision, recall, F1, AUC, ECE, the majority
     baseline, milliseconds per prediction."""
-    return _figures(*_predictions(model, traces, source), model.threshold)
+    return _figures(*_predictions(model, traces, source, probe), model.threshold)
 
 
 def leave_repo_out(evals: Sequence[EvalTrace], pairs: Sequence[tuple[EvalTrace, dict[str, float]]],
                    source: Sources, *, extra: Sequence[tuple[EvalTrace, dict[str, float]]] = (),
-                   **options: Any) -> dict[str, Any]:
+                   probe: Sequence[str] | None = None, **options: Any) -> dict[str, Any]:
     """Each repository predicted by the model fitted on the others' ``pairs`` (and ``extra``:
     training only): pooled figures, figures per repository, and each prediction as (trace, P,
     threshold) under ``predictions``; a repository whose complement lacks an outcome is left out."""
@@ -122,7 +125,7 @@ def leave_repo_out(evals: Sequence[EvalTrace], pairs: Sequence[tuple[EvalTrace, 
             continue
         model = fit_traces(rest, **options)
         held = [t for t in evals if t.repo == repo]
-        got, took = _predictions(model, held, source)
+        got, took = _predictions(model, held, source, probe)
         per_repo[repo] = _figures(got, took, model.threshold)
         predictions += [(t, p, model.threshold) for t, (p, _) in zip(held, got, strict=True)]
         seconds += took
@@ -150,16 +153,16 @@ def train(traces: Iterable[StepTrace | EvalTrace], source: Sources, *, test_frac
                               "test_repos": held_out}
     train_pairs = [(t, f) for t, f in pairs if split[t.repo] == "train"]
     if by_repository:
-        folds = leave_repo_out(evals, pairs, source, **options)
+        folds = leave_repo_out(evals, pairs, source, probe=probe, **options)
         report.update({"test_fraction": None, "train_repos": [], "test_repos": sorted(folds["repos"]),
                        "held_out": folds["pooled"], "held_out_repos": folds["repos"]})
     elif held_out and train_pairs and len({t.resolved for t, _ in train_pairs}) == 2:
         held = fit_traces(train_pairs, **options)
-        report["held_out"] = measure(held, [t for t in evals if split[t.repo] == "test"], source)
-        report["train"] = measure(held, [t for t in evals if split[t.repo] == "train"], source)
+        report["held_out"] = measure(held, [t for t in evals if split[t.repo] == "test"], source, probe)
+        report["train"] = measure(held, [t for t in evals if split[t.repo] == "train"], source, probe)
     model = fit_traces(pairs, **options)
     if "train" not in report:  # the figures of the final model on what it was fitted on
-        report["train"] = measure(model, evals, source)
+        report["train"] = measure(model, evals, source, probe)
     return model.model_copy(update={"meta": {**model.meta, **report}}), report
 
 
