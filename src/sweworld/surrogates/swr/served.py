@@ -12,12 +12,12 @@ out, and at most ``MAX_MODULES``/``MAX_BYTES`` are kept.
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 
 from sweworld.surrogates.swr.patched import FileSource
 from sweworld.surrogates.swr.syntax import module
+from sweworld.surrogates.swt.importgraph import imported_names
 
 DEPTH = 1
 MAX_MODULES = 40
@@ -45,21 +45,7 @@ def _imports(text: str, name: str, package: str) -> set[str]:
 @lru_cache(maxsize=512)
 def _imports_cached(text: str, name: str, package: str) -> frozenset[str]:
     tree = module(text).tree
-    out: set[str] = set()
-    for node in ast.walk(tree) if tree is not None else ():
-        if isinstance(node, ast.Import):
-            out |= {a.name for a in node.names}
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".") if package else []
-                base = base[:len(base) - (node.level - 1)] if node.level > 1 else base
-                stem = ".".join([*base, *([node.module] if node.module else [])])
-            else:
-                stem = node.module or ""
-            if stem:
-                out.add(stem)
-                out |= {f"{stem}.{a.name}" for a in node.names if a.name != "*"}
-    return frozenset(out)
+    return frozenset(imported_names(tree, package)) if tree is not None else frozenset()
 
 
 def _path(dotted: str, root: str, read: FileSource) -> tuple[str, str] | None:

@@ -38,12 +38,9 @@ def module_names(paths: Iterable[str]) -> dict[str, str]:
     return out
 
 
-def _imported(path: str, text: str, modules: Mapping[str, str], own: str) -> list[str]:
-    try:
-        tree = pyast.parse(text)
-    except (SyntaxError, ValueError):
-        return []
-    package = own if path.endswith("__init__.py") else own.rpartition(".")[0]
+def imported_names(tree: ast.AST, package: str) -> list[str]:
+    """The absolute dotted names the imports anywhere in ``tree`` name, relative ones resolved
+    against ``package`` (``from a import b``: ``a`` and ``a.b``, as ``b`` may be a module)."""
     names: list[str] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -54,7 +51,17 @@ def _imported(path: str, text: str, modules: Mapping[str, str], own: str) -> lis
                 anchor = package.split(".") if package else []
                 anchor = anchor[:len(anchor) - (node.level - 1)] if node.level > 1 else anchor
                 base = ".".join([*anchor, *([base] if base else [])])
-            names += [base, *(f"{base}.{alias.name}" if base else alias.name for alias in node.names)]
+            names += [base, *(f"{base}.{alias.name}" if base else alias.name
+                              for alias in node.names if alias.name != "*")]
+    return [name for name in names if name]
+
+
+def _imported(path: str, text: str, modules: Mapping[str, str], own: str) -> list[str]:
+    try:
+        tree = pyast.parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    names = imported_names(tree, own if path.endswith("__init__.py") else own.rpartition(".")[0])
     found: dict[str, None] = {}
     for name in names:
         parts = name.split(".")
