@@ -1,5 +1,6 @@
 """The sim backend: the episode's real copy-on-write workspace of the base tree, no environment;
-code execution predicted by SWT (``world.simexec.SimExecutor``), evaluations by SWR.
+code execution predicted by SWT (``world.simexec.SimExecutor``), evaluations by SWR (which read the
+base tree in place: ``world.treeview``; no episode).
 
 Nothing is built: a task whose environment cannot be built (a missing interpreter or system
 package) still runs. The disk a sim task needs is its shared base tree.
@@ -22,6 +23,7 @@ from sweworld.world.simeval import evaluate_simulated, simulated_report
 from sweworld.world.simexec import SimExecutor, StepHooks
 from sweworld.world.swr import SWR
 from sweworld.world.swt import SWT
+from sweworld.world.treeview import TreeView
 
 
 class SimBackend:
@@ -71,14 +73,17 @@ class SimBackend:
         """A sim episode; ``hooks`` (``world.simexec.StepHooks``) see and may route its commands."""
         return SimExecutor(self.workspace(task, timeout=timeout, label=label), task, self.swt, hooks=hooks)
 
+    def tree_view(self, task: Task) -> TreeView:
+        """What an evaluation reads: the base tree in place (``world.treeview``), no episode: an SWR
+        evaluation runs no command, so no sandbox starts."""
+        return TreeView(self.repos.base_tree(task))
+
     def evaluate(self, task: Task, prediction: Prediction, log_dir: Path, *,
                  timeout: float = timeouts.EVALUATION) -> InstanceReport:
-        return evaluate_simulated(task, prediction, log_dir, swr=self.swr,
-                                  open_workspace=lambda: self.workspace(task, timeout=timeout))
+        return evaluate_simulated(task, prediction, log_dir, swr=self.swr, open_workspace=lambda: self.tree_view(task))
 
     def verdict(self, task: Task, prediction: Prediction, log_dir: Path, *,
                 timeout: float = timeouts.EVALUATION) -> InstanceReport:
         """``evaluate`` without writing the report into ``log_dir`` (``world.simeval.simulated_report``:
         the caller writes it once, ``harness.report.write_report``)."""
-        return simulated_report(task, prediction, log_dir, swr=self.swr,
-                                open_workspace=lambda: self.workspace(task, timeout=timeout))
+        return simulated_report(task, prediction, log_dir, swr=self.swr, open_workspace=lambda: self.tree_view(task))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
@@ -24,6 +25,9 @@ from sweworld.executor import Executor
 from sweworld.tools.truncate import truncate_observation
 from sweworld.types import ExecResult, Task
 from sweworld.world.commands import executed_code
+
+if TYPE_CHECKING:
+    from sweworld.world.testfiles import Workspace
 
 INLINE_PATH = "<python -c>"
 """The path under which ``python -c`` code is listed among the executed files."""
@@ -208,7 +212,7 @@ def test_file_paths(task: Task) -> list[str]:
 test_file_paths.__test__ = False  # type: ignore[attr-defined]
 
 
-def swr_context(task: Task, patch: str, executor: Executor, *, limits: ContextLimits | None = None,
+def swr_context(task: Task, patch: str, executor: Workspace, *, limits: ContextLimits | None = None,
                 test_cmd: str | None = None, analysis: str = "",
                 test_files: Sequence[tuple[str, str]] | None = None) -> SWRContext:
     """SWR's context for ``patch`` (see the module docstring); ``test_cmd`` overrides the recipe's,

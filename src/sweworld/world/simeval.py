@@ -9,7 +9,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from sweworld.errors import InfraError, WorldError
-from sweworld.executor import Executor
 from sweworld.harness.evaluate import begin_instance
 from sweworld.harness.predictions import Prediction
 from sweworld.harness.report import (
@@ -22,10 +21,11 @@ from sweworld.harness.report import (
 from sweworld.types import Task
 from sweworld.world.context import test_command
 from sweworld.world.swr import SWR
+from sweworld.world.testfiles import Workspace
 
 
 def evaluate_simulated(task: Task, prediction: Prediction, log_dir: Path, *, swr: SWR,
-                       open_workspace: Callable[[], Executor]) -> InstanceReport:
+                       open_workspace: Callable[[], Workspace]) -> InstanceReport:
     """SWR's report of ``prediction`` (always a report, errors included), written to ``log_dir``."""
     report = simulated_report(task, prediction, log_dir, swr=swr, open_workspace=open_workspace)
     write_report(log_dir, report)
@@ -33,7 +33,7 @@ def evaluate_simulated(task: Task, prediction: Prediction, log_dir: Path, *, swr
 
 
 def simulated_report(task: Task, prediction: Prediction, log_dir: Path, *, swr: SWR,
-                     open_workspace: Callable[[], Executor]) -> InstanceReport:
+                     open_workspace: Callable[[], Workspace]) -> InstanceReport:
     """``evaluate_simulated`` but for the report itself: ``log_dir`` holds the other files and no
     report (the caller writes it, ``write_report``: a caller that adds to it writes it once)."""
     log, patch = begin_instance(log_dir, prediction)

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from sweworld.executor import Executor
 from sweworld.harness.grade import (
     FAILED_STATUSES,
     GradeResult,
@@ -41,7 +40,7 @@ from sweworld.types import Task
 from sweworld.world.context import ContextLimits, SWRContext, swr_context, test_file_paths
 from sweworld.world.parse import SWROutput, parse_swr, sample
 from sweworld.world.templates import render
-from sweworld.world.testfiles import inspect_patch
+from sweworld.world.testfiles import Workspace, inspect_patch
 from sweworld.world.worldmodels import WorldModel
 
 
@@ -101,7 +100,7 @@ def grade_prediction(task: Task, output: SWROutput, *, trust_reward_when_unparse
     return graded, "report"
 
 
-def patch_context(task: Task, patch: str, executor: Executor, limits: ContextLimits) -> tuple[SWRContext, bool | None]:
+def patch_context(task: Task, patch: str, executor: Workspace, limits: ContextLimits) -> tuple[SWRContext, bool | None]:
     """SWR's context of ``patch`` (the test files after the test patch, read in ``executor``, left
     as it was) and whether the patch applies to the base commit: what ``SWR.evaluate`` asks about and
     what traces record."""
@@ -120,8 +119,9 @@ class SWR:
     def messages(self, context: SWRContext) -> list[dict[str, str]]:
         return render(self.config.style, "swr", context)
 
-    def evaluate(self, task: Task, patch: str | None, executor: Executor, k: int | None = None) -> SimInstanceReport:
-        """The predicted report of ``patch`` on ``task``; ``executor`` holds the repository."""
+    def evaluate(self, task: Task, patch: str | None, executor: Workspace, k: int | None = None) -> SimInstanceReport:
+        """The predicted report of ``patch`` on ``task``; ``executor`` holds the repository (an episode,
+        or a base tree read in place: ``testfiles.Inspects``)."""
         k = k or self.config.k
         if not patch or not patch.strip():
             return SimInstanceReport.build(task.instance_id, patch).model_copy(update={"sim_probability": 0.0})

@@ -10,13 +10,16 @@ as they were. Unlike the harness's apply chain there is no ``patch --fuzz`` fall
 ``git apply`` refuses counts as not applied.
 
 A workspace that is not a git repository (an in-memory executor) gets the files as they are
-(``read_file``), the test patch not applied, and ``applied=None`` (unknown).
+(``read_file``), the test patch not applied, and ``applied=None`` (unknown). A workspace that
+answers these questions itself (``Inspects``: ``world.treeview.TreeView``, a base tree read in place
+for a simulated evaluation) is asked instead; it runs no script.
 """
 
 from __future__ import annotations
 
 import secrets
 import shlex
+from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
@@ -36,6 +39,24 @@ class PatchView(BaseModel):
                                  "(None: not checked, no git or no patch given).")
     test_patch_applied: bool | None = Field(default=None, description="The test patch applied (None: no git).")
     files: list[tuple[str, str]] = Field(default_factory=list, description="(path, text) of each test file that exists.")
+
+
+@runtime_checkable
+class Inspects(Protocol):
+    """A workspace that answers ``inspect_patch`` itself and reads the base files, running no command
+    (``world.treeview.TreeView``); the SWRs take it where they take an ``Executor``."""
+
+    workdir: str
+
+    def inspect_patch(self, task: Task, patch: str | None, paths: list[str], *, limit: int) -> PatchView:
+        ...
+
+    def read_file(self, path: str) -> str:
+        ...
+
+
+Workspace = Executor | Inspects
+"""What an SWR evaluation reads the repository through."""
 
 
 def _heredoc(command: str, text: str, nonce: str, then: str) -> list[str]:
@@ -67,7 +88,7 @@ def _script(task: Task, patch: str | None, paths: list[str], nonce: str, limit: 
     return "\n".join(lines) + "\n"
 
 
-def _read_plain(executor: Executor, paths: list[str]) -> list[tuple[str, str]]:
+def read_plain(executor: Workspace, paths: list[str]) -> list[tuple[str, str]]:
     out = []
     for path in paths:
         try:
@@ -77,16 +98,18 @@ def _read_plain(executor: Executor, paths: list[str]) -> list[tuple[str, str]]:
     return out
 
 
-def inspect_patch(executor: Executor, task: Task, patch: str | None, paths: list[str], *,
+def inspect_patch(executor: Workspace, task: Task, patch: str | None, paths: list[str], *,
                   limit: int = 16_000) -> PatchView:
     """See the module docstring. ``paths``: the test files to read (relative to the repository)."""
-    nonce = secrets.token_hex(8)
     if not limit:
         limit = 1 << 40  # unlimited in practice
+    if isinstance(executor, Inspects):
+        return executor.inspect_patch(task, patch, paths, limit=limit)
+    nonce = secrets.token_hex(8)
     result = executor.run(_script(task, patch, paths, nonce, limit), cwd=executor.workdir)
     out = result.output
     if f"GIT {nonce}\n" not in out:
-        return PatchView(git=False, files=_read_plain(executor, paths))
+        return PatchView(git=False, files=read_plain(executor, paths))
     files: list[tuple[str, str]] = []
     end = f"\nEND {nonce}"
     for i, path in enumerate(paths):
@@ -101,7 +124,7 @@ def inspect_patch(executor: Executor, task: Task, patch: str | None, paths: list
                      test_patch_applied=f"TESTPATCH {nonce}" in out, files=files)
 
 
-def files_after_test_patch(executor: Executor, task: Task, paths: list[str], *, limit: int = 16_000
+def files_after_test_patch(executor: Workspace, task: Task, paths: list[str], *, limit: int = 16_000
                            ) -> list[tuple[str, str]]:
     """(path, text) of the test files as a real evaluation sees them (after the test patch)."""
     return inspect_patch(executor, task, None, paths, limit=limit).files

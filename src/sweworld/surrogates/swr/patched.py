@@ -16,12 +16,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from unidiff import PatchSet
 from unidiff.errors import UnidiffParseError
 
 from sweworld.errors import SWEWorldError
 from sweworld.executor import Executor
+
+if TYPE_CHECKING:
+    from sweworld.world.testfiles import Inspects
 
 FileSource = Callable[[str], "str | None"]
 
@@ -146,8 +150,9 @@ def tree_source(root: str | Path) -> FileSource:
     return read
 
 
-def executor_source(executor: Executor) -> FileSource:
-    """Files read through ``executor`` (a workspace of the base commit; paths relative to its workdir)."""
+def executor_source(executor: Executor | Inspects) -> FileSource:
+    """Files read through ``executor`` (a workspace of the base commit, or a base tree read in place:
+    ``testfiles.Inspects``; paths relative to its workdir)."""
 
     def read(path: str) -> str | None:
         try:

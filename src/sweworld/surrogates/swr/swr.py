@@ -26,14 +26,13 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from sweworld.executor import Executor
 from sweworld.surrogates.swr.model import SWRClassifier
 from sweworld.surrogates.swr.patched import FileSource, executor_source
 from sweworld.surrogates.swr.predict import decide, pytest_log, repo_sources, test_statuses
 from sweworld.types import Task
 from sweworld.world.parse import SWROutput
 from sweworld.world.swr import SimInstanceReport, grade_prediction
-from sweworld.world.testfiles import inspect_patch
+from sweworld.world.testfiles import Workspace, inspect_patch
 from sweworld.world.traces import EvalTrace, StepTrace
 
 SHIPPED = "swr-default.json"
@@ -101,8 +100,9 @@ class EmbeddedSWR:
         return EmbeddedSWR(fit_traces(pairs), self.config.model_copy(update={"path": None, "threshold": None}),
                            sources=self.sources)
 
-    def evaluate(self, task: Task, patch: str | None, executor: Executor, k: int | None = None) -> SimInstanceReport:
-        """The predicted report of ``patch`` on ``task``; ``executor`` holds the base commit."""
+    def evaluate(self, task: Task, patch: str | None, executor: Workspace, k: int | None = None) -> SimInstanceReport:
+        """The predicted report of ``patch`` on ``task``; ``executor`` holds the base commit (an episode,
+        or a base tree read in place: ``testfiles.Inspects``)."""
         unresolved = SimInstanceReport.build(task.instance_id, patch).model_copy(
             update={"sim_probability": 0.0, "sim_samples": 1})
         if not patch or not patch.strip():
