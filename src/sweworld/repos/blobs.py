@@ -1,7 +1,8 @@
 """Files of a commit read straight from a git repository's objects, with no checkout.
 
 ``GitBlobs(repo)`` (a clone or a bare repository) keeps one ``git cat-file --batch`` process (replace
-refs ignored: objects as stored); ``object(spec)`` returns an object's kind and raw bytes (what
+refs ignored: objects as stored; ``env``: more of git's environment, e.g. ``GIT_INDEX_FILE`` for
+``:path`` specs of another index); ``object(spec)`` returns an object's kind and raw bytes (what
 ``share.copy_objects`` writes as loose objects); ``read(commit, path)`` returns the
 text of ``path`` at ``commit`` (None: no such file, or not a file), decoded as UTF-8 with
 replacement as ``tree_source`` reads files. ``source(commit)`` is that reader for one commit (a
@@ -24,11 +25,12 @@ from sweworld.repos.git import CORE_FLAGS, git_env, try_git
 class GitBlobs:
     """One ``cat-file --batch`` reader of a repository (thread-safe; see the module docstring)."""
 
-    def __init__(self, repo: str | Path):
+    def __init__(self, repo: str | Path, *, env: dict[str, str] | None = None):
         found = try_git("rev-parse", "--absolute-git-dir", cwd=repo) if Path(repo).is_dir() else None
         if not found:
             raise RepoError(f"{repo} is not a git repository", hint="pass a clone or a bare mirror (DIR/owner__name)")
         self.git_dir = Path(found)
+        self.env = env
         self._proc: subprocess.Popen | None = None
         self._lock = threading.Lock()
 
@@ -37,7 +39,7 @@ class GitBlobs:
             self._proc = subprocess.Popen(["git", *CORE_FLAGS, "--no-replace-objects", f"--git-dir={self.git_dir}",
                                            "cat-file", "--batch"],
                                           stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                          stderr=subprocess.DEVNULL, env=git_env())
+                                          stderr=subprocess.DEVNULL, env=git_env(extra=self.env))
         return self._proc
 
     def object(self, spec: str) -> tuple[str, bytes] | None:

@@ -93,10 +93,13 @@ def git(*args: str | Path, cwd: Path | str | None = None, hermetic: bool = True,
     return out.decode("utf-8", "replace").strip()
 
 
-def try_git(*args: str | Path, cwd: Path | str | None = None, env: Mapping[str, str] | None = None) -> str | None:
-    """Run a hermetic git query; return stdout, or ``None`` when git exits non-zero."""
+def try_git(*args: str | Path, cwd: Path | str | None = None, env: Mapping[str, str] | None = None,
+            input: bytes | None = None) -> str | None:
+    """Run a hermetic git query (``input`` on its stdin); return stdout, or ``None`` when git exits
+    non-zero."""
     argv = ["git", *CORE_FLAGS, *(str(a) for a in args)]
-    proc = subprocess.run(argv, cwd=cwd, env=git_env(extra=env), stdin=subprocess.DEVNULL,
+    proc = subprocess.run(argv, cwd=cwd, env=git_env(extra=env), input=input,
+                          stdin=subprocess.DEVNULL if input is None else None,
                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, check=False)
     return proc.stdout.decode("utf-8", "replace").strip() if proc.returncode == 0 else None
 

@@ -46,8 +46,6 @@ class Inspects(Protocol):
     """A workspace that answers ``inspect_patch`` itself and reads the base files, running no command
     (``world.treeview.TreeView``); the SWRs take it where they take an ``Executor``."""
 
-    workdir: str
-
     def inspect_patch(self, task: Task, patch: str | None, paths: list[str], *, limit: int) -> PatchView:
         ...
 

@@ -10,8 +10,8 @@ and nothing is written to the tree, which other episodes share:
   of the tree's own, which holds exactly the base commit: the tree is never checked out again) and a
   scratch object directory (``GIT_OBJECT_DIRECTORY``, the tree's objects as its alternates), both in
   a temporary directory removed afterwards; then the same ``git apply --cached --check``, ``git
-  apply --cached`` of the test patch and reads of the index as the episode's script runs (git's
-  ``cat-file --batch`` for all the files at once). Git writes what the test patch makes into the
+  apply --cached`` of the test patch and reads of the index as the episode's script runs (the
+  files through one ``repos.blobs.GitBlobs`` reader of the scratch index). Git writes what the test patch makes into the
   scratch objects; one it finds already among the tree's it does not write but "freshens" (its
   time stamp set to now, where the tree is writable): the only mark an evaluation leaves;
 - ``read_file``: the tree's file; a path (or a link) that leads out of the tree reads as missing,
@@ -25,17 +25,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 
-from sweworld.errors import InfraError
-from sweworld.repos.git import CORE_FLAGS, git_env
+from sweworld.repos.blobs import GitBlobs
+from sweworld.repos.git import try_git
 from sweworld.types import Task
 from sweworld.world.testfiles import RAW_FACTOR, PatchView, read_plain
-
-GIT_TIMEOUT = 60.0
-"""Seconds one git command over a patch may take."""
 
 
 class TreeView:
@@ -43,16 +39,12 @@ class TreeView:
 
     def __init__(self, tree: str | Path):
         self.root = Path(tree).resolve()
-        self.workdir = str(self.root)
         self.git_dir = self.root / ".git"
 
     def __enter__(self) -> TreeView:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def close(self) -> None:
         return None
 
     def read_file(self, path: str) -> str:
@@ -63,14 +55,11 @@ class TreeView:
             raise FileNotFoundError(path)
         return file.read_text(encoding="utf-8", errors="replace")
 
-    def _git(self, args: list[str], env: dict[str, str], stdin: bytes) -> subprocess.CompletedProcess:
-        try:
-            return subprocess.run(["git", *CORE_FLAGS, f"--git-dir={self.git_dir}", f"--work-tree={self.root}", *args],
-                                  cwd=self.root, env=env, input=stdin, capture_output=True,
-                                  timeout=GIT_TIMEOUT, check=False)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise InfraError(f"git {args[0]} in the base tree {self.root}: {exc}",
-                             hint="check that git is installed and the tree is complete") from exc
+    def _applies(self, patch: str, env: dict[str, str], *check: str) -> bool:
+        """``git apply --cached [--check]`` of ``patch`` to the scratch index succeeded."""
+        body = patch if patch.endswith("\n") else patch + "\n"
+        return try_git(f"--git-dir={self.git_dir}", f"--work-tree={self.root}", "apply", "--cached", *check, "-",
+                       cwd=self.root, env=env, input=body.encode("utf-8", "surrogateescape")) is not None
 
     def inspect_patch(self, task: Task, patch: str | None, paths: list[str], *, limit: int) -> PatchView:
         """``testfiles.inspect_patch``'s answer, from the tree (see the module docstring)."""
@@ -80,36 +69,18 @@ class TreeView:
         with tempfile.TemporaryDirectory(prefix="sweworld-inspect-") as scratch:
             shutil.copyfile(index, os.path.join(scratch, "index"))
             os.mkdir(os.path.join(scratch, "objects"))
-            env = git_env(extra={"GIT_INDEX_FILE": os.path.join(scratch, "index"),
-                                 "GIT_OBJECT_DIRECTORY": os.path.join(scratch, "objects"),
-                                 "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(self.git_dir / "objects")})
-            applied = None
-            if patch is not None and patch.strip():
-                applied = self._git(["apply", "--cached", "--check", "-"], env, _text(patch)).returncode == 0
-            test_patch_applied = (not task.test_patch.strip()
-                                  or self._git(["apply", "--cached", "-"], env, _text(task.test_patch)).returncode == 0)
+            env = {"GIT_INDEX_FILE": os.path.join(scratch, "index"), "GIT_OBJECT_DIRECTORY": os.path.join(scratch, "objects"),
+                   "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(self.git_dir / "objects")}
+            applied = self._applies(patch, env, "--check") if patch is not None and patch.strip() else None
+            test_patch_applied = not task.test_patch.strip() or self._applies(task.test_patch, env)
             files = self._indexed(paths, env, RAW_FACTOR * limit) if paths else []
         return PatchView(git=True, applied=applied, test_patch_applied=test_patch_applied, files=files)
 
     def _indexed(self, paths: list[str], env: dict[str, str], cap: int) -> list[tuple[str, str]]:
-        """(path, its first ``cap`` bytes as text) of each of ``paths`` in the scratch index."""
-        specs = [":" + path for path in paths]
-        if any("\n" in spec for spec in specs):
-            return []
-        out = self._git(["cat-file", "--batch"], env, "".join(spec + "\n" for spec in specs).encode()).stdout
-        files, at = [], 0
-        for path in paths:
-            end = out.index(b"\n", at)
-            header = out[at:end].split()
-            at = end + 1
-            if len(header) != 3 or header[1] != b"blob":
-                continue  # "<spec> missing" (or a tree): no such file after the test patch
-            size = int(header[2])
-            files.append((path, out[at:at + min(size, cap)].decode("utf-8", "replace")))
-            at += size + 1
-        return files
-
-
-def _text(text: str) -> bytes:
-    return (text if text.endswith("\n") else text + "\n").encode("utf-8", "surrogateescape")
-
+        """(path, its first ``cap`` bytes as text) of each of ``paths`` that the scratch index holds."""
+        blobs = GitBlobs(self.git_dir, env=env)
+        try:
+            found = [(path, blobs.object(":" + path)) for path in paths]
+        finally:
+            blobs.close()
+        return [(path, got[1][:cap].decode("utf-8", "replace")) for path, got in found if got and got[0] == "blob"]
