@@ -40,9 +40,13 @@ def decide(model: SWRClassifier, task: Task, patch: str | None, read: FileSource
                          hint="pass probe=sweworld.sandbox.oneshot.probe_command(), or train the model "
                               "without the behaviour features (the shipped ones do not weigh them)")
     values = features(task, patch, read, probe=probe if uses_behaviour(model.features) else None)
-    if values["empty"] or not values["parsed"] or not values["syntax_ok"] or not values.get("executable", 1):
-        return 0.0, values
-    return model.probability(values), values
+    return (0.0 if ruled_out(values) else model.probability(values)), values
+
+
+def ruled_out(values: dict[str, float]) -> bool:
+    """Unresolved without the classifier: the features of an empty patch, one that does not parse as
+    a diff, one leaving a Python file that does not parse, or one changing nothing executable."""
+    return bool(values["empty"] or not values["parsed"] or not values["syntax_ok"] or not values.get("executable", 1))
 
 
 def test_statuses(model: SWRClassifier, task: Task, probability: float, values: dict[str, float],
