@@ -17,6 +17,7 @@ from sweworld.surrogates.swt.predictor import touches
 from sweworld.surrogates.swt.shellfilters import apply_filters
 from sweworld.surrogates.swt.structured import SWTPrediction
 from sweworld.surrogates.swt.testcmd import keyword_matches, parse_script_command, parse_test_command
+from sweworld.types import Task
 from sweworld.world.context import swt_context
 from sweworld.world.fidelity import measure
 from sweworld.world.metrics import similarity
@@ -152,6 +153,36 @@ def test_scripts_that_run_tests_by_id_exit_as_those_tests_would(local, edit):
     finally:
         for name in ("repro_issue.py", "pkg/extra.py"):
             (executor.root / name).unlink(missing_ok=True)
+
+
+NEW_TESTS = ("diff --git a/tests/test_add.py b/tests/test_add.py\n--- a/tests/test_add.py\n+++ b/tests/test_add.py\n"
+             "@@ -9,0 +10,4 @@\n+def test_big():\n+    assert add(10, 20) == 30\n+\n+\n"
+             "@@ -15,0 +20,3 @@\n+    def test_big_neg(self):\n+        self.assertEqual(add(-10, -20), -30)\n+\n")
+
+
+@pytest.mark.parametrize("edit", ["none", "gold"])
+def test_tests_the_test_patch_adds_do_not_exist_in_the_workspace(local, edit):
+    """The test patch is applied at evaluation only: a node id naming a test it adds is pytest's
+    "not found" (exit 4), a file run does not collect it, a script running it fails."""
+    executor, task, _, model = local
+    model.replay = False
+    added = ["tests/test_add.py::test_big", "tests/test_add.py::TestMore::test_big_neg"]
+    task = Task.model_validate({**task.model_dump(), "test_patch": NEW_TESTS, "FAIL_TO_PASS": [*task.FAIL_TO_PASS, *added]})
+    model.data.add_task(task)  # the row with its test patch
+    executor.write_file("repro_issue.py", reproduction_script("pkg/__init__.py", "add", added[:1]))
+    if edit == "gold":
+        executor.write_file("pkg/__init__.py", FIXED)
+    try:
+        for command in (f"{PYTEST} -q {added[0]}", f"{PYTEST} -q {added[1]} tests/test_add.py::test_zero",
+                        f"{PYTEST} -v {added[1]}", f"{PYTEST} -q tests", f"{PYTEST} -rA tests/test_add.py"):
+            got, real = model.predict(swt_context(task, command, executor)), executor.run(command)
+            assert got.source == "tests" and got.output.exit_code == real.exit_code, (command, real.output)
+            assert _mask(to_result(got.output).output) == _mask(real.output), command
+        got, real = model.predict(swt_context(task, f"{PY} repro_issue.py", executor)), executor.run(f"{PY} repro_issue.py")
+        assert (got.source, got.output.exit_code, real.exit_code) == ("script", 1, 1)
+        assert got.detail["why"] == {"absent": 1}
+    finally:
+        (executor.root / "repro_issue.py").unlink(missing_ok=True)
 
 
 def test_the_registered_model_reads_both_prompt_styles(local, tmp_path):

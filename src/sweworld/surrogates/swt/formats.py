@@ -58,7 +58,8 @@ def _pytest(run: TestRun, outcomes: Sequence[tuple[str, str]], facts: InstanceFa
                          warning_count=repo.warning_count, cachedir=_cachedir(run),
                          reasons=facts.reasons)
     stdout, stderr, code = render_pytest(run, outcomes, render, deselected=chosen.deselected,
-                                         missing=chosen.missing)
+                                         missing=chosen.missing, not_found=chosen.not_found, root=workdir,
+                                         texts=texts)
     failed = [t for t, s in outcomes if s in ("FAILED", "ERROR")]
     return Rendered(stdout, stderr, code, [t for t in failed if failure_key(t, run.tb) not in facts.failures])
 

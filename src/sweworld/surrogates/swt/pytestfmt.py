@@ -9,12 +9,15 @@ failing assertion); PASSES with ``-rA`` (not with ``--tb=no``); the short test s
 report-character order (recorded summary lines reused, else ``FAILED id - AssertionError`` trimmed
 to the width as pytest trims it); the final ``N failed, M passed in X.XXs`` line. Exit code 1 when
 a test failed or errored, 0 when tests ran and none did, 5 when none ran, 4 when a path argument
-does not exist (``ERROR: file or directory not found`` on stderr).
+does not exist (``ERROR: file or directory not found`` on stderr) or a node id names no test of
+its file (``ERROR: not found``, as the pytest of the recorded header words it: ``no name`` before
+pytest 8, ``no match`` and the innermost collector since).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from sweworld.surrogates.swt.pytestlog import WIDTH, failure_key, headline, sep
@@ -134,10 +137,26 @@ def _collected(run: TestRun, n: int, deselected: int) -> str:
     return ("collecting ... " if run.verbosity >= 1 else "") + text
 
 
+def not_found_error(test_id: str, root: str, header: Sequence[str], texts: Mapping[str, str]) -> str:
+    """pytest's usage error for a node id that names no test of its file."""
+    arg, (path, *names) = f"{root}/{test_id}", test_id.split("::")
+    version = re.search(r"\bpytest-(\d+)\.", header[0] if header else DEFAULT_HEADER[0])
+    if version and int(version[1]) < 8:
+        return f"ERROR: not found: {arg}\n(no name {arg!r} in any of [<Module {path}>])\n\n"
+    text = texts.get(path, "")
+    cls = re.search(rf"^class {re.escape(names[0])}\b(\(.*\))?", text, re.M) if len(names) > 1 else None
+    kind = "UnitTestCase" if cls and "TestCase" in (cls[1] or "") else "Class"
+    where = f"<{kind} {names[0]}>" if cls else f"<Module {path.rsplit('/', 1)[-1]}>"
+    return f"ERROR: not found: {arg}\n(no match in any of [{where}])\n\n"
+
+
 def render_pytest(run: TestRun, outcomes: Sequence[tuple[str, str]], facts: RenderFacts, *,
-                  deselected: int = 0, missing: Sequence[str] = ()) -> tuple[str, str, int]:
-    """(stdout, stderr, exit code) of pytest for ``outcomes`` ((test id, status) in run order)."""
-    if missing:
+                  deselected: int = 0, missing: Sequence[str] = (), not_found: Sequence[str] = (),
+                  root: str = "/testbed", texts: Mapping[str, str] | None = None) -> tuple[str, str, int]:
+    """(stdout, stderr, exit code) of pytest for ``outcomes`` ((test id, status) in run order);
+    ``missing``: arguments naming no file, ``not_found``: node ids naming no test of their file
+    (either: no test runs, pytest's usage error, exit code 4); ``texts``: test files by path."""
+    if missing or not_found:
         outcomes, deselected = [], 0
     if run.exitfirst:
         stop = next((k for k, (_, s) in enumerate(outcomes) if s in ("FAILED", "ERROR")), None)
@@ -169,8 +188,10 @@ def render_pytest(run: TestRun, outcomes: Sequence[tuple[str, str]], facts: Rend
         lines.append(sep("!", "stopping after 1 failures"))
     stats = _stats(outcomes, deselected, facts.duration, facts.warning_count if facts.warnings and outcomes else 0)
     lines.append(stats if run.verbosity < 0 else sep("=", stats))
-    stdout = ("\n" if missing and run.verbosity < 0 else "") + "\n".join(lines) + "\n"
+    stdout = ("\n" if (missing or not_found) and run.verbosity < 0 else "") + "\n".join(lines) + "\n"
     if missing:
         return stdout, "".join(f"ERROR: file or directory not found: {m}\n\n" for m in missing[:1]), 4
+    if not_found:
+        return stdout, "".join(not_found_error(t, root, facts.header, texts or {}) for t in not_found), 4
     exit_code = 1 if failed else 0 if outcomes else 5
     return stdout, "", exit_code

@@ -7,7 +7,9 @@ context); a parametrized test known by its full ids is not added again without p
 pytest: each argument in turn selects the pool's ids equal to it, below it (``path::Class``), or
 in it (a file or a directory); no argument selects the whole pool; ``-k`` then deselects. Within a
 file, tests run in definition order. A ``.py`` argument whose file the context does not hold (it
-does not exist in the workspace) is *missing*: pytest stops with exit code 4.
+does not exist in the workspace) is *missing*: pytest stops with exit code 4. So is a node id
+naming a test of ``gone`` (``absent``: the test patch adds it, the workspace does not hold it):
+pytest answers "not found"; ``gone`` tests are in no runner's pool.
 
 sympy's bin/test: an argument selects the test files whose path holds it, run in sorted order,
 ``-k`` the tests whose name holds one of its words; a bare test name (as SWE-bench names sympy's
@@ -20,7 +22,7 @@ names, as the facts name them).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from sweworld.surrogates.swt.testcmd import TestRun, keyword_matches
@@ -33,6 +35,8 @@ class Selection:
     tests: list[str] = field(default_factory=list)
     deselected: int = 0
     missing: list[str] = field(default_factory=list)
+    not_found: list[str] = field(default_factory=list)
+    """Node ids of tests the workspace does not hold (pytest: "ERROR: not found", exit code 4)."""
     static: set[str] = field(default_factory=set)
     """Selected tests known only from the test file's text."""
 
@@ -70,11 +74,15 @@ def _below(test_id: str, target: str) -> bool:
     return not target or file == target or file.startswith(target.rstrip("/") + "/")
 
 
-def select_pytest(run: TestRun, known: Sequence[str], texts: Mapping[str, str]) -> Selection:
+def select_pytest(run: TestRun, known: Sequence[str], texts: Mapping[str, str],
+                  gone: Collection[str] = ()) -> Selection:
     ids, static = pool([t for t in known if "::" in t], texts)
     missing = [t for t in run.targets if t.split("::", 1)[0].endswith(".py") and t.split("::", 1)[0] not in texts]
     if missing:
         return Selection(missing=missing)
+    not_found = [t for t in run.targets if "::" in t and (t in gone or base_id(t) in gone)]
+    if not_found:
+        return Selection(not_found=not_found)
     chosen: dict[str, None] = {}
     for target in run.targets or [""]:
         below = _ordered([t for t in ids if _below(t, target)], texts)
@@ -114,8 +122,12 @@ def select_sympy(run: TestRun, known: Sequence[str], texts: Mapping[str, str]) -
     return Selection(chosen, static=static & set(chosen))
 
 
-def select(run: TestRun, known: Sequence[str], texts: Mapping[str, str]) -> Selection:
-    """The tests ``run`` runs (see the module docstring); ``texts``: test files by repository path."""
+def select(run: TestRun, known: Sequence[str], texts: Mapping[str, str], gone: Collection[str] = ()) -> Selection:
+    """The tests ``run`` runs (see the module docstring); ``texts``: test files by repository path;
+    ``gone``: known tests the workspace does not hold."""
+    known = [t for t in known if t not in gone]
+    if run.runner == "pytest":
+        return select_pytest(run, known, texts, gone)
     if run.runner == "sympy":
         return select_sympy(run, known, texts)
-    return select_pytest(run, known, texts) if run.runner == "pytest" else select_unittest(run, known, texts)
+    return select_unittest(run, known, texts)

@@ -1,6 +1,8 @@
 """Part (b) of the embedded SWT: a test command's output, written from per-test statuses.
 
-For each test the command runs (``selection``): the status recorded for this very workspace state
+For each test the command runs (``selection``): failing when the workspace does not hold it
+(``absent``: a test the test patch adds, which a script names; a test command does not select it),
+else the status recorded for this very workspace state
 (0.97; a diff making the gold patch's change counts as recorded: its tests pass), else, when the diff does not touch what the test runs (``affected``), its baseline: the
 status recorded at the base commit (0.95), else FAIL_TO_PASS failing and PASS_TO_PASS passing
 (0.9), else passing (a test known only from its file's text: 0.7); when the diff does touch it,
@@ -21,6 +23,7 @@ from statistics import median
 from typing import Any
 
 from sweworld.covmap import CoverageMap
+from sweworld.surrogates.swt.absent import absent
 from sweworld.surrogates.swt.affected import affected_tests, change_signature, without_scratch
 from sweworld.surrogates.swt.facts import InstanceFacts, RepoFacts, diff_digest
 from sweworld.surrogates.swt.formats import render
@@ -66,12 +69,15 @@ def statuses(tests: list[str], static: set[str], context: SWTContext, facts: Ins
     failing, passing = set(task.get("FAIL_TO_PASS") or []), set(task.get("PASS_TO_PASS") or [])
     if task.get("patch") and change_signature(without_scratch(context.diff)) == change_signature(task["patch"]):
         here = {**dict.fromkeys(failing | passing, "PASSED"), **here}  # the validated fix
-    touched = affected_tests([t for t in tests if t not in here], context.diff, graph=repo.graph,
+    gone = absent(tests, task, context.diff)  # a script naming a test the workspace does not hold
+    touched = affected_tests([t for t in tests if t not in here and t not in gone], context.diff, graph=repo.graph,
                              coverage=coverage_of(task), texts=texts)
     predicted = predictor.predict(facts.as_task(), context.diff, [t for t in tests if t in touched]) if touched else {}
     out = []
     for test in tests:
-        if test in here:
+        if test in gone:
+            out.append((test, "FAILED", LISTED, "absent"))
+        elif test in here:
             out.append((test, here[test], RECORDED_HERE, "recorded"))
         elif test in predicted:
             out.append((test, *predicted[test], "predicted"))
@@ -95,12 +101,12 @@ def predict_tests(run: TestRun, context: SWTContext, facts: InstanceFacts, repo:
                   predictor: TestOutcomePredictor) -> SWTPrediction:
     """The output of the test command ``run`` in ``context`` (see the module docstring)."""
     texts = {relative(f.path, context.workdir, context.workdir): f.content for f in context.files}
-    chosen = select(run, facts.known_tests(), texts)
+    chosen = select(run, facts.known_tests(), texts, absent(facts.known_tests(), facts.task, context.diff))
     facts = _named_as(facts, chosen.tests) if run.runner == "sympy" else facts
-    rows = [] if chosen.missing else statuses(chosen.tests, chosen.static, context, facts, repo, predictor, texts)
+    rows = [] if chosen.missing or chosen.not_found else statuses(chosen.tests, chosen.static, context, facts, repo, predictor, texts)
     outcomes = [(t, s) for t, s, _, _ in rows]
     duration = median(facts.durations) if facts.durations else 0.01 * max(len(outcomes), 1)
-    confidence = min((c for _, _, c, _ in rows), default=0.9 if chosen.missing else 0.6)
+    confidence = min((c for _, _, c, _ in rows), default=0.9 if chosen.missing or chosen.not_found else 0.6)
     failed = [t for t, s in outcomes if s in ("FAILED", "ERROR")]
     got = render(run, outcomes, facts, repo, texts=texts, workdir=context.workdir, duration=duration,
                  chosen=chosen)
@@ -114,6 +120,6 @@ def predict_tests(run: TestRun, context: SWTContext, facts: InstanceFacts, repo:
         stdout, stderr = stdout + stderr, ""
     confidence *= (1.0 if run.exact else 0.7) * (0.9 if unrecorded and run.tb != "no" else 1.0)
     confidence *= 1.0 if run.wrapper is None else WRAPPED
-    detail = {"tests": len(outcomes), "failed": len(failed), "missing": chosen.missing,
+    detail = {"tests": len(outcomes), "failed": len(failed), "missing": chosen.missing, "not_found": chosen.not_found,
               "why": {why: sum(r[3] == why for r in rows) for why in {r[3] for r in rows}}}
     return SWTPrediction(SWTOutput(stdout=stdout, stderr=stderr, exit_code=code), round(confidence, 4), "tests", detail)
