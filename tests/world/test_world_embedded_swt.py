@@ -156,25 +156,31 @@ def test_scripts_that_run_tests_by_id_exit_as_those_tests_would(local, edit):
 
 
 NEW_TESTS = ("diff --git a/tests/test_add.py b/tests/test_add.py\n--- a/tests/test_add.py\n+++ b/tests/test_add.py\n"
-             "@@ -9,0 +10,4 @@\n+def test_big():\n+    assert add(10, 20) == 30\n+\n+\n"
-             "@@ -15,0 +20,3 @@\n+    def test_big_neg(self):\n+        self.assertEqual(add(-10, -20), -30)\n+\n")
+             "@@ -10,2 +10,6 @@\n+def test_big():\n+    assert add(10, 20) == 30\n+\n+\n def test_zero():\n"
+             "-    assert add(0, 0) == 0\n+    assert add(1, 1) == 2\n"
+             "@@ -16,0 +21,3 @@\n+\n+    def test_big_neg(self):\n+        self.assertEqual(add(-10, -20), -30)\n")
+"""Adds test_big and TestMore::test_big_neg, rewrites test_zero (its old version passes at the base)."""
 
 
 @pytest.mark.parametrize("edit", ["none", "gold"])
 def test_tests_the_test_patch_adds_do_not_exist_in_the_workspace(local, edit):
     """The test patch is applied at evaluation only: a node id naming a test it adds is pytest's
-    "not found" (exit 4), a file run does not collect it, a script running it fails."""
+    "not found" (exit 4), a file run does not collect it, a script running it fails; a FAIL_TO_PASS
+    test it rewrites runs in its old version."""
     executor, task, _, model = local
     model.replay = False
     added = ["tests/test_add.py::test_big", "tests/test_add.py::TestMore::test_big_neg"]
-    task = Task.model_validate({**task.model_dump(), "test_patch": NEW_TESTS, "FAIL_TO_PASS": [*task.FAIL_TO_PASS, *added]})
+    zero = "tests/test_add.py::test_zero"
+    task = Task.model_validate({**task.model_dump(), "test_patch": NEW_TESTS,
+                                "FAIL_TO_PASS": [*task.FAIL_TO_PASS, *added, zero],
+                                "PASS_TO_PASS": [t for t in task.PASS_TO_PASS if t != zero]})
     model.data.add_task(task)  # the row with its test patch
     executor.write_file("repro_issue.py", reproduction_script("pkg/__init__.py", "add", added[:1]))
     if edit == "gold":
         executor.write_file("pkg/__init__.py", FIXED)
     try:
-        for command in (f"{PYTEST} -q {added[0]}", f"{PYTEST} -q {added[1]} tests/test_add.py::test_zero",
-                        f"{PYTEST} -v {added[1]}", f"{PYTEST} -q tests", f"{PYTEST} -rA tests/test_add.py"):
+        for command in (f"{PYTEST} -q {added[0]}", f"{PYTEST} -q {added[1]} {zero}", f"{PYTEST} -v {added[1]}",
+                        f"{PYTEST} -q {zero}", f"{PYTEST} -q tests", f"{PYTEST} -rA tests/test_add.py"):
             got, real = model.predict(swt_context(task, command, executor)), executor.run(command)
             assert got.source == "tests" and got.output.exit_code == real.exit_code, (command, real.output)
             assert _mask(to_result(got.output).output) == _mask(real.output), command

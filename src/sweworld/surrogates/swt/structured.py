@@ -5,7 +5,8 @@ For each test the command runs (``selection``): failing when the workspace does 
 else the status recorded for this very workspace state
 (0.97; a diff making the gold patch's change counts as recorded: its tests pass), else, when the diff does not touch what the test runs (``affected``), its baseline: the
 status recorded at the base commit (0.95), else FAIL_TO_PASS failing and PASS_TO_PASS passing
-(0.9), else passing (a test known only from its file's text: 0.7); when the diff does touch it,
+(0.9; a FAIL_TO_PASS test the test patch rewrites counts as passing: its old version runs, see
+``absent.rewritten``), else passing (a test known only from its file's text: 0.7); when the diff does touch it,
 the per-test predictor's status and confidence. The output is rendered in the runner's format
 (``formats``: pytest, unittest, Django, sympy, under tox or nox) and piped through the command's
 filters (``shellfilters``).
@@ -23,7 +24,7 @@ from statistics import median
 from typing import Any
 
 from sweworld.covmap import CoverageMap
-from sweworld.surrogates.swt.absent import absent
+from sweworld.surrogates.swt.absent import absent, rewritten
 from sweworld.surrogates.swt.affected import affected_tests, change_signature, without_scratch
 from sweworld.surrogates.swt.facts import InstanceFacts, RepoFacts, diff_digest
 from sweworld.surrogates.swt.formats import render
@@ -69,10 +70,14 @@ def statuses(tests: list[str], static: set[str], context: SWTContext, facts: Ins
     failing, passing = set(task.get("FAIL_TO_PASS") or []), set(task.get("PASS_TO_PASS") or [])
     if task.get("patch") and change_signature(without_scratch(context.diff)) == change_signature(task["patch"]):
         here = {**dict.fromkeys(failing | passing, "PASSED"), **here}  # the validated fix
-    gone = absent(tests, task, context.diff)  # a script naming a test the workspace does not hold
+    gone = absent(tests, task, context.diff, texts)  # a script naming a test the workspace does not hold
+    old = rewritten([t for t in tests if t in failing], task, texts) - gone  # its old version runs here
+    failing, passing = failing - old, passing | old
     touched = affected_tests([t for t in tests if t not in here and t not in gone], context.diff, graph=repo.graph,
                              coverage=coverage_of(task), texts=texts)
-    predicted = predictor.predict(facts.as_task(), context.diff, [t for t in tests if t in touched]) if touched else {}
+    as_here = facts.as_task().model_copy(update={"FAIL_TO_PASS": sorted(failing), "PASS_TO_PASS": sorted(passing)})
+    predicted = predictor.predict(as_here if old else facts.as_task(), context.diff,
+                                  [t for t in tests if t in touched]) if touched else {}
     out = []
     for test in tests:
         if test in gone:
@@ -101,7 +106,7 @@ def predict_tests(run: TestRun, context: SWTContext, facts: InstanceFacts, repo:
                   predictor: TestOutcomePredictor) -> SWTPrediction:
     """The output of the test command ``run`` in ``context`` (see the module docstring)."""
     texts = {relative(f.path, context.workdir, context.workdir): f.content for f in context.files}
-    chosen = select(run, facts.known_tests(), texts, absent(facts.known_tests(), facts.task, context.diff))
+    chosen = select(run, facts.known_tests(), texts, absent(facts.known_tests(), facts.task, context.diff, texts))
     facts = _named_as(facts, chosen.tests) if run.runner == "sympy" else facts
     rows = [] if chosen.missing or chosen.not_found else statuses(chosen.tests, chosen.static, context, facts, repo, predictor, texts)
     outcomes = [(t, s) for t, s, _, _ in rows]

@@ -5,6 +5,7 @@
 parametrized tests are named without their parameters. ``failure_body(path, text, test_id)``: a
 failure section as pytest writes it when nothing better was recorded: the test's source up to its
 last assertion, marked with ``>``, then ``E  AssertionError`` and the location line.
+``span_of(text, test_id)`` and ``test_source(text, test_id)``: where a test's function is, and its text.
 """
 
 from __future__ import annotations
@@ -87,11 +88,22 @@ def definition_order(path: str, text: str) -> dict[str, int]:
     return {f"{path}::{name}": k for k, name in enumerate(_definitions(text))}
 
 
+def span_of(text: str, test_id: str) -> tuple[int, int] | None:
+    """(first line, last line) of ``test_id``'s function in its module's ``text``, None if not there."""
+    return _definitions(text).get(base_id(test_id).split("::", 1)[-1])
+
+
+def test_source(text: str, test_id: str) -> str | None:
+    """The source lines of ``test_id``'s function in ``text``, None if not there."""
+    span = span_of(text, test_id)
+    return None if span is None else "\n".join(text.splitlines()[span[0] - 1:span[1]])
+
+
 def failure_body(path: str, text: str | None, test_id: str, tb: str = "auto", root: str = "/testbed",
                  message: str = "AssertionError") -> list[str]:
     """A failure section's lines for ``test_id`` in traceback style ``tb`` (long, short or line),
     ``message`` on its ``E`` line (the exception as the summary line names it, when known)."""
-    span = _definitions(text).get(base_id(test_id).split("::", 1)[-1]) if text else None
+    span = span_of(text, test_id) if text else None
     if span is None:
         return {"line": [f"E   {message}", f"{root}/{path}: {message}"],
                 "short": [f"{path}: in {base_id(test_id).split('::')[-1]}", f"E   {message}"]}.get(
