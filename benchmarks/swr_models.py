@@ -28,10 +28,8 @@ of evaluations run for real (``swr_real.routing``).
 
 from __future__ import annotations
 
-import argparse
 import json
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 import swr_real
 from sweworld.surrogates.swr.features import FEATURES
@@ -111,13 +109,7 @@ def summary(predictions: list[swr_real.Prediction], gold_equal: dict[int, bool])
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--patches", type=Path, required=True)
-    parser.add_argument("--dataset", required=True)
-    parser.add_argument("--repos-dir", type=Path, required=True)
-    parser.add_argument("--traces", type=Path, nargs="*", default=[])
-    parser.add_argument("--out", type=Path)
-    args = parser.parse_args()
+    args = swr_real.arguments(__doc__).parse_args()
     from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline

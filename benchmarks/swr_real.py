@@ -133,16 +133,22 @@ def show(name: str, result: dict) -> None:
               f"agreement {point['agreement']:.3f}")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def arguments(doc: str) -> argparse.ArgumentParser:
+    """The arguments of the real-patch SWR benchmarks: --patches, --dataset, --repos-dir, --traces, --out."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--patches", type=Path, required=True)
     parser.add_argument("--dataset", required=True)
     parser.add_argument("--repos-dir", type=Path, required=True)
     parser.add_argument("--traces", type=Path, nargs="*", default=[])
+    parser.add_argument("--out", type=Path)
+    return parser
+
+
+def main() -> None:
+    parser = arguments(__doc__)
     parser.add_argument("--l2", type=float, default=L2)
     parser.add_argument("--with-behaviour", action="store_true",
                         help="also leave repositories out with behaviour.FEATURES added to MODEL_FEATURES")
-    parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     source = repo_sources(args.repos_dir)
     evals = verdict_traces(args.patches, load_tasks(args.dataset))
