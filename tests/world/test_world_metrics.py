@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sweworld.world.metrics import final_counts, same_outcome
+from sweworld.world.metrics import CHARS_AT_MOST, final_counts, same_outcome, similarity
 
 PYTEST_END = "FAILED t.py::a - assert 0\n==== 1 failed, 3 passed, 1 warning in 0.21s ====\n"
 
@@ -38,3 +38,11 @@ def test_auc_ece_and_the_majority_baseline_beside_the_verdicts():
     always_no = scored([(0.0, False)] * 8 + [(0.0, True)] * 2)
     assert always_no["accuracy"] == always_no["majority_accuracy"] == 0.8 and always_no["auc"] == 0.5
     assert always_no["recall"] == 0.0 and always_no["ece"] == 0.2
+
+
+def test_similarity_of_long_logs_is_taken_over_lines():
+    log = "".join(f"tests/test_x.py::test_{k} PASSED [{k % 100:3d}%]\n" for k in range(2000))
+    other = log.replace("test_7 PASSED", "test_7 FAILED")
+    assert len(log) > CHARS_AT_MOST and similarity(log, log) == 1.0
+    assert similarity(log, other) == pytest.approx(1 - 1 / 2000, abs=1e-6)
+    assert similarity("a\nb\n", "a\nc\n") == pytest.approx(2 / 3)  # short texts: characters ("a\n" of 3 each)

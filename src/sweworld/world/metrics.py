@@ -3,7 +3,9 @@
 - ``normalize``: output with what legitimately differs between two runs of the same command masked
   (absolute temporary paths, memory addresses, timings, durations, pids, dates), so that similarity
   measures content, not noise;
-- ``similarity``: difflib's ratio of the normalized texts (1.0 identical);
+- ``similarity``: difflib's ratio of the normalized texts (1.0 identical), of their characters, or
+  of their lines when the two hold more than ``CHARS_AT_MOST`` characters together (the character
+  ratio is quadratic: a long test log took minutes);
 - ``final_counts``: a test run's closing counts (``2 failed, 3 passed in 0.1s`` -> {failed: 2, passed: 3});
 - ``same_outcome``: two runs of a command agree on the exit code and on whether tests failed;
 - ``timing_ms``: mean and 95th percentile of per-call seconds, in milliseconds;
@@ -69,10 +71,15 @@ def normalize(text: str) -> str:
     return text.strip()
 
 
+CHARS_AT_MOST = 20_000
+
+
 def similarity(predicted: str, real: str) -> float:
     a, b = normalize(predicted), normalize(real)
     if a == b:
         return 1.0
+    if len(a) + len(b) > CHARS_AT_MOST:
+        return difflib.SequenceMatcher(None, a.splitlines(), b.splitlines(), autojunk=False).ratio()
     return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
 
 
