@@ -36,7 +36,9 @@ def local_ray(home: Path, by_value: ModuleType | None = None) -> Iterator[Module
     ray = pytest.importorskip("ray")
     from ray import cloudpickle  # Ray's own copy pickles the tasks
 
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+    # address "local": a Ray of its own, never one a multi-node test started with `ray start` (found
+    # through /tmp/ray/ray_current_cluster while it shuts down, where num_cpus is refused)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False,
              runtime_env={"env_vars": {"SWEWORLD_HOME": str(home)}})
     if by_value is not None:
         cloudpickle.register_pickle_by_value(by_value)
