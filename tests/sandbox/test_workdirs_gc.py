@@ -125,6 +125,7 @@ def test_gc_refuses_an_age_it_cannot_read(home, bad):
 
 SANDBOX = ("import sys\nfrom pathlib import Path\nfrom sweworld.sandbox import Layers, Sandbox\n"
            "sb = Sandbox({'/testbed': Layers([Path(sys.argv[1])])}, base_commit=sys.argv[2])\n"
+           "sb.run('true')\n"  # the start runs in the background: its log exists once a command ran
            "path = sb.episode_dir\n")
 
 
