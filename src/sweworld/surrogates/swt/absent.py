@@ -29,9 +29,9 @@ from typing import Any
 from sweworld.surrogates.swt.affected import file_sections
 from sweworld.surrogates.swt.testsource import base_id, static_tests, test_source
 
-_DEF = re.compile(r"^([+-])[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(", re.M)
 _HUNK_DEF = re.compile(r"^@@ [^@]* @@[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)")
 _LINE_DEF = re.compile(r"^[ +-]([ \t]*)(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(")
+"""A diff line (context, added or removed) with a ``def``: (its indentation, the name)."""
 
 
 @lru_cache(maxsize=256)
@@ -39,8 +39,9 @@ def defined(diff: str) -> tuple[frozenset[tuple[str, str]], frozenset[tuple[str,
     """((path, function) that ``diff``'s added lines define, (path, function) its removed lines do)."""
     added, removed = set(), set()
     for path, text in file_sections(diff):
-        for sign, name in _DEF.findall(text):
-            (added if sign == "+" else removed).add((path, name))
+        for line in text.splitlines():
+            if line[:1] in "+-" and not line.startswith(("+++", "---")) and (m := _LINE_DEF.match(line)):
+                (added if line[0] == "+" else removed).add((path, m[2]))
     return frozenset(added), frozenset(removed)
 
 

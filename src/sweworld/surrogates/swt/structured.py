@@ -75,9 +75,10 @@ def statuses(tests: list[str], static: set[str], context: SWTContext, facts: Ins
     failing, passing = failing - old, passing | old
     touched = affected_tests([t for t in tests if t not in here and t not in gone], context.diff, graph=repo.graph,
                              coverage=coverage_of(task), texts=texts)
-    as_here = facts.as_task().model_copy(update={"FAIL_TO_PASS": sorted(failing), "PASS_TO_PASS": sorted(passing)})
-    predicted = predictor.predict(as_here if old else facts.as_task(), context.diff,
-                                  [t for t in tests if t in touched]) if touched else {}
+    as_here = facts.as_task()
+    if old:  # the lists as they hold in this workspace
+        as_here = as_here.model_copy(update={"FAIL_TO_PASS": sorted(failing), "PASS_TO_PASS": sorted(passing)})
+    predicted = predictor.predict(as_here, context.diff, [t for t in tests if t in touched]) if touched else {}
     out = []
     for test in tests:
         if test in gone:
