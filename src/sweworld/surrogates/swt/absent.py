@@ -45,7 +45,7 @@ def defined(diff: str) -> tuple[frozenset[tuple[str, str]], frozenset[tuple[str,
     return frozenset(added), frozenset(removed)
 
 
-def _key(test_id: str) -> tuple[str, str]:
+def key_of(test_id: str) -> tuple[str, str]:
     path, _, rest = base_id(test_id).partition("::")
     return path, rest.rsplit("::", 1)[-1]
 
@@ -61,10 +61,10 @@ def absent(tests: Iterable[str], task: dict[str, Any], diff: str, texts: Mapping
     texts = texts or {}
 
     def there(test_id: str) -> bool:
-        path, name = _key(test_id)
+        path, name = key_of(test_id)
         return path in texts and any(t.rsplit("::", 1)[-1] == name for t in static_tests(path, texts[path]))
 
-    return {t for t in tests if "::" in t and _key(t) in new and _key(t) not in written and not there(t)}
+    return {t for t in tests if "::" in t and key_of(t) in new and key_of(t) not in written and not there(t)}
 
 
 @lru_cache(maxsize=64)
@@ -117,6 +117,6 @@ def rewritten(tests: Iterable[str], task: dict[str, Any], texts: Mapping[str, st
         if old is not None and new is not None:
             if old != new:
                 out.add(test)
-        elif _key(test) in changed_bodies(patch):
+        elif key_of(test) in changed_bodies(patch):
             out.add(test)
     return out

@@ -29,6 +29,7 @@ import gzip
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sweworld.surrogates.swt.bands import calibrated
 from sweworld.surrogates.swt.facts import (
@@ -51,6 +52,9 @@ from sweworld.world.context import SWTContext
 from sweworld.world.parse import SWTOutput
 from sweworld.world.traces import EvalTrace, StepTrace
 
+if TYPE_CHECKING:
+    from sweworld.surrogates.swr.patched import FileSource
+
 MAX_NEIGHBOUR_CONFIDENCE = 0.99
 """Only exact replay is certain."""
 
@@ -63,11 +67,13 @@ class EmbeddedSWT:
     """See the module docstring."""
 
     def __init__(self, data: EmbeddedData | None = None, *, predictor: TestOutcomePredictor | None = None,
-                 replay: bool = True, structured: bool = True):
+                 replay: bool = True, structured: bool = True, sources: Callable[[Task], FileSource] | None = None):
         self.data = data or EmbeddedData()
         self.predictor = predictor or GoldTouchPredictor()
         self.replay = replay
         self.structured = structured
+        self.sources = sources
+        """A task's base files (``read_for``)."""
         self._index: TfidfIndex | None = None
         self.calibration: dict[str, float] = {}
         """Calibrated exit-code confidences (``calibrate.calibration``); {}: the raw ones."""
@@ -132,14 +138,22 @@ class EmbeddedSWT:
         run = parse_test_command(context.command, context.workdir) if self.structured else None
         if run is not None and facts is not None:
             return predict_tests(run, context, facts, self.repo_facts(facts.task["repo"], context.workdir),
-                                 self.predictor)
+                                 self.predictor, self.read_for(facts))
         script = parse_script_command(context.command, context.workdir) if self.structured else None
         if script is not None and facts is not None:
             got = predict_script(script, context, facts, self.repo_facts(facts.task["repo"], context.workdir),
-                                 self.predictor, lambda code: self.neighbour(context, facts, exit_code=code))
+                                 self.predictor, lambda code: self.neighbour(context, facts, exit_code=code),
+                                 self.read_for(facts))
             if got is not None:
                 return got
         return self.neighbour(context, facts)
+
+    def read_for(self, facts: InstanceFacts) -> FileSource | None:
+        """The base files of the facts' task: ``sources`` when given, else the per-test predictor's
+        (``EmbeddedSWR.sources``: the repository cache's mirror), else None (the context's texts
+        only)."""
+        sources = self.sources or getattr(self.predictor, "sources", None)
+        return sources(facts.as_task()) if sources is not None else None
 
     def repo_facts(self, repo: str, workdir: str = "/testbed") -> RepoFacts:
         """The facts of ``repo``; a repository never traced borrows the platform line and the

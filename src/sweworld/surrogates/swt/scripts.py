@@ -19,16 +19,21 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from sweworld.pyast import parse
 from sweworld.surrogates.swt.affected import without_scratch
 from sweworld.surrogates.swt.facts import InstanceFacts, RepoFacts
+from sweworld.surrogates.swt.fulltext import context_texts
 from sweworld.surrogates.swt.predictor import TestOutcomePredictor
 from sweworld.surrogates.swt.shellfilters import apply_filters
 from sweworld.surrogates.swt.structured import SWTPrediction, statuses
-from sweworld.surrogates.swt.testcmd import TestRun, relative
+from sweworld.surrogates.swt.testcmd import TestRun
 from sweworld.world.context import SWTContext
 from sweworld.world.parse import SWTOutput
+
+if TYPE_CHECKING:
+    from sweworld.surrogates.swr.patched import FileSource
 
 SCRIPT = 0.95
 _NODE_ID = re.compile(r"^[\w./-]+\.py::[\w\[\]./:-]+$")
@@ -45,13 +50,15 @@ def named_tests(source: str, known: set[str]) -> list[str]:
 
 
 def predict_script(run: TestRun, context: SWTContext, facts: InstanceFacts, repo: RepoFacts,
-                   predictor: TestOutcomePredictor, recorded: Callable[[int], SWTPrediction]) -> SWTPrediction | None:
-    """The outcome of running the script ``run`` names (module docstring), or None."""
-    texts = {relative(f.path, context.workdir, context.workdir): f.content for f in context.files}
+                   predictor: TestOutcomePredictor, recorded: Callable[[int], SWTPrediction],
+                   read: FileSource | None = None) -> SWTPrediction | None:
+    """The outcome of running the script ``run`` names (module docstring), or None; ``read``: the
+    task's base files, to read the test files the script names (``fulltext``)."""
     script = run.targets[0]
-    tests = named_tests(texts.get(script, ""), set(facts.known_tests()))
+    tests = named_tests(context_texts(context).get(script, ""), set(facts.known_tests()))
     if not tests:
         return None
+    texts = context_texts(context, read, also=[t.split("::", 1)[0] for t in tests if "::" in t])
     state = context.model_copy(update={"diff": without_scratch(context.diff, also=[script])})
     rows = statuses(tests, set(), state, facts, repo, predictor, texts)
     code = 1 if any(status in ("FAILED", "ERROR") for _, status, _, _ in rows) else 0

@@ -3,11 +3,14 @@
 For each test the command runs (``selection``): failing when the workspace does not hold it
 (``absent``: a test the test patch adds, which a script names; a test command does not select it),
 else the status recorded for this very workspace state
-(0.97; a diff making the gold patch's change counts as recorded: its tests pass), else, when the diff does not touch what the test runs (``affected``), its baseline: the
-status recorded at the base commit (0.95), else FAIL_TO_PASS failing and PASS_TO_PASS passing
-(0.9; a FAIL_TO_PASS test the test patch rewrites counts as passing: its old version runs, see
-``absent.rewritten``), else passing (a test known only from its file's text: 0.7); when the diff does touch it,
-the per-test predictor's status and confidence. The output is rendered in the runner's format
+(0.97; a diff making the gold patch's change counts as recorded: its tests pass), else, for a test
+of an evaluated test file that the lists leave out and no record names, not passing, whatever the
+diff touches (``unlisted``: failing, or skipped or xfailed as its text marks it; 0.75), else, when
+the diff does not touch what the test runs (``affected``), its baseline: the status recorded at the
+base commit (0.95), else FAIL_TO_PASS failing and PASS_TO_PASS passing (0.9; a FAIL_TO_PASS test the
+test patch rewrites counts as passing: its old version runs, see ``absent.rewritten``), else passing
+(a test known only from its file's text: 0.7); when the diff does touch it, the per-test
+predictor's status and confidence. The output is rendered in the runner's format
 (``formats``: pytest, unittest, Django, sympy, under tox or nox) and piped through the command's
 filters (``shellfilters``).
 
@@ -21,21 +24,26 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from statistics import median
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sweworld.covmap import CoverageMap
 from sweworld.surrogates.swt.absent import absent, rewritten
 from sweworld.surrogates.swt.affected import affected_tests, change_signature, without_scratch
 from sweworld.surrogates.swt.facts import InstanceFacts, RepoFacts, diff_digest
 from sweworld.surrogates.swt.formats import render
+from sweworld.surrogates.swt.fulltext import context_texts, evaluated_below
 from sweworld.surrogates.swt.predictor import TestOutcomePredictor
 from sweworld.surrogates.swt.selection import select
 from sweworld.surrogates.swt.shellfilters import apply_filters
-from sweworld.surrogates.swt.testcmd import TestRun, relative
+from sweworld.surrogates.swt.testcmd import TestRun
+from sweworld.surrogates.swt.unlisted import unlisted
 from sweworld.world.context import SWTContext
 from sweworld.world.parse import SWTOutput
 
-RECORDED_HERE, RECORDED_BASE, LISTED, UNLISTED, STATIC = 0.97, 0.95, 0.9, 0.8, 0.7
+if TYPE_CHECKING:
+    from sweworld.surrogates.swr.patched import FileSource
+
+RECORDED_HERE, RECORDED_BASE, LISTED, UNLISTED, STATIC, LEFT_OUT = 0.97, 0.95, 0.9, 0.8, 0.7, 0.75
 WRAPPED = 0.9
 """tox and nox: the environment's commands are taken to be ``pytest {posargs}``."""
 
@@ -73,8 +81,9 @@ def statuses(tests: list[str], static: set[str], context: SWTContext, facts: Ins
     gone = absent(tests, task, context.diff, texts)  # a script naming a test the workspace does not hold
     old = rewritten([t for t in tests if t in failing], task, texts) - gone  # its old version runs here
     failing, passing = failing - old, passing | old
-    touched = affected_tests([t for t in tests if t not in here and t not in gone], context.diff, graph=repo.graph,
-                             coverage=coverage_of(task), texts=texts)
+    left_out = unlisted([t for t in tests if t not in here and t not in base], task, context.diff, texts)
+    touched = affected_tests([t for t in tests if t not in here and t not in gone and t not in left_out], context.diff,
+                             graph=repo.graph, coverage=coverage_of(task), texts=texts)
     as_here = facts.as_task()
     if old:  # the lists as they hold in this workspace
         as_here = as_here.model_copy(update={"FAIL_TO_PASS": sorted(failing), "PASS_TO_PASS": sorted(passing)})
@@ -85,6 +94,8 @@ def statuses(tests: list[str], static: set[str], context: SWTContext, facts: Ins
             out.append((test, "FAILED", LISTED, "absent"))
         elif test in here:
             out.append((test, here[test], RECORDED_HERE, "recorded"))
+        elif test in left_out:
+            out.append((test, left_out[test], LEFT_OUT, "unlisted"))
         elif test in predicted:
             out.append((test, *predicted[test], "predicted"))
         elif test in base:
@@ -104,9 +115,10 @@ def _named_as(facts: InstanceFacts, tests: list[str]) -> InstanceFacts:
 
 
 def predict_tests(run: TestRun, context: SWTContext, facts: InstanceFacts, repo: RepoFacts,
-                  predictor: TestOutcomePredictor) -> SWTPrediction:
-    """The output of the test command ``run`` in ``context`` (see the module docstring)."""
-    texts = {relative(f.path, context.workdir, context.workdir): f.content for f in context.files}
+                  predictor: TestOutcomePredictor, read: FileSource | None = None) -> SWTPrediction:
+    """The output of the test command ``run`` in ``context`` (see the module docstring; ``read``:
+    the task's base files, to make a test file the context cuts whole, ``fulltext``)."""
+    texts = context_texts(context, read, also=evaluated_below(facts.task, run.targets) if run.runner == "pytest" else ())
     chosen = select(run, facts.known_tests(), texts, absent(facts.known_tests(), facts.task, context.diff, texts))
     facts = _named_as(facts, chosen.tests) if run.runner == "sympy" else facts
     rows = [] if chosen.missing or chosen.not_found else statuses(chosen.tests, chosen.static, context, facts, repo, predictor, texts)

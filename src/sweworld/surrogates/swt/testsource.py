@@ -6,6 +6,9 @@ parametrized tests are named without their parameters. ``failure_body(path, text
 failure section as pytest writes it when nothing better was recorded: the test's source up to its
 last assertion, marked with ``>``, then ``E  AssertionError`` and the location line.
 ``span_of(text, test_id)`` and ``test_source(text, test_id)``: where a test's function is, and its text.
+``marked(text, test_id)``: "SKIPPED" or "XFAIL" where the test's function or its class is marked
+to skip or to fail (``pytest.mark.skip``/``skipif``/``xfail``, ``unittest.skip*``/``expectedFailure``,
+a ``pytestmark`` of the module) or its body skips (``pytest.skip``, ``self.skipTest``).
 """
 
 from __future__ import annotations
@@ -97,6 +100,48 @@ def test_source(text: str, test_id: str) -> str | None:
     """The source lines of ``test_id``'s function in ``text``, None if not there."""
     span = span_of(text, test_id)
     return None if span is None else "\n".join(text.splitlines()[span[0] - 1:span[1]])
+
+
+_SKIPS = re.compile(r"\b(?:mark\.skip(?:if)?|skip(?:If|Unless)?\b|skipTest|importorskip)")
+_XFAILS = re.compile(r"\b(?:mark\.xfail|expectedFailure)\b")
+
+
+def _mark_of(code: str) -> str | None:
+    return "XFAIL" if _XFAILS.search(code) else "SKIPPED" if _SKIPS.search(code) else None
+
+
+@lru_cache(maxsize=256)
+def _marks(text: str) -> dict[str, str]:
+    """``name`` or ``Class::name`` -> its mark (see ``marked``), for the marked tests of ``text``."""
+    try:
+        tree = pyast.parse(text)
+    except (SyntaxError, ValueError):
+        return {}
+    module = next((_mark_of(ast.unparse(n)) for n in tree.body if isinstance(n, ast.Assign)
+                   and any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in n.targets)), None)
+
+    def own(node: ast.AST) -> str | None:
+        return next((m for d in getattr(node, "decorator_list", []) if (m := _mark_of(ast.unparse(d)))), None)
+
+    found: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            pairs = [(node.name, node, module)]
+        elif isinstance(node, ast.ClassDef) and _is_test_class(node):
+            pairs = [(f"{node.name}::{item.name}", item, own(node) or module) for item in node.body
+                     if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        else:
+            continue
+        for name, item, outer in pairs:
+            body = "\n".join(ast.unparse(s) for s in item.body)
+            if (mark := own(item) or outer or ("SKIPPED" if re.search(r"\b(?:pytest\.skip|skipTest)\(", body) else None)):
+                found[name] = mark
+    return found
+
+
+def marked(text: str, test_id: str) -> str | None:
+    """See the module docstring."""
+    return _marks(text).get(base_id(test_id).split("::", 1)[-1])
 
 
 def failure_body(path: str, text: str | None, test_id: str, tb: str = "auto", root: str = "/testbed",
