@@ -1,7 +1,8 @@
 """The embedded SWT and the tests a task's lists leave out: a test of an evaluated test file that is
 in neither FAIL_TO_PASS nor PASS_TO_PASS did not pass where the lists were made, so it is predicted
 failing (or skipped, or xfailed, as its text marks it); the test file the context cuts short is
-read whole from the base commit. Checked against real pytest runs of the same states."""
+read whole from the base commit; a file whose whole run failed before the fix (every listed test
+FAIL_TO_PASS) runs its old version. Checked against real pytest runs of the same states."""
 
 from __future__ import annotations
 
@@ -103,3 +104,25 @@ def test_tests_the_lists_leave_out_do_not_pass(episode, edit):
     got, real = model.predict(swt_context(task, f"{PY} repro_issue.py", executor)), executor.run(f"{PY} repro_issue.py")
     assert (got.source, got.output.exit_code, real.exit_code) == ("script", 1, 1)
     assert got.detail["why"] == {"unlisted": 1}
+
+
+MODULE_TESTS = "from pkg import add\n\n\n" + "".join(f"def test_{k}():\n    assert add({k}, 0) == {k}\n\n\n" for k in range(3))
+
+
+def test_a_file_whose_whole_run_failed_before_the_fix_runs_its_old_version(tmp_path):
+    """The test patch imports a name only the fix defines, so before the fix every test of the file
+    failed (FAIL_TO_PASS, none PASS_TO_PASS); the workspace's file is the old one, whose tests pass."""
+    tree, commit = make_git_tree(tmp_path / "tree", {"pkg/__init__.py": BUGGY, "tests/test_mod.py": MODULE_TESTS,
+                                                     ".gitignore": "__pycache__/\n"})
+    after = MODULE_TESTS.replace("import add", "import add, sub") + "def test_sub():\n    assert sub(2, 1) == 1\n"
+    task = Task(instance_id="local__env-2", repo="local/env", base_commit=commit, problem_statement="no sub",
+                patch=_diff_of(tree, {"pkg/__init__.py": FIXED + "\n\ndef sub(a, b):\n    return a - b\n"}),
+                test_patch=_diff_of(tree, {"tests/test_mod.py": after}),
+                FAIL_TO_PASS=[f"tests/test_mod.py::test_{k}" for k in (0, 1, 2, "sub")], PASS_TO_PASS=[])
+    executor, model = DirExecutor(tree, commit), EmbeddedSWT()
+    model.add_tasks([task])
+    for command in (f"{PYTEST} -q tests/test_mod.py", f"{PYTEST} -q tests/test_mod.py::test_1",
+                    f"{PYTEST} -q tests/test_mod.py::test_sub"):
+        got, real = model.predict(swt_context(task, command, executor)), executor.run(command)
+        assert got.output.exit_code == real.exit_code, (command, real.output)
+        assert final_counts(to_result(got.output).output) == final_counts(real.output), (command, real.output)

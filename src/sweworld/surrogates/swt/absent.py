@@ -17,11 +17,18 @@ function is in the workspace's text of its file (``texts``) and differs once the
 that text (``swr.patched.apply_patch_text``), or, where that cannot be told (no text, a text cut
 short, a patch that does not apply to it), a line the patch adds or removes lies in the body of a
 function whose ``def`` line the hunk shows or its header names (git's function context).
+
+``whole_file_failed(tests, task)``: those of ``tests`` that are FAIL_TO_PASS in a file whose every
+listed test is FAIL_TO_PASS (at least ``WHOLE_FILE`` of them): before the fix the whole run of the
+file failed, an import or a collection error the test patch brings (a name only the fix defines,
+imported by the patched file or by a test file it adds beside it), not each test; in the workspace
+the old files run, and these tests with them, as at the base.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import Any
@@ -120,3 +127,15 @@ def rewritten(tests: Iterable[str], task: dict[str, Any], texts: Mapping[str, st
         elif key_of(test) in changed_bodies(patch):
             out.add(test)
     return out
+
+
+WHOLE_FILE = 3
+
+
+def whole_file_failed(tests: Iterable[str], task: dict[str, Any]) -> set[str]:
+    """See the module docstring."""
+    failing = [t for t in task.get("FAIL_TO_PASS") or [] if "::" in t]
+    passing = {t.split("::", 1)[0] for t in task.get("PASS_TO_PASS") or [] if "::" in t}
+    files = {f for f, n in Counter(t.split("::", 1)[0] for t in failing).items() if n >= WHOLE_FILE and f not in passing}
+    chosen = set(failing)
+    return {t for t in tests if t in chosen and t.split("::", 1)[0] in files}

@@ -8,7 +8,8 @@ of an evaluated test file that the lists leave out and no record names, not pass
 diff touches (``unlisted``: failing, or skipped or xfailed as its text marks it; 0.75), else, when
 the diff does not touch what the test runs (``affected``), its baseline: the status recorded at the
 base commit (0.95), else FAIL_TO_PASS failing and PASS_TO_PASS passing (0.9; a FAIL_TO_PASS test the
-test patch rewrites counts as passing: its old version runs, see ``absent.rewritten``), else passing
+test patch rewrites counts as passing: its old version runs, see ``absent.rewritten``; so does one
+of a file whose whole run failed before the fix, ``absent.whole_file_failed``), else passing
 (a test known only from its file's text: 0.7); when the diff does touch it, the per-test
 predictor's status and confidence. The output is rendered in the runner's format
 (``formats``: pytest, unittest, Django, sympy, under tox or nox) and piped through the command's
@@ -27,7 +28,7 @@ from statistics import median
 from typing import TYPE_CHECKING, Any
 
 from sweworld.covmap import CoverageMap
-from sweworld.surrogates.swt.absent import absent, rewritten
+from sweworld.surrogates.swt.absent import absent, rewritten, whole_file_failed
 from sweworld.surrogates.swt.affected import affected_tests, change_signature, without_scratch
 from sweworld.surrogates.swt.facts import InstanceFacts, RepoFacts, diff_digest
 from sweworld.surrogates.swt.formats import render
@@ -79,7 +80,7 @@ def statuses(tests: list[str], static: set[str], context: SWTContext, facts: Ins
     if task.get("patch") and change_signature(without_scratch(context.diff)) == change_signature(task["patch"]):
         here = {**dict.fromkeys(failing | passing, "PASSED"), **here}  # the validated fix
     gone = absent(tests, task, context.diff, texts)  # a script naming a test the workspace does not hold
-    old = rewritten([t for t in tests if t in failing], task, texts) - gone  # its old version runs here
+    old = (rewritten([t for t in tests if t in failing], task, texts) | whole_file_failed(tests, task)) - gone
     failing, passing = failing - old, passing | old
     left_out = unlisted([t for t in tests if t not in here and t not in base], task, context.diff, texts)
     touched = affected_tests([t for t in tests if t not in here and t not in gone and t not in left_out], context.diff,
