@@ -1,7 +1,8 @@
 """What a test file's text says without running it: its tests, and the source a failure shows.
 
 ``static_tests(path, text)``: the pytest ids of the tests defined in a module, in definition order
-(``test*`` functions; ``test*`` methods of ``Test*`` classes and of ``TestCase`` subclasses);
+(``test*`` functions; ``test*`` methods of ``Test*`` classes and of ``TestCase`` subclasses, a
+subclass of the module's own ``TestCase`` subclass too);
 parametrized tests are named without their parameters. ``failure_body(path, text, test_id)``: a
 failure section as pytest writes it when nothing better was recorded: the test's source up to its
 last assertion, marked with ``>``, then ``E  AssertionError`` and the location line.
@@ -29,10 +30,21 @@ def is_test_file(path: str) -> bool:
     return name.endswith(".py") and (name.startswith("test") or name.endswith("_test.py"))
 
 
-def _is_test_class(node: ast.ClassDef) -> bool:
-    if node.name.startswith("Test"):
-        return True
-    return any("TestCase" in ast.unparse(base) for base in node.bases)
+def _is_case(node: ast.ClassDef, cases: set[str] = frozenset()) -> bool:
+    """A ``TestCase`` subclass (through ``cases``, the module's ``TestCase`` subclasses above it, too)."""
+    return any("TestCase" in (name := ast.unparse(base)) or name in cases for base in node.bases)
+
+
+def _test_classes(tree: ast.Module) -> list[ast.ClassDef]:
+    """The module's classes pytest collects: named ``Test*``, or ``TestCase`` subclasses."""
+    found, cases = [], set()
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            if _is_case(node, cases):
+                cases.add(node.name)
+            if node.name.startswith("Test") or node.name in cases:
+                found.append(node)
+    return found
 
 
 @lru_cache(maxsize=256)
@@ -43,10 +55,11 @@ def _definitions(text: str) -> dict[str, tuple[int, int]]:
     except (SyntaxError, ValueError):
         return _scanned(text)
     found: dict[str, tuple[int, int]] = {}
+    classes = _test_classes(tree)
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
             found[node.name] = (node.lineno, node.end_lineno or node.lineno)
-        elif isinstance(node, ast.ClassDef) and _is_test_class(node):
+        elif node in classes:
             for item in node.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name.startswith("test"):
                     found[f"{node.name}::{item.name}"] = (item.lineno, item.end_lineno or item.lineno)
@@ -124,10 +137,11 @@ def _marks(text: str) -> dict[str, str]:
         return next((m for d in getattr(node, "decorator_list", []) if (m := _mark_of(ast.unparse(d)))), None)
 
     found: dict[str, str] = {}
+    classes = _test_classes(tree)
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             pairs = [(node.name, node, module)]
-        elif isinstance(node, ast.ClassDef) and _is_test_class(node):
+        elif node in classes:
             pairs = [(f"{node.name}::{item.name}", item, own(node) or module) for item in node.body
                      if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))]
         else:
