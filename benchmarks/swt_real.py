@@ -21,23 +21,10 @@ import json
 from pathlib import Path
 
 from sweworld.surrogates.swr.swr import EmbeddedSWR, EmbeddedSWRConfig
-from sweworld.surrogates.swt.evaluate import fit_on, leave_one_repo_out, score
+from sweworld.surrogates.swt.evaluate import fit_on, leave_one_repo_out, pooled, score
 from sweworld.surrogates.swt.learn import repo_trees
 from sweworld.tasks import load_tasks
 from sweworld.world.traces import StepTrace, load_traces
-
-
-def by_source(result: dict) -> dict[str, dict]:
-    """The repositories' blocks pooled per prediction source (test runs, scripts, neighbours)."""
-    pooled: dict[str, dict] = {}
-    for repo, block in result.items():
-        for source, part in ({} if repo == "overall" else block.get("by_source", {})).items():
-            into = pooled.setdefault(source, {"n": 0, "exit": 0.0, "outcome": 0.0})
-            into["n"] += part["n"]
-            into["exit"] += (part["exit_code_accuracy"] or 0) * part["n"]
-            into["outcome"] += (part["outcome_accuracy"] or 0) * part["n"]
-    return {s: {"n": b["n"], "exit_code_accuracy": round(b["exit"] / b["n"], 3),
-                "outcome_accuracy": round(b["outcome"] / b["n"], 3)} for s, b in sorted(pooled.items()) if b["n"]}
 
 
 def main() -> None:
@@ -61,13 +48,13 @@ def main() -> None:
               f"{block.get('outcome_accuracy')} similarity {block['output_similarity']}"
               + (f"  (no traces: exit acc {bare[repo]['exit_code_accuracy']} outcome acc "
                  f"{bare[repo]['outcome_accuracy']})" if repo in bare else ""))
+    bare["overall"] = pooled(list(bare.values()))
     for name, blocks in (("fitted on the other repositories", result), ("no traces", bare)):
         print(name)
-        for source, block in by_source(blocks).items():
+        for source, block in blocks["overall"]["by_source"].items():
             print(f"  by source {source:13} n {block['n']:4} exit acc {block['exit_code_accuracy']} outcome acc "
                   f"{block['outcome_accuracy']}")
-    n = sum(b["n"] for b in bare.values())
-    print("no traces, pooled: " + ", ".join(f"{key} {sum((b[key] or 0) * b['n'] for b in bare.values()) / n:.4f}"
+    print("no traces, pooled: " + ", ".join(f"{key} {bare['overall'][key]}"
                                            for key in ("exit_code_accuracy", "outcome_accuracy", "output_similarity")))
     result["no_traces"] = bare
     if args.out:

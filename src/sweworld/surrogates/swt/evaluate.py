@@ -6,7 +6,8 @@ output similarity (``metrics.similarity``: paths, addresses and timings masked),
 the same per prediction source and for confident predictions (>= ``confident``), milliseconds per
 prediction (mean, p95), and the mean duration of the real commands they stand for.
 ``leave_one_repo_out(traces, tasks)``: for each repository, fitted on the others' traces (every
-task row known, as the sim backend knows its dataset), scored on its steps; plus the pooled score.
+task row known, as the sim backend knows its dataset), scored on its steps; plus the pooled score
+(``pooled``: weighted by each repository's steps, per prediction source too).
 ``held_out(traces, tasks, test_fraction)``: fitted on the train repositories of
 ``fidelity.split_of``, scored on the test ones.
 """
@@ -64,6 +65,19 @@ def fit_on(traces: Traces, tasks: Sequence[Task], keep: Callable[[str], bool],
     return EmbeddedSWT.fit([t for t in traces if keep(t.repo)], tasks=rows, trees=trees, predictor=predictor)
 
 
+def pooled(blocks: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """``score`` blocks (one per repository) pooled, each figure weighted by its ``n``, per
+    prediction source too (``by_source``)."""
+    def pool(parts: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        n = sum(b["n"] for b in parts)
+        return {"n": n, **{key: round(sum((b[key] or 0) * b["n"] for b in parts if b["n"]) / n, 4) if n else None
+                           for key in ("exit_code_accuracy", "outcome_accuracy", "output_similarity", "confidence")}}
+
+    sources = sorted({s for b in blocks for s in b.get("by_source", {})})
+    return {**pool(blocks), "by_source": {s: pool([b["by_source"][s] for b in blocks if s in b.get("by_source", {})])
+                                          for s in sources}}
+
+
 def leave_one_repo_out(traces: Traces, tasks: Sequence[Task] = (), *,
                        trees: Callable[[Task], Path | None] | None = None,
                        predictor: TestOutcomePredictor | None = None,
@@ -71,15 +85,10 @@ def leave_one_repo_out(traces: Traces, tasks: Sequence[Task] = (), *,
     """See the module docstring (``repos``: only these are left out and scored; default all)."""
     repos = sorted(repos or {t.repo for t in traces if isinstance(t, StepTrace)})
     out: dict[str, Any] = {}
-    pooled: list[dict[str, Any]] = []
     for repo in repos:
         swt = fit_on(traces, tasks, lambda r, repo=repo: r != repo, trees, predictor)
         out[repo] = score(swt, [t for t in traces if isinstance(t, StepTrace) and t.repo == repo])
-        pooled.append(out[repo])
-    n = sum(b["n"] for b in pooled)
-    out["overall"] = {"n": n, **{key: round(sum(b[key] * b["n"] for b in pooled if b["n"]) / n, 4) if n else None
-                                 for key in ("exit_code_accuracy", "outcome_accuracy", "output_similarity",
-                                             "confidence")}}
+    out["overall"] = pooled([out[repo] for repo in repos])
     return out
 
 
