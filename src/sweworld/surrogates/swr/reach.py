@@ -55,17 +55,32 @@ def _short(qualified: str) -> str:
     return qualified.rsplit(".", 1)[-1]
 
 
-@lru_cache(maxsize=128)
-def _graph(text: str) -> dict[str, frozenset[str]]:
+class _Graph:
     """Qualified function name -> the names its body references (classes' entry methods also under
-    the class name)."""
-    mod = module(text)
-    out = {name: _referenced(defs) for name, defs in mod.nodes.items() if defs and name != "<module>"}
-    for name in list(out):
-        owner, _, method = name.rpartition(".")
-        if owner and method in _ENTRY_METHODS:
-            out.setdefault(owner, set()).add(method)
-    return {name: frozenset(refs) for name, refs in out.items()}
+    the class name), each walked when first asked for: a call graph reaches few of a module's
+    definitions."""
+
+    def __init__(self, text: str):
+        mod = module(text)
+        self._defs = {name: defs for name, defs in mod.nodes.items() if defs and name != "<module>"}
+        self._entries: dict[str, set[str]] = {}
+        for name in self._defs:
+            owner, _, method = name.rpartition(".")
+            if owner and method in _ENTRY_METHODS:
+                self._entries.setdefault(owner, set()).add(method)
+        self.names = list(dict.fromkeys([*self._defs, *self._entries]))
+        self._refs: dict[str, frozenset[str]] = {}
+
+    def refs(self, name: str) -> frozenset[str]:
+        found = self._refs.get(name)
+        if found is None:
+            found = self._refs[name] = frozenset(_referenced(self._defs.get(name, ())) | self._entries.get(name, set()))
+        return found
+
+
+@lru_cache(maxsize=128)
+def _graph(text: str) -> _Graph:
+    return _Graph(text)
 
 
 def test_names(text: str, tests: Iterable[str]) -> frozenset[str]:
@@ -77,7 +92,7 @@ def test_names(text: str, tests: Iterable[str]) -> frozenset[str]:
 def _test_names(text: str, tests: frozenset[str]) -> frozenset[str]:
     graph = _graph(text)
     by_short: dict[str, list[str]] = {}
-    for name in graph:
+    for name in graph.names:
         by_short.setdefault(_short(name), []).append(name)
     frontier = {t.split("[", 1)[0].split("::")[-1] for t in tests}
     seen: set[str] = set()
@@ -88,7 +103,7 @@ def _test_names(text: str, tests: frozenset[str]) -> frozenset[str]:
             for name in by_short.get(short, ()):
                 if name not in seen:
                     seen.add(name)
-                    new = graph[name] - names
+                    new = graph.refs(name) - names
                     names |= new
                     frontier |= new
     return frozenset(names)
@@ -103,10 +118,10 @@ def reached(names: set[str], sources: Mapping[str, str]) -> dict[str, set[str]]:
     for _ in range(_DEPTH):
         new: set[str] = set()
         for path, graph in graphs.items():
-            for name, refs in graph.items():
+            for name in graph.names:
                 if name not in out[path] and (_short(name) in frontier or name in frontier):
                     out[path].add(name)
-                    new |= refs - known
+                    new |= graph.refs(name) - known
         if not new:
             break
         known |= new
