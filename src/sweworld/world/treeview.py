@@ -14,6 +14,8 @@ and nothing is written to the tree, which other episodes share:
   files through one ``repos.blobs.GitBlobs`` reader of the scratch index). Git writes what the test patch makes into the
   scratch objects; one it finds already among the tree's it does not write but "freshens" (its
   time stamp set to now, where the tree is writable): the only mark an evaluation leaves;
+  What the test patch gives (whether it applies, the test files after it) is the same for every
+  patch of an instance: it is asked once per tree and test patch;
 - ``read_file``: the tree's file; a path (or a link) that leads out of the tree reads as missing,
   as it would find nothing of the host in an episode.
 
@@ -26,12 +28,24 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import lru_cache
 from pathlib import Path
 
 from sweworld.repos.blobs import GitBlobs
 from sweworld.repos.git import try_git
 from sweworld.types import Task
 from sweworld.world.testfiles import RAW_FACTOR, PatchView, read_plain
+
+
+@lru_cache(maxsize=64)
+def _after_test_patch(root: Path, stamp: tuple[int, int], test_patch: str, paths: tuple[str, ...],
+                      cap: int) -> tuple[bool, tuple[tuple[str, str], ...]]:
+    """``TreeView.after_test_patch``, once per tree (its index's time and size: a tree made again is
+    asked again), test patch and paths."""
+    del stamp
+    return TreeView(root).after_test_patch(test_patch, paths, cap)
 
 
 class TreeView:
@@ -66,15 +80,30 @@ class TreeView:
         index = self.git_dir / "index"
         if not index.is_file():
             return PatchView(git=False, files=read_plain(self, paths))
+        applied = None
+        if patch is not None and patch.strip():
+            with self._scratch(index) as env:
+                applied = self._applies(patch, env, "--check")
+        stamp = index.stat()
+        test_patch_applied, files = _after_test_patch(self.root, (stamp.st_mtime_ns, stamp.st_size), task.test_patch,
+                                                      tuple(paths), RAW_FACTOR * limit)
+        return PatchView(git=True, applied=applied, test_patch_applied=test_patch_applied, files=list(files))
+
+    @contextmanager
+    def _scratch(self, index: Path) -> Iterator[dict[str, str]]:
+        """git's environment for a scratch index (a copy of the tree's) and object directory."""
         with tempfile.TemporaryDirectory(prefix="sweworld-inspect-") as scratch:
             shutil.copyfile(index, os.path.join(scratch, "index"))
             os.mkdir(os.path.join(scratch, "objects"))
-            env = {"GIT_INDEX_FILE": os.path.join(scratch, "index"), "GIT_OBJECT_DIRECTORY": os.path.join(scratch, "objects"),
+            yield {"GIT_INDEX_FILE": os.path.join(scratch, "index"), "GIT_OBJECT_DIRECTORY": os.path.join(scratch, "objects"),
                    "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(self.git_dir / "objects")}
-            applied = self._applies(patch, env, "--check") if patch is not None and patch.strip() else None
-            test_patch_applied = not task.test_patch.strip() or self._applies(task.test_patch, env)
-            files = self._indexed(paths, env, RAW_FACTOR * limit) if paths else []
-        return PatchView(git=True, applied=applied, test_patch_applied=test_patch_applied, files=files)
+
+    def after_test_patch(self, test_patch: str, paths: tuple[str, ...], cap: int) -> tuple[bool, tuple[tuple[str, str], ...]]:
+        """(the test patch applies to the base, the files of ``paths`` after it): what every
+        patch of the instance gets, whatever the agent's patch is."""
+        with self._scratch(self.git_dir / "index") as env:
+            applied = not test_patch.strip() or self._applies(test_patch, env)
+            return applied, tuple(self._indexed(list(paths), env, cap) if paths else [])
 
     def _indexed(self, paths: list[str], env: dict[str, str], cap: int) -> list[tuple[str, str]]:
         """(path, its first ``cap`` bytes as text) of each of ``paths`` that the scratch index holds."""
