@@ -2,7 +2,8 @@
 in neither FAIL_TO_PASS nor PASS_TO_PASS did not pass where the lists were made, so it is predicted
 failing (or skipped, or xfailed, as its text marks it); the test file the context cuts short is
 read whole from the base commit; a file whose whole run failed before the fix (every listed test
-FAIL_TO_PASS) runs its old version. Checked against real pytest runs of the same states."""
+FAIL_TO_PASS) runs its old version; a parameter case the test patch adds is not found. Checked
+against real pytest runs of the same states."""
 
 from __future__ import annotations
 
@@ -123,6 +124,29 @@ def test_a_file_whose_whole_run_failed_before_the_fix_runs_its_old_version(tmp_p
     model.add_tasks([task])
     for command in (f"{PYTEST} -q tests/test_mod.py", f"{PYTEST} -q tests/test_mod.py::test_1",
                     f"{PYTEST} -q tests/test_mod.py::test_sub"):
+        got, real = model.predict(swt_context(task, command, executor)), executor.run(command)
+        assert got.output.exit_code == real.exit_code, (command, real.output)
+        assert final_counts(to_result(got.output).output) == final_counts(real.output), (command, real.output)
+
+
+PARAMETRIZED = ("import pytest\n\nfrom pkg import add\n\n\n@pytest.mark.parametrize(('a', 'b'), [\n    (1, 0),\n    (2, 0),\n])\n"
+                "def test_case(a, b):\n    assert add(a, b) == a + b\n")
+
+
+def test_a_parameter_case_the_test_patch_adds_is_not_found(tmp_path):
+    """The test patch adds a case to a parametrized test and nothing to its body: the FAIL_TO_PASS
+    case is not in the workspace (pytest: "not found", exit 4), its file runs the old cases."""
+    tree, commit = make_git_tree(tmp_path / "tree", {"pkg/__init__.py": BUGGY, "tests/test_p.py": PARAMETRIZED,
+                                                     ".gitignore": "__pycache__/\n"})
+    task = Task(instance_id="local__env-3", repo="local/env", base_commit=commit, problem_statement="add subtracts",
+                patch=_diff_of(tree, {"pkg/__init__.py": FIXED}),
+                test_patch=_diff_of(tree, {"tests/test_p.py": PARAMETRIZED.replace("    (2, 0),\n", "    (2, 0),\n    (2, 3),\n")}),
+                FAIL_TO_PASS=["tests/test_p.py::test_case[2-3]"],
+                PASS_TO_PASS=["tests/test_p.py::test_case[1-0]", "tests/test_p.py::test_case[2-0]"])
+    executor, model = DirExecutor(tree, commit), EmbeddedSWT()
+    model.add_tasks([task])
+    for command in (f"{PYTEST} -q 'tests/test_p.py::test_case[2-3]'", f"{PYTEST} -q tests/test_p.py",
+                    f"{PYTEST} -q 'tests/test_p.py::test_case[2-0]' 'tests/test_p.py::test_case[2-3]'"):
         got, real = model.predict(swt_context(task, command, executor)), executor.run(command)
         assert got.output.exit_code == real.exit_code, (command, real.output)
         assert final_counts(to_result(got.output).output) == final_counts(real.output), (command, real.output)

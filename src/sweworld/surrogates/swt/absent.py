@@ -18,6 +18,12 @@ that text (``swr.patched.apply_patch_text``), or, where that cannot be told (no 
 short, a patch that does not apply to it), a line the patch adds or removes lies in the body of a
 function whose ``def`` line the hunk shows or its header names (git's function context).
 
+``absent`` also holds the FAIL_TO_PASS cases of a parametrized test that the test patch adds to its
+parameters: the function is in the workspace's text, its body the same once the patch is applied and
+its decorators not (``new_cases``). A case that existed before, with the same body, passed at the
+base and would be PASS_TO_PASS; so a FAIL_TO_PASS case of it is one the patch adds, and pytest
+answers its id with "not found".
+
 ``whole_file_failed(tests, task)``: those of ``tests`` that are FAIL_TO_PASS in a file whose every
 listed test is FAIL_TO_PASS (at least ``WHOLE_FILE`` of them): before the fix the whole run of the
 file failed, an import or a collection error the test patch brings (a name only the fix defines,
@@ -34,7 +40,7 @@ from functools import lru_cache
 from typing import Any
 
 from sweworld.surrogates.swt.affected import file_sections
-from sweworld.surrogates.swt.testsource import base_id, static_tests, test_source
+from sweworld.surrogates.swt.testsource import base_id, decorators, static_tests, test_source
 
 _HUNK_DEF = re.compile(r"^@@ [^@]* @@[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)")
 _LINE_DEF = re.compile(r"^[ +-]([ \t]*)(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(")
@@ -60,18 +66,38 @@ def key_of(test_id: str) -> tuple[str, str]:
 def absent(tests: Iterable[str], task: dict[str, Any], diff: str, texts: Mapping[str, str] | None = None) -> set[str]:
     """See the module docstring; ``texts``: files of the workspace by path (a test its file's text
     defines is there, whatever the patches say)."""
+    tests = list(tests)
+    texts = texts or {}
     added, removed = defined(task.get("test_patch") or "")
     new = added - removed
+    cases = new_cases(tests, task, texts)
     if not new:
-        return set()
+        return cases
     written = defined(diff)[0] if diff else frozenset()
-    texts = texts or {}
 
     def there(test_id: str) -> bool:
         path, name = key_of(test_id)
         return path in texts and any(t.rsplit("::", 1)[-1] == name for t in static_tests(path, texts[path]))
 
-    return {t for t in tests if "::" in t and key_of(t) in new and key_of(t) not in written and not there(t)}
+    return cases | {t for t in tests if "::" in t and key_of(t) in new and key_of(t) not in written and not there(t)}
+
+
+def new_cases(tests: Iterable[str], task: dict[str, Any], texts: Mapping[str, str]) -> set[str]:
+    """See the module docstring."""
+    patch = task.get("test_patch") or ""
+    failing = {t for t in task.get("FAIL_TO_PASS") or [] if "::" in t and "[" in t}
+    chosen = [t for t in tests if t in failing and t.split("::", 1)[0] in texts]
+    if not patch or not chosen:
+        return set()
+    after = _patched(patch, tuple(sorted((p, texts[p]) for p in {t.split("::", 1)[0] for t in chosen})))
+    out = set()
+    for test in chosen:
+        path = test.split("::", 1)[0]
+        old, new = texts[path], after.get(path)
+        if new and test_source(old, test) is not None and test_source(old, test) == test_source(new, test) \
+                and decorators(old, test) != decorators(new, test):
+            out.add(test)
+    return out
 
 
 @lru_cache(maxsize=64)

@@ -6,7 +6,8 @@ subclass of the module's own ``TestCase`` subclass too);
 parametrized tests are named without their parameters. ``failure_body(path, text, test_id)``: a
 failure section as pytest writes it when nothing better was recorded: the test's source up to its
 last assertion, marked with ``>``, then ``E  AssertionError`` and the location line.
-``span_of(text, test_id)`` and ``test_source(text, test_id)``: where a test's function is, and its text.
+``span_of(text, test_id)`` and ``test_source(text, test_id)``: where a test's function is, and its
+text (from its ``def`` line: ``decorators(text, test_id)`` has the decorators).
 ``marked(text, test_id)``: "SKIPPED" or "XFAIL" where the test's function or its class is marked
 to skip or to fail (``pytest.mark.skip``/``skipif``/``xfail``, ``unittest.skip*``/``expectedFailure``,
 a ``pytestmark`` of the module) or its body skips (``pytest.skip``, ``self.skipTest``).
@@ -47,23 +48,35 @@ def _test_classes(tree: ast.Module) -> list[ast.ClassDef]:
     return found
 
 
+Functions = list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef, ast.ClassDef | None]]
+
+
 @lru_cache(maxsize=256)
-def _definitions(text: str) -> dict[str, tuple[int, int]]:
-    """``name`` or ``Class::name`` -> (first line, last line) of the test function."""
+def _test_functions(text: str) -> Functions | None:
+    """(``name`` or ``Class::name``, the function, its class) of each test of a module's ``text``,
+    in definition order; None when the text does not parse."""
     try:
         tree = pyast.parse(text)
     except (SyntaxError, ValueError):
-        return _scanned(text)
-    found: dict[str, tuple[int, int]] = {}
+        return None
+    found: Functions = []
     classes = _test_classes(tree)
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
-            found[node.name] = (node.lineno, node.end_lineno or node.lineno)
+            found.append((node.name, node, None))
         elif node in classes:
-            for item in node.body:
-                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name.startswith("test"):
-                    found[f"{node.name}::{item.name}"] = (item.lineno, item.end_lineno or item.lineno)
+            found += [(f"{node.name}::{item.name}", item, node) for item in node.body
+                      if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name.startswith("test")]
     return found
+
+
+@lru_cache(maxsize=256)
+def _definitions(text: str) -> dict[str, tuple[int, int]]:
+    """``name`` or ``Class::name`` -> (first line, last line) of the test function."""
+    functions = _test_functions(text)
+    if functions is None:
+        return _scanned(text)
+    return {name: (node.lineno, node.end_lineno or node.lineno) for name, node, _ in functions}
 
 
 def _scanned(text: str) -> dict[str, tuple[int, int]]:
@@ -126,31 +139,30 @@ def _mark_of(code: str) -> str | None:
 @lru_cache(maxsize=256)
 def _marks(text: str) -> dict[str, str]:
     """``name`` or ``Class::name`` -> its mark (see ``marked``), for the marked tests of ``text``."""
-    try:
-        tree = pyast.parse(text)
-    except (SyntaxError, ValueError):
+    functions = _test_functions(text)
+    if not functions:
         return {}
-    module = next((_mark_of(ast.unparse(n)) for n in tree.body if isinstance(n, ast.Assign)
+    module = next((_mark_of(ast.unparse(n)) for n in pyast.parse(text).body if isinstance(n, ast.Assign)
                    and any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in n.targets)), None)
 
-    def own(node: ast.AST) -> str | None:
+    def own(node: ast.AST | None) -> str | None:
         return next((m for d in getattr(node, "decorator_list", []) if (m := _mark_of(ast.unparse(d)))), None)
 
     found: dict[str, str] = {}
-    classes = _test_classes(tree)
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            pairs = [(node.name, node, module)]
-        elif node in classes:
-            pairs = [(f"{node.name}::{item.name}", item, own(node) or module) for item in node.body
-                     if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))]
-        else:
-            continue
-        for name, item, outer in pairs:
-            body = "\n".join(ast.unparse(s) for s in item.body)
-            if (mark := own(item) or outer or ("SKIPPED" if re.search(r"\b(?:pytest\.skip|skipTest)\(", body) else None)):
-                found[name] = mark
+    for name, item, cls in functions:
+        body = "\n".join(ast.unparse(s) for s in item.body)
+        if (mark := own(item) or own(cls) or module
+                or ("SKIPPED" if re.search(r"\b(?:pytest\.skip|skipTest)\(", body) else None)):
+            found[name] = mark
     return found
+
+
+def decorators(text: str, test_id: str) -> str | None:
+    """The source of ``test_id``'s decorators in its module's ``text`` ("" when it has none), None
+    when the text does not define it (or does not parse)."""
+    name = base_id(test_id).split("::", 1)[-1]
+    node = next((node for found, node, _ in _test_functions(text) or [] if found == name), None)
+    return None if node is None else "\n".join(ast.unparse(d) for d in node.decorator_list)
 
 
 def marked(text: str, test_id: str) -> str | None:
