@@ -107,6 +107,17 @@ def test_tests_the_lists_leave_out_do_not_pass(episode, edit):
     assert got.detail["why"] == {"unlisted": 1}
 
 
+def _as_pytest_runs_them(executor: DirExecutor, task: Task, commands: list[str]) -> None:
+    """The SWT that knows only ``task``'s row predicts each command's exit code and final counts as
+    the real run gives them."""
+    model = EmbeddedSWT()
+    model.add_tasks([task])
+    for command in commands:
+        got, real = model.predict(swt_context(task, command, executor)), executor.run(command)
+        assert got.output.exit_code == real.exit_code, (command, real.output)
+        assert final_counts(to_result(got.output).output) == final_counts(real.output), (command, real.output)
+
+
 MODULE_TESTS = "from pkg import add\n\n\n" + "".join(f"def test_{k}():\n    assert add({k}, 0) == {k}\n\n\n" for k in range(3))
 
 
@@ -120,13 +131,8 @@ def test_a_file_whose_whole_run_failed_before_the_fix_runs_its_old_version(tmp_p
                 patch=_diff_of(tree, {"pkg/__init__.py": FIXED + "\n\ndef sub(a, b):\n    return a - b\n"}),
                 test_patch=_diff_of(tree, {"tests/test_mod.py": after}),
                 FAIL_TO_PASS=[f"tests/test_mod.py::test_{k}" for k in (0, 1, 2, "sub")], PASS_TO_PASS=[])
-    executor, model = DirExecutor(tree, commit), EmbeddedSWT()
-    model.add_tasks([task])
-    for command in (f"{PYTEST} -q tests/test_mod.py", f"{PYTEST} -q tests/test_mod.py::test_1",
-                    f"{PYTEST} -q tests/test_mod.py::test_sub"):
-        got, real = model.predict(swt_context(task, command, executor)), executor.run(command)
-        assert got.output.exit_code == real.exit_code, (command, real.output)
-        assert final_counts(to_result(got.output).output) == final_counts(real.output), (command, real.output)
+    _as_pytest_runs_them(DirExecutor(tree, commit), task, [f"{PYTEST} -q tests/test_mod.py", f"{PYTEST} -q tests/test_mod.py::test_1",
+                                                          f"{PYTEST} -q tests/test_mod.py::test_sub"])
 
 
 PARAMETRIZED = ("import pytest\n\nfrom pkg import add\n\n\n@pytest.mark.parametrize(('a', 'b'), [\n    (1, 0),\n    (2, 0),\n])\n"
@@ -143,10 +149,6 @@ def test_a_parameter_case_the_test_patch_adds_is_not_found(tmp_path):
                 test_patch=_diff_of(tree, {"tests/test_p.py": PARAMETRIZED.replace("    (2, 0),\n", "    (2, 0),\n    (2, 3),\n")}),
                 FAIL_TO_PASS=["tests/test_p.py::test_case[2-3]"],
                 PASS_TO_PASS=["tests/test_p.py::test_case[1-0]", "tests/test_p.py::test_case[2-0]"])
-    executor, model = DirExecutor(tree, commit), EmbeddedSWT()
-    model.add_tasks([task])
-    for command in (f"{PYTEST} -q 'tests/test_p.py::test_case[2-3]'", f"{PYTEST} -q tests/test_p.py",
-                    f"{PYTEST} -q 'tests/test_p.py::test_case[2-0]' 'tests/test_p.py::test_case[2-3]'"):
-        got, real = model.predict(swt_context(task, command, executor)), executor.run(command)
-        assert got.output.exit_code == real.exit_code, (command, real.output)
-        assert final_counts(to_result(got.output).output) == final_counts(real.output), (command, real.output)
+    _as_pytest_runs_them(DirExecutor(tree, commit), task, [
+        f"{PYTEST} -q 'tests/test_p.py::test_case[2-3]'", f"{PYTEST} -q tests/test_p.py",
+        f"{PYTEST} -q 'tests/test_p.py::test_case[2-0]' 'tests/test_p.py::test_case[2-3]'"])
