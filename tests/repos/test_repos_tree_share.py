@@ -14,7 +14,7 @@ from sweworld.envs import gc
 from sweworld.errors import RepoError
 from sweworld.repos import RepoStore
 from sweworld.repos.share import copy_objects, is_shared
-from sweworld.repos.tree import build_tree
+from sweworld.repos.tree import build_tree, init
 
 
 def _commit(run_git, repo: Path, files: dict[str, str | None], message: str,
@@ -205,4 +205,4 @@ def test_an_object_missing_from_the_mirror_fails_the_build(tmp_path, history):
     repos, (a, _, _) = history
     mirror = RepoStore(root=tmp_path / "cache", repos_dir=repos).mirror("owner/name")
     with pytest.raises(RepoError, match="0123456789abcdef0123456789abcdef01234567 is missing"):
-        copy_objects(mirror, [a, "0123456789abcdef0123456789abcdef01234567"], tmp_path / "objects")
+        copy_objects(mirror, [a, "0123456789abcdef0123456789abcdef01234567"], init(tmp_path / "t", a, raw_attributes=False))

@@ -2,8 +2,7 @@
 
 ``GitBlobs(repo)`` (a clone or a bare repository) keeps one ``git cat-file --batch`` process (replace
 refs ignored: objects as stored; ``env``: more of git's environment, e.g. ``GIT_INDEX_FILE`` for
-``:path`` specs of another index); ``object(spec)`` returns an object's kind and raw bytes (what
-``share.copy_objects`` writes as loose objects); ``read(commit, path)`` returns the
+``:path`` specs of another index); ``object(spec)`` returns an object's kind and raw bytes; ``read(commit, path)`` returns the
 text of ``path`` at ``commit`` (None: no such file, or not a file), decoded as UTF-8 with
 replacement as ``tree_source`` reads files. ``source(commit)`` is that reader for one commit (a
 ``FileSource`` of ``surrogates.swr.patched``). Reading a few files this way costs milliseconds

@@ -6,7 +6,7 @@ of a further commit hard-links what it has in common with a finished tree of the
 (the *donor*) instead of writing it:
 
 - object files: each loose object of the new commit that the donor holds (an id names its bytes);
-  the others are read from the mirror (``cat-file --batch``) and written as loose objects. Nothing
+  the others are packed from the mirror (``pack-objects``) and unpacked as loose objects. Nothing
   else of the donor is linked, so a tree still holds its own commit's objects only;
 - worktree files: each path whose blob and mode the donor's commit has too, with the donor's index
   copied so that their stat data is known; ``git read-tree --reset -u`` then writes the files that
@@ -26,14 +26,13 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import zlib
+import subprocess
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from sweworld.errors import RepoError
-from sweworld.repos.blobs import GitBlobs
-from sweworld.repos.git import SHA_RE, git
+from sweworld.repos.git import CORE_FLAGS, SHA_RE, git, git_env, tail
 
 SHARED = "sweworld-shared"
 NEAREST = 8  # finished trees nearest in date whose differences are counted to choose the donor
@@ -147,32 +146,33 @@ def link_objects(source: Path, dest: Path, ids: list[str]) -> list[str]:
     return missing
 
 
-def copy_objects(mirror: Path, ids: list[str], objects: Path, *, what: str = "") -> None:
-    """Write the objects ``ids`` of ``mirror`` into the objects directory ``objects`` as loose objects
-    (zlib level 1, read-only, as git writes them)."""
+def copy_objects(mirror: Path, ids: list[str], git_dir: Path, *, what: str = "") -> None:
+    """Write the objects ``ids`` of ``mirror`` into the repository ``git_dir`` as loose objects: one
+    ``git pack-objects`` of exactly those ids (no delta search) piped into ``git unpack-objects``,
+    which writes each one read-only, zlib level 1, as git writes loose objects."""
     if not ids:
         return
-    blobs = GitBlobs(mirror)
-    try:
-        for oid in sorted(ids):
-            found = blobs.object(oid)
-            if found is None:
-                raise RepoError(f"object {oid} is missing from {mirror}", where=what or None)
-            _write_loose(objects, oid, *found)
-    finally:
-        blobs.close()
-
-
-def _write_loose(objects: Path, oid: str, kind: str, body: bytes) -> None:
-    packed = zlib.compressobj(1)
-    data = packed.compress(f"{kind} {len(body)}\0".encode()) + packed.compress(body) + packed.flush()
-    (objects / oid[:2]).mkdir(exist_ok=True)
-    try:  # created read-only, written through the descriptor
-        fd = os.open(objects / oid[:2] / oid[2:], os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
-    except FileExistsError:
-        return
-    with open(fd, "wb") as handle:
-        handle.write(data)
+    wanted = "".join(f"{oid}\n" for oid in sorted(set(ids))).encode()
+    env = git_env()
+    pack = subprocess.Popen(["git", *CORE_FLAGS, *_reading(mirror), "pack-objects", "--stdout", "-q",
+                             "--window=0", "--depth=0"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, env=env)
+    unpack = subprocess.Popen(["git", *CORE_FLAGS, f"--git-dir={git_dir}", "unpack-objects", "-q"],
+                              stdin=pack.stdout, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    assert pack.stdin and pack.stdout
+    pack.stdout.close()  # unpack-objects holds the read end
+    with contextlib.suppress(BrokenPipeError):
+        pack.stdin.write(wanted)
+    pack.stdin.close()
+    _, err = unpack.communicate()
+    if pack.wait() != 0 or unpack.returncode != 0:
+        checked = git(*_reading(mirror), "cat-file", "--batch-check", input=wanted, what=what)
+        missing = [line.split()[0] for line in checked.splitlines() if line.endswith(" missing")]
+        if missing:
+            raise RepoError(f"object {missing[0]} is missing from {mirror}"
+                            + (f" ({len(missing) - 1} more)" if len(missing) > 1 else ""), where=what or None)
+        raise RepoError(f"copying {len(ids)} objects from {mirror} failed: {tail(err.decode(errors='replace'))}",
+                        where=what or None)
 
 
 def same_attributes(plan: Plan, dest: Path) -> bool:

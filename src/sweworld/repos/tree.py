@@ -71,7 +71,7 @@ def build_tree(mirror: Path, sha: str, dest: Path, *, what: str = "", raw_attrib
     objects = [sha, plan.root, *(e.oid for e in listing if e.kind != "commit")]
     missing = (share.link_objects(plan.donor / ".git" / "objects", git_dir / "objects", objects)
                if plan.donor is not None else objects)
-    share.copy_objects(mirror, missing, git_dir / "objects", what=where)
+    share.copy_objects(mirror, missing, git_dir, what=where)
     run = (f"--git-dir={git_dir}", f"--work-tree={dest}")
     if share.same_attributes(plan, dest):
         share.link_worktree(plan, listing, dest)
