@@ -10,15 +10,19 @@ import re
 from pathlib import Path
 
 import pytest
+from tests.conftest import make_git_tree
+from world_direxec import DirExecutor
 from world_tasks import FIXED, NEW_TEST, calc_task, world_model
 
 from realtasks import MODULE, real_tasks, unified
 from realtasks import NEW_TEST as REAL_NEW_TEST
 from sweworld.backends.sim import SimBackend
+from sweworld.harness.patches import apply_patch
 from sweworld.harness.predictions import Prediction
 from sweworld.repos import RepoStore
 from sweworld.sandbox import Layers, Sandbox
 from sweworld.surrogates.swr.swr import EmbeddedSWR
+from sweworld.types import Task
 from sweworld.world.swt import SWT
 from sweworld.world.testfiles import inspect_patch
 from sweworld.world.treeview import TreeView
@@ -102,3 +106,29 @@ def test_a_real_base_tree_answers_as_its_isolated_episode(tmp_path, monkeypatch)
                                              tmp_path / "sim")
     assert report.error is None and report.resolved and report.sim_probability > 0.5
     assert (tmp_path / "sim" / "report.json").is_file()
+
+
+def test_a_patch_with_hunks_at_the_wrong_lines_applies_as_the_harness_applies_it(tmp_path):
+    """A diff made from a search/replace edit says its hunk starts at line 1 (as Agentless's do):
+    ``git apply`` refuses it (a hunk at line 1 must match the file's start), the harness's ``patch
+    --fuzz`` finds it further down. The view and the episode's script answer "applied" as the
+    harness does, writing nothing; once the working tree is edited the script no longer tries it."""
+    lines = [f"VALUE_{n} = {n}\n" for n in range(30)]
+    tree, commit = make_git_tree(tmp_path / "tree", {"pkg/mod.py": "".join(lines)})
+    task = Task(instance_id="local__lines-1", repo="local/lines", base_commit=commit, problem_statement="x",
+                patch="", test_patch="", FAIL_TO_PASS=["t.py::t"], PASS_TO_PASS=[])
+    misplaced = ("--- a/pkg/mod.py\n+++ b/pkg/mod.py\n@@ -1,3 +1,3 @@\n VALUE_19 = 19\n-VALUE_20 = 20\n"
+                 "+VALUE_20 = 21\n VALUE_21 = 21\n")
+    escaping = misplaced.replace("pkg/mod.py", "../outside.py")
+    executor, view = DirExecutor(tree, commit), TreeView(tree)
+    assert executor.run("git apply --check - <<'EOF'\n" + misplaced + "EOF").exit_code != 0
+    before = snapshot(tree)
+    for patch, expected in ((misplaced, True), (escaping, False), (misplaced.replace("VALUE_19", "OTHER"), True),
+                            (misplaced.replace("VALUE_2", "OTHER_"), False)):
+        assert view.inspect_patch(task, patch, [], limit=1).applied is expected, patch
+        assert inspect_patch(executor, task, patch, []).applied is expected, patch
+    assert snapshot(tree) == before
+    result = apply_patch(executor, misplaced, workdir=str(tree))
+    assert (result.applied, result.method) == (True, "patch --fuzz")
+    assert "VALUE_20 = 21\n" in (tree / "pkg/mod.py").read_text()
+    assert inspect_patch(executor, task, misplaced, []).applied is False  # the tree is no longer the base

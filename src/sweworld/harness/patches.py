@@ -34,7 +34,9 @@ from sweworld.errors import PatchApplyError
 from sweworld.executor import Executor
 
 METHODS = ("git apply", "git apply --reject", "patch --fuzz")
-_COMMANDS = ("git apply -v {file}", "git apply -v --reject {file}", "patch --batch --fuzz=5 -p1 -i {file}")
+FUZZY = ("patch", "--batch", "--fuzz=5", "-p1")
+"""The chain's last command, which finds a hunk at another line and with up to 5 context lines off."""
+_COMMANDS = ("git apply -v {file}", "git apply -v --reject {file}", " ".join(FUZZY) + " -i {file}")
 _NAME = r'("(?:[^"\\]|\\.)*"|\S+)'
 _GIT_HEADER = re.compile(r"^diff --git (.*)$", re.M)
 _NAME_LINE = re.compile(r"^(rename from|rename to|copy from|copy to) (.+)$", re.M)

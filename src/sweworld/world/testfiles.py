@@ -6,8 +6,11 @@ base commit (``git diff-index --cached``: a fresh episode), else ``git read-tree
 apply --cached --check`` of the agent's patch (does it apply to the base commit? the index is left
 as it is), ``git apply --cached`` of the test patch and ``git show :<path>`` of each test file. The working
 tree, the real index and the shell's state (no ``export``; the script runs in a subshell) are left
-as they were. Unlike the harness's apply chain there is no ``patch --fuzz`` fallback: a patch that
-``git apply`` refuses counts as not applied.
+as they were. A patch ``git apply`` refuses is tried as the harness's chain goes on, with ``patch
+--batch --fuzz=5 -p1 --dry-run`` (which writes nothing), when the working tree holds the base (a
+fresh episode: ``git diff-index --quiet <base>``); its other paths are then as unsafe to the view as
+to the harness (``patches.unsafe_paths``). Patches with hunks at the wrong lines (diffs made from
+search/replace edits) apply that way in a real evaluation.
 
 A workspace that is not a git repository (an in-memory executor) gets the files as they are
 (``read_file``), the test patch not applied, and ``applied=None`` (unknown). A workspace that
@@ -25,6 +28,7 @@ from pydantic import BaseModel, Field
 
 from sweworld.executor import Executor
 from sweworld.harness.evalscript import heredoc_delimiter
+from sweworld.harness.patches import FUZZY, unsafe_paths
 from sweworld.types import Task
 
 RAW_FACTOR = 4
@@ -73,7 +77,13 @@ def _script(task: Task, patch: str | None, paths: list[str], nonce: str, limit: 
              f"&& {git} diff-index --cached --quiet {base} 2>/dev/null; }} || {git} read-tree {base} >/dev/null 2>&1 "
              '|| { rm -f "$idx"; exit 0; }', f"echo 'GIT {nonce}'"]
     if patch is not None and patch.strip():  # --check leaves the index as it is: the base, for the test patch
-        lines += _heredoc(f"{git} apply --cached --check", patch, nonce, f"echo 'APPLIED {nonce}'")
+        body = patch if patch.endswith("\n") else patch + "\n"
+        delimiter = heredoc_delimiter(body, nonce)
+        fuzzy = (f"{{ {git} diff-index --quiet {base} -- && {' '.join(FUZZY)} --dry-run -i \"$p\"; }}"
+                 if not unsafe_paths(patch) else "false")
+        lines += ['p=$(mktemp "${TMPDIR:-/tmp}/sweworld-patch-XXXXXX") || exit 0', f"cat > \"$p\" <<'{delimiter}'",
+                  body + delimiter, f"{{ {git} apply --cached --check \"$p\" || {fuzzy}; }} >/dev/null 2>&1 "
+                  f"&& echo 'APPLIED {nonce}'", 'rm -f "$p"']
     if task.test_patch.strip():
         lines += _heredoc(f"{git} apply --cached", task.test_patch, nonce, f"echo 'TESTPATCH {nonce}'")
     else:

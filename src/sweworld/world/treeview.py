@@ -9,8 +9,9 @@ and nothing is written to the tree, which other episodes share:
 - ``inspect_patch``: git with the tree as its repository and work tree, on a scratch index (a copy
   of the tree's own, which holds exactly the base commit: the tree is never checked out again) and a
   scratch object directory (``GIT_OBJECT_DIRECTORY``, the tree's objects as its alternates), both in
-  a temporary directory removed afterwards; then the same ``git apply --cached --check``, ``git
-  apply --cached`` of the test patch and reads of the index as the episode's script runs (the
+  a temporary directory removed afterwards; then the same ``git apply --cached --check`` (and, where
+  git refuses a safe patch, the harness's ``patch --fuzz`` with ``--dry-run``, over the tree's files),
+  ``git apply --cached`` of the test patch and reads of the index as the episode's script runs (the
   files through one ``repos.blobs.GitBlobs`` reader of the scratch index). Git writes what the test patch makes into the
   scratch objects; one it finds already among the tree's it does not write but "freshens" (its
   time stamp set to now, where the tree is writable): the only mark an evaluation leaves;
@@ -27,12 +28,14 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 
+from sweworld.harness.patches import FUZZY, patch_paths, unsafe_paths
 from sweworld.repos.blobs import GitBlobs
 from sweworld.repos.git import try_git
 from sweworld.types import Task
@@ -75,6 +78,22 @@ class TreeView:
         return try_git(f"--git-dir={self.git_dir}", f"--work-tree={self.root}", "apply", "--cached", *check, "-",
                        cwd=self.root, env=env, input=body.encode("utf-8", "surrogateescape")) is not None
 
+    def _fuzzy(self, patch: str, scratch: str) -> bool:
+        """The harness's last command, ``patch --batch --fuzz=5 -p1``, would apply ``patch`` to the tree
+        (``--dry-run``: nothing written, its temporary files in ``scratch``); a path that leads out of
+        the tree, as the harness refuses it, does not."""
+        if unsafe_paths(patch) or any(not (self.root / path).resolve().is_relative_to(self.root)
+                                      for path in patch_paths(patch)):
+            return False
+        body = patch if patch.endswith("\n") else patch + "\n"
+        try:
+            done = subprocess.run([*FUZZY, "--dry-run", "--directory", str(self.root)], input=body.encode("utf-8", "surrogateescape"),
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "TMPDIR": scratch},
+                                  check=False)
+        except OSError:  # no patch program: git's answer stands
+            return False
+        return done.returncode == 0
+
     def inspect_patch(self, task: Task, patch: str | None, paths: list[str], *, limit: int) -> PatchView:
         """``testfiles.inspect_patch``'s answer, from the tree (see the module docstring)."""
         index = self.git_dir / "index"
@@ -83,7 +102,8 @@ class TreeView:
         applied = None
         if patch is not None and patch.strip():
             with self._scratch(index) as env:
-                applied = self._applies(patch, env, "--check")
+                applied = (self._applies(patch, env, "--check")
+                           or self._fuzzy(patch, os.path.dirname(env["GIT_INDEX_FILE"])))
         stamp = index.stat()
         test_patch_applied, files = _after_test_patch(self.root, (stamp.st_mtime_ns, stamp.st_size), task.test_patch,
                                                       tuple(paths), RAW_FACTOR * limit)

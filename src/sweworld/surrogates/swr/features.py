@@ -42,7 +42,7 @@ from functools import lru_cache
 
 from sweworld.surrogates.swr.behaviour import FEATURES as BEHAVIOUR
 from sweworld.surrogates.swr.behaviour import behaviour
-from sweworld.surrogates.swr.patched import FileSource, Patched, apply_patch_text
+from sweworld.surrogates.swr.patched import FileSource, Patched, apply_patch_text, split_lines
 from sweworld.surrogates.swr.reach import reached, test_names
 from sweworld.surrogates.swr.splice import spliced
 from sweworld.surrogates.swr.syntax import (
@@ -163,6 +163,25 @@ def _trimmed(x: list[str], y: list[str]) -> tuple[list[str], list[str]]:
     return x[start:len(x) - end], y[start:len(y) - end]
 
 
+def _signature(patched: Patched, diff: str) -> list[str]:
+    """The lines the patch removes and adds (sign + stripped text), in order, as its diff says them;
+    where the diff removes and adds the very same line (it replaces a whole block to change part of
+    it, as diffs made from search/replace edits do), from the files it produces instead (difflib
+    between each base and patched text, indentation kept), so that its signature is that of the
+    change it makes."""
+    said = [line.rstrip() for lines in change_signature(diff).values() for line in lines]
+    sides = [Counter(line[1:] for line in said if line[0] == sign and line[1:].strip()) for sign in "-+"]
+    if patched.applied and sides[0] & sides[1]:
+        said = []
+        for path in patched.paths:
+            x, y = _trimmed(*([line.rstrip() for line in split_lines(t)] if t is not None else []
+                              for t in (patched.base.get(path), patched.after[path])))
+            for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=x, b=y, autojunk=False).get_opcodes():
+                if tag != "equal":
+                    said += ["-" + line for line in x[i1:i2]] + ["+" + line for line in y[j1:j2]]
+    return [line[0] + line[1:].strip() for line in said]
+
+
 @lru_cache(maxsize=128)
 def _words(text: str) -> frozenset[str]:
     return frozenset(re.findall(r"\w+", text))
@@ -269,8 +288,7 @@ def features(task: Task, patch: str | None, read: FileSource, *, probe: Sequence
     if not patch.strip():
         return {**dict.fromkeys(FEATURES, 0.0), "empty": 1.0}
     gold, agent = _gold(task, read), apply_patch_text(patch, read)
-    signs = [[line[0] + line[1:].strip() for lines in change_signature(p).values() for line in lines]
-             for p in (patch, task.patch)]
+    signs = [_signature(patched, diff) for patched, diff in ((agent, patch), (gold, task.patch))]
     paths = set(agent.paths) | set(gold.paths)
     views = {p: _view(p, gold, agent, read) for p in paths
              if p.endswith(".py") and p not in agent.added and _present(agent, p)}

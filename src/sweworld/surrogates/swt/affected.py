@@ -24,15 +24,35 @@ from sweworld.covmap import CoverageMap
 from sweworld.surrogates.swt.importgraph import reaches
 from sweworld.surrogates.swt.testsource import is_test_file
 
-_FILE = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.MULTILINE)
+_HEADER = re.compile(r"^diff --git a/(\S+) b/(\S+)$|^--- (\S+)[^\n]*\n\+\+\+ (\S+)[^\n]*$(?=\n@@ )", re.MULTILINE)
+"""A file's header: git's (``diff --git a/X b/Y``), or a plain unified diff's ``---``/``+++`` pair
+before its first hunk (``diff -u``, and the diffs tools make from search/replace edits)."""
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@")
 
 
+def _plain_path(old: str, new: str) -> str:
+    """The path a ``---``/``+++`` pair names: the new side's, the old side's for a deletion."""
+    name = old if new == "/dev/null" else new
+    return name[2:] if name.startswith(("a/", "b/")) else name
+
+
 def file_sections(diff: str) -> list[tuple[str, str]]:
-    """(path, text) of each file section of ``diff`` (the text before the first header: path "")."""
-    starts = [m.start() for m in _FILE.finditer(diff)]
-    bounds = list(zip([0, *starts], [*starts, len(diff)], strict=True))
-    return [(m.group(2) if (m := _FILE.match(diff, a)) else "", diff[a:b]) for a, b in bounds if b > a]
+    """(path, text) of each file section of ``diff`` (the text before the first header: path ""); a
+    ``---``/``+++`` pair right after a git header (no hunk between) belongs to that header's section."""
+    starts: list[tuple[int, str]] = []
+    git_open = False
+    for match in _HEADER.finditer(diff):
+        if match.group(1) is not None:
+            starts.append((match.start(), match.group(2)))
+            git_open = True
+        elif git_open and "\n@@ " not in diff[starts[-1][0]:match.start()]:
+            continue
+        else:
+            starts.append((match.start(), _plain_path(match.group(3), match.group(4))))
+            git_open = False
+    bounds = [0, *(at for at, _ in starts), len(diff)]
+    names = ["", *(name for _, name in starts)]
+    return [(name, diff[a:b]) for name, a, b in zip(names, bounds, bounds[1:], strict=False) if b > a]
 
 
 def without_scratch(diff: str, also: Iterable[str] = ()) -> str:
@@ -42,54 +62,47 @@ def without_scratch(diff: str, also: Iterable[str] = ()) -> str:
     drop = set(also)
 
     def scratch(path: str, text: str) -> bool:
-        added = "\nnew file mode" in text or "\n--- /dev/null" in text
+        added = "\nnew file mode" in "\n" + text or "\n--- /dev/null" in "\n" + text
         return path in drop or (added and "/" not in path and path not in ("conftest.py", "setup.py"))
 
     return "".join(text for path, text in file_sections(diff) if not scratch(path, text))
 
 
+def _body(text: str) -> tuple[bool, list[str]]:
+    """(the section adds its file, its lines from the first hunk on) of one file section."""
+    head, _, rest = text.partition("\n@@ ")
+    added = "\nnew file mode" in "\n" + head or "\n--- /dev/null" in "\n" + head
+    return added, ("@@ " + rest).splitlines() if rest else []
+
+
 def changed_lines(diff: str) -> dict[str, set[int]]:
     """Path -> old-side line numbers the diff removes or inserts next to (empty set: a new file)."""
     out: dict[str, set[int]] = {}
-    path, line, added = None, 0, False
-    for text in diff.splitlines():
-        file = _FILE.match(text)
-        if file:
-            path, added = file.group(2), False
-            out[path] = set()
+    for path, text in file_sections(diff):
+        if not path:
             continue
-        if path is None:
-            continue
-        if text.startswith("new file mode") or text == "--- /dev/null":
-            added = True
-        hunk = _HUNK.match(text)
-        if hunk:
-            line = int(hunk.group(1))
-            continue
-        if added or text.startswith(("+++", "---")):
-            continue
-        if text.startswith("-"):
-            out[path].add(line)
-            line += 1
-        elif text.startswith("+"):
-            out[path].update((max(line - 1, 1), line))
-        elif text.startswith(" "):
-            line += 1
+        out[path] = set()
+        added, lines = _body(text)
+        line = 0
+        for row in [] if added else lines:
+            hunk = _HUNK.match(row)
+            if hunk:
+                line = int(hunk.group(1))
+            elif row.startswith("-"):
+                out[path].add(line)
+                line += 1
+            elif row.startswith("+"):
+                out[path].update((max(line - 1, 1), line))
+            elif row.startswith(" "):
+                line += 1
     return out
 
 
 def change_signature(diff: str) -> dict[str, list[str]]:
     """Path -> the diff's removed and added lines in order (headers, context and hunk positions
     ignored): two diffs with equal signatures make the same change."""
-    out: dict[str, list[str]] = {}
-    path = None
-    for text in diff.splitlines():
-        file = _FILE.match(text)
-        if file:
-            path = file.group(2)
-            out[path] = []
-        elif path is not None and text[:1] in "+-" and not text.startswith(("+++ ", "--- ")):
-            out[path].append(text.rstrip())
+    out = {path: [row.rstrip() for row in _body(text)[1] if row[:1] in "+-"]
+           for path, text in file_sections(diff) if path}
     return {p: lines for p, lines in out.items() if lines}
 
 
