@@ -21,7 +21,10 @@ curve (``--route-below c``) against the real verdicts. Also printed: what the be
 (``behaviour``) cost inside the features and how many patches they cover; ``--with-behaviour``
 leaves repositories out again with them added to ``MODEL_FEATURES`` (without and with
 ``behaviour_calls``), and applies the rule "the agent differs from the gold on a call where the
-gold differs from the base: unresolved" to the shipped features' predictions.
+gold differs from the base: unresolved" to the shipped features' predictions. ``--graded``: more
+real agent patches, as verdict rows of sweworld's own real harness (``graded_rows.py``): each
+repository's predicted by the model fitted on the other repositories' ``--patches`` (per agent too),
+then added to the training rows of every fold of ``--patches``.
 """
 
 from __future__ import annotations
@@ -147,6 +150,7 @@ def arguments(doc: str) -> argparse.ArgumentParser:
 def main() -> None:
     parser = arguments(__doc__)
     parser.add_argument("--l2", type=float, default=L2)
+    parser.add_argument("--graded", type=Path, help="verdict rows of sweworld's real harness (graded_rows.py)")
     parser.add_argument("--with-behaviour", action="store_true",
                         help="also leave repositories out with behaviour.FEATURES added to MODEL_FEATURES")
     args = parser.parse_args()
@@ -171,6 +175,14 @@ def main() -> None:
           if t.patch.strip() else 0.0, shipped.threshold) for t in evals], gold_equal)
     folds = leave_repo_out(evals, pairs, source, extra=examples(extra, source, probe=probe), l2=args.l2)
     results[f"each repository left out, l2={args.l2}"] = report(folds["predictions"], gold_equal)
+    if args.graded:
+        graded = verdict_traces(args.graded, load_tasks(args.dataset))
+        more = examples(graded, source)
+        equal = {**gold_equal, **{id(t): f["modules_equal"] == 1.0 for t, f in more}}
+        results[f"graded ({len(graded)}), each repository predicted by the model of the others' patches"] = report(
+            leave_repo_out(graded, pairs, source, l2=args.l2)["predictions"], equal)
+        results[f"each repository left out, l2={args.l2}, graded rows added to training"] = report(
+            leave_repo_out(evals, pairs, source, extra=more, l2=args.l2)["predictions"], equal)
     if args.with_behaviour:
         values = {id(t): f for t, f in pairs}
         differs = lambda t: bool(values.get(id(t), {}).get("behaviour_discriminating")  # noqa: E731
