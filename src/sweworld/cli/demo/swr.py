@@ -4,7 +4,10 @@ The mining step leaves real instances (a fix from a history, with the tests it a
 ``agent_style(task, read)`` writes the patches agents write besides the gold one: the gold patch
 with a comment of its own (resolves, differs as text), only a reproduction script (the scratch
 file agents add; nothing executable), an edit beside the bug that keeps it, the gold patch's first
-hunk alone (a partial fix, where the gold patch has several). Each is evaluated for real (the
+hunk alone (a partial fix, where the gold patch has several), and the gold change written as tools
+that edit by search/replace write it (Agentless: a plain diff, no ``diff --git``, whose one hunk
+replaces the whole block around the change and says it starts at line 1; ``git apply`` refuses it,
+the harness's ``patch --fuzz`` applies it). Each is evaluated for real (the
 label) and by the embedded SWR (the shipped model for real instances, base files read through
 git's objects of the mined repository): per kind, how many resolve for real and how many the
 embedded SWR says resolve, with accuracy and AUC over all.
@@ -12,6 +15,7 @@ embedded SWR says resolve, with accuracy and AUC over all.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable
 
 from unidiff import PatchSet
@@ -20,6 +24,19 @@ from sweworld.synth import file_diff
 from sweworld.types import Task
 
 Read = Callable[[str], "str | None"]
+
+
+def search_replace_diff(path: str, base: str, fixed: str, *, around: int = 2) -> str:
+    """The change from ``base`` to ``fixed`` as one plain hunk said to start at line 1 that replaces
+    the lines from ``around`` before the first changed line to ``around`` after the last."""
+    old, new = base.splitlines(keepends=True), fixed.splitlines(keepends=True)
+    changed = [op for op in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes() if op[0] != "equal"]
+    start = max(changed[0][1] - around, 0)  # the lines before the first change are the same in both
+    tail = min(len(old) - changed[-1][2], around)
+    removed, added = old[start:changed[-1][2] + tail], new[start:changed[-1][4] + tail]
+    lines = [f"-{line}" for line in removed] + [f"+{line}" for line in added]
+    body = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+    return f"--- a/{path}\n+++ b/{path}\n@@ -1,{len(removed)} +1,{len(added)} @@\n{body}"
 
 
 def agent_style(task: Task, read: Read) -> dict[str, str]:
@@ -32,7 +49,8 @@ def agent_style(task: Task, read: Read) -> dict[str, str]:
     out = {"gold": task.patch, "empty": "",
            "gold + own comment": file_diff(path, base, "# checked against the issue\n" + fixed),
            "reproduction script only": file_diff("reproduce_issue.py", "", "print('reproducing')\n"),
-           "edit beside the bug": file_diff(path, base, base + "\n\ndef _unused_helper():\n    return None\n")}
+           "edit beside the bug": file_diff(path, base, base + "\n\ndef _unused_helper():\n    return None\n"),
+           "gold as a search/replace diff": search_replace_diff(path, base, fixed)}
     files = PatchSet(task.patch)
     if sum(len(f) for f in files) > 1:
         first = files[0]
