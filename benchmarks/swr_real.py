@@ -91,6 +91,11 @@ def coverage(pairs: list[tuple[EvalTrace, dict]]) -> dict:
     return out
 
 
+def equal_to_gold(pairs: list[tuple[EvalTrace, dict]]) -> dict[int, bool]:
+    """Per evaluation (by id): its patch's modules are AST-equal to the gold patch's."""
+    return {id(t): f["modules_equal"] == 1.0 for t, f in pairs}
+
+
 def block(predictions: list[Prediction]) -> dict:
     out = scored([(p, t.resolved) for t, p, _ in predictions])
     out.update(binary([(p >= threshold, t.resolved) for t, p, threshold in predictions]))
@@ -160,7 +165,7 @@ def main() -> None:
     probe = probe_command()  # the behaviour features' isolated Python
     results = {"timing": timing(evals, source, probe)}  # first: nothing parsed yet but what it parses itself
     pairs = examples(evals, source, probe=probe)
-    gold_equal = {id(t): f["modules_equal"] == 1.0 for t, f in pairs}
+    gold_equal = equal_to_gold(pairs)
     print(f"{len(evals)} agent patches, {len(extra)} trace evaluations; features: first patch of an instance "
           f"{results['timing']['first_ms']} ms, further ones {results['timing']['further_ms']} ms "
           f"(p95 {results['timing']['further_p95_ms']})")
@@ -178,7 +183,7 @@ def main() -> None:
     if args.graded:
         graded = verdict_traces(args.graded, load_tasks(args.dataset))
         more = examples(graded, source)
-        equal = {**gold_equal, **{id(t): f["modules_equal"] == 1.0 for t, f in more}}
+        equal = {**gold_equal, **equal_to_gold(more)}
         results[f"graded ({len(graded)}), each repository predicted by the model of the others' patches"] = report(
             leave_repo_out(graded, pairs, source, l2=args.l2)["predictions"], equal)
         results[f"each repository left out, l2={args.l2}, graded rows added to training"] = report(

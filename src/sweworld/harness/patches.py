@@ -40,7 +40,8 @@ _COMMANDS = ("git apply -v {file}", "git apply -v --reject {file}", " ".join(FUZ
 _NAME = r'("(?:[^"\\]|\\.)*"|\S+)'
 _GIT_HEADER = re.compile(r"^diff --git (.*)$", re.M)
 _NAME_LINE = re.compile(r"^(rename from|rename to|copy from|copy to) (.+)$", re.M)
-_UNIFIED_PAIR = re.compile(r"^--- (.+)\n\+\+\+ (.+)\n@@", re.M)
+UNIFIED_PAIR = re.compile(r"^--- (.+)\n\+\+\+ (.+)\n@@", re.M)
+"""A plain unified diff's file header: its ``---``/``+++`` pair right before a hunk."""
 _CONTEXT_PAIR = re.compile(r"^\*\*\* (.+)\n--- (.+)\n\*{15}", re.M)  # GNU patch applies context diffs
 _INDEX_LINE = re.compile(r"^Index: (.+)$", re.M)
 _NEW_MODE = re.compile(r"^(?:new file mode|new mode|index \S+) ([0-7]+)\s*$", re.M)
@@ -96,7 +97,7 @@ def _raw_names(patch: str) -> tuple[tuple[str, bool], ...]:
     for match in _GIT_HEADER.finditer(patch):
         names += [(n, True) for n in _git_header_names(match.group(1))]
     names += [(_unquote(m.group(2)), False) for m in _NAME_LINE.finditer(patch)]
-    for match in [*_UNIFIED_PAIR.finditer(patch), *_CONTEXT_PAIR.finditer(patch)]:
+    for match in [*UNIFIED_PAIR.finditer(patch), *_CONTEXT_PAIR.finditer(patch)]:
         names += [(_unquote(match.group(1)), True), (_unquote(match.group(2)), True)]
     names += [(_unquote(m.group(1)), False) for m in _INDEX_LINE.finditer(patch)]
     seen: set[tuple[str, bool]] = set()
@@ -110,6 +111,18 @@ def _raw_names(patch: str) -> tuple[tuple[str, bool], ...]:
 
 def _strip(name: str) -> str:
     return name[2:] if name.startswith(("a/", "b/")) else name
+
+
+def pair_path(old: str, new: str) -> str:
+    """The repository path a ``---``/``+++`` pair names (``UNIFIED_PAIR``'s two groups): the new
+    side's, the old side's for a deletion; unquoted, timestamp and ``a/``/``b/`` prefix dropped."""
+    old, new = _unquote(old), _unquote(new)
+    return _strip(old if new == "/dev/null" else new)
+
+
+def with_newline(text: str) -> str:
+    """``text`` ending in a newline, as ``git apply`` and ``patch`` need a patch's last line."""
+    return text if text.endswith("\n") else text + "\n"
 
 
 def patch_paths(patch: str) -> list[str]:
@@ -264,7 +277,7 @@ def apply_patch(executor: Executor, patch: str | None, *, workdir: str = "/testb
     safe = re.sub(r"[^A-Za-z0-9_.-]", "_", label) or "patch"
     file = f"/tmp/sweworld-{safe}.diff"
     index = shlex.quote(f"/tmp/sweworld-{safe}.index")
-    executor.write_file(file, patch if patch.endswith("\n") else patch + "\n")
+    executor.write_file(file, with_newline(patch))
     run = _Runner(executor, workdir)
     before: set[str] = set()
     own = set(patch_paths(patch))

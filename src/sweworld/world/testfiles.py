@@ -28,7 +28,7 @@ from pydantic import BaseModel, Field
 
 from sweworld.executor import Executor
 from sweworld.harness.evalscript import heredoc_delimiter
-from sweworld.harness.patches import FUZZY, unsafe_paths
+from sweworld.harness.patches import FUZZY, unsafe_paths, with_newline
 from sweworld.types import Task
 
 RAW_FACTOR = 4
@@ -61,11 +61,17 @@ Workspace = Executor | Inspects
 """What an SWR evaluation reads the repository through."""
 
 
+def _fed(text: str, nonce: str) -> tuple[str, str]:
+    """(the here-document's redirection, its lines and closing delimiter) that feed ``text``."""
+    body = with_newline(text)
+    delimiter = heredoc_delimiter(body, nonce)
+    return f"<<'{delimiter}'", body + delimiter
+
+
 def _heredoc(command: str, text: str, nonce: str, then: str) -> list[str]:
     """``command`` reading ``text`` on stdin, its output discarded, then ``then`` if it succeeded."""
-    body = text if text.endswith("\n") else text + "\n"
-    delimiter = heredoc_delimiter(body, nonce)
-    return [f"{command} - <<'{delimiter}' >/dev/null 2>&1 && {then}", body + delimiter]
+    redirect, body = _fed(text, nonce)
+    return [f"{command} - {redirect} >/dev/null 2>&1 && {then}", body]
 
 
 def _script(task: Task, patch: str | None, paths: list[str], nonce: str, limit: int) -> str:
@@ -77,12 +83,11 @@ def _script(task: Task, patch: str | None, paths: list[str], nonce: str, limit: 
              f"&& {git} diff-index --cached --quiet {base} 2>/dev/null; }} || {git} read-tree {base} >/dev/null 2>&1 "
              '|| { rm -f "$idx"; exit 0; }', f"echo 'GIT {nonce}'"]
     if patch is not None and patch.strip():  # --check leaves the index as it is: the base, for the test patch
-        body = patch if patch.endswith("\n") else patch + "\n"
-        delimiter = heredoc_delimiter(body, nonce)
+        redirect, body = _fed(patch, nonce)
         fuzzy = (f"{{ {git} diff-index --quiet {base} -- && {' '.join(FUZZY)} --dry-run -i \"$p\"; }}"
                  if not unsafe_paths(patch) else "false")
-        lines += ['p=$(mktemp "${TMPDIR:-/tmp}/sweworld-patch-XXXXXX") || exit 0', f"cat > \"$p\" <<'{delimiter}'",
-                  body + delimiter, f"{{ {git} apply --cached --check \"$p\" || {fuzzy}; }} >/dev/null 2>&1 "
+        lines += ['p=$(mktemp "${TMPDIR:-/tmp}/sweworld-patch-XXXXXX") || { rm -f "$idx"; exit 0; }', f"cat > \"$p\" {redirect}",
+                  body, f"{{ {git} apply --cached --check \"$p\" || {fuzzy}; }} >/dev/null 2>&1 "
                   f"&& echo 'APPLIED {nonce}'", 'rm -f "$p"']
     if task.test_patch.strip():
         lines += _heredoc(f"{git} apply --cached", task.test_patch, nonce, f"echo 'TESTPATCH {nonce}'")

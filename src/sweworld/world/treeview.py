@@ -35,7 +35,7 @@ from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 
-from sweworld.harness.patches import FUZZY, patch_paths, unsafe_paths
+from sweworld.harness.patches import FUZZY, patch_paths, unsafe_paths, with_newline
 from sweworld.repos.blobs import GitBlobs
 from sweworld.repos.git import try_git
 from sweworld.types import Task
@@ -74,9 +74,8 @@ class TreeView:
 
     def _applies(self, patch: str, env: dict[str, str], *check: str) -> bool:
         """``git apply --cached [--check]`` of ``patch`` to the scratch index succeeded."""
-        body = patch if patch.endswith("\n") else patch + "\n"
         return try_git(f"--git-dir={self.git_dir}", f"--work-tree={self.root}", "apply", "--cached", *check, "-",
-                       cwd=self.root, env=env, input=body.encode("utf-8", "surrogateescape")) is not None
+                       cwd=self.root, env=env, input=with_newline(patch).encode("utf-8", "surrogateescape")) is not None
 
     def _fuzzy(self, patch: str, scratch: str) -> bool:
         """The harness's last command, ``patch --batch --fuzz=5 -p1``, would apply ``patch`` to the tree
@@ -85,9 +84,9 @@ class TreeView:
         if unsafe_paths(patch) or any(not (self.root / path).resolve().is_relative_to(self.root)
                                       for path in patch_paths(patch)):
             return False
-        body = patch if patch.endswith("\n") else patch + "\n"
         try:
-            done = subprocess.run([*FUZZY, "--dry-run", "--directory", str(self.root)], input=body.encode("utf-8", "surrogateescape"),
+            done = subprocess.run([*FUZZY, "--dry-run", "--directory", str(self.root)],
+                                  input=with_newline(patch).encode("utf-8", "surrogateescape"),
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "TMPDIR": scratch},
                                   check=False)
         except OSError:  # no patch program: git's answer stands

@@ -21,37 +21,27 @@ import re
 from collections.abc import Iterable, Mapping
 
 from sweworld.covmap import CoverageMap
+from sweworld.harness.patches import UNIFIED_PAIR, pair_path
 from sweworld.surrogates.swt.importgraph import reaches
 from sweworld.surrogates.swt.testsource import is_test_file
 
-_HEADER = re.compile(r"^diff --git a/(\S+) b/(\S+)$|^--- (\S+)[^\n]*\n\+\+\+ (\S+)[^\n]*$(?=\n@@ )", re.MULTILINE)
-"""A file's header: git's (``diff --git a/X b/Y``), or a plain unified diff's ``---``/``+++`` pair
-before its first hunk (``diff -u``, and the diffs tools make from search/replace edits)."""
+_GIT_FILE = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.MULTILINE)
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@")
 
 
-def _plain_path(old: str, new: str) -> str:
-    """The path a ``---``/``+++`` pair names: the new side's, the old side's for a deletion."""
-    name = old if new == "/dev/null" else new
-    return name[2:] if name.startswith(("a/", "b/")) else name
-
-
 def file_sections(diff: str) -> list[tuple[str, str]]:
-    """(path, text) of each file section of ``diff`` (the text before the first header: path ""); a
-    ``---``/``+++`` pair right after a git header (no hunk between) belongs to that header's section."""
-    starts: list[tuple[int, str]] = []
-    git_open = False
-    for match in _HEADER.finditer(diff):
-        if match.group(1) is not None:
-            starts.append((match.start(), match.group(2)))
-            git_open = True
-        elif git_open and "\n@@ " not in diff[starts[-1][0]:match.start()]:
-            continue
-        else:
-            starts.append((match.start(), _plain_path(match.group(3), match.group(4))))
-            git_open = False
-    bounds = [0, *(at for at, _ in starts), len(diff)]
-    names = ["", *(name for _, name in starts)]
+    """(path, text) of each file section of ``diff`` (the text before the first header: path ""): a
+    file starts at git's header (``diff --git a/X b/Y``) or, in a plain unified diff (``diff -u``,
+    the diffs tools make from search/replace edits), at its ``---``/``+++`` pair; the pair right
+    after a git header (no hunk between) belongs to that header's section."""
+    heads = sorted([(m.start(), m.group(2), True) for m in _GIT_FILE.finditer(diff)]
+                   + [(m.start(), pair_path(m.group(1), m.group(2)), False) for m in UNIFIED_PAIR.finditer(diff)])
+    starts: list[tuple[int, str, bool]] = []
+    for at, name, git in heads:
+        if git or not starts or not starts[-1][2] or "\n@@" in diff[starts[-1][0]:at]:
+            starts.append((at, name, git))
+    bounds = [0, *(at for at, _, _ in starts), len(diff)]
+    names = ["", *(name for _, name, _ in starts)]
     return [(name, diff[a:b]) for name, a, b in zip(names, bounds, bounds[1:], strict=False) if b > a]
 
 
@@ -62,8 +52,7 @@ def without_scratch(diff: str, also: Iterable[str] = ()) -> str:
     drop = set(also)
 
     def scratch(path: str, text: str) -> bool:
-        added = "\nnew file mode" in "\n" + text or "\n--- /dev/null" in "\n" + text
-        return path in drop or (added and "/" not in path and path not in ("conftest.py", "setup.py"))
+        return path in drop or (_body(text)[0] and "/" not in path and path not in ("conftest.py", "setup.py"))
 
     return "".join(text for path, text in file_sections(diff) if not scratch(path, text))
 
