@@ -13,6 +13,13 @@ UV_VERSION = $(shell sed -n 's/^uv==//p' $(DEV_LOCK))
 PIP_VERSION := 26.3
 DEMO_LOCK := requirements/demo.txt
 DEV_LOCK := requirements/dev.txt
+# the seams that need Python >= 3.12 (OpenHands, Harbor) are tested in a second environment of their own:
+# .venv-py312, from requirements/dev312.txt (no torch: the project's own venv stays on 3.11, where the
+# CPU torch build is at hand); its interpreter is found as task environments' are (uv, pyenv, PATH)
+VENV312 := .venv-py312
+DEV312_LOCK := requirements/dev312.txt
+DEV312_STAMP := $(VENV312)/.installed-dev312
+LOCK312_ARGS := --python-version 3.12 --python-platform x86_64-manylinux_2_28 --custom-compile-command 'make lock' -q
 # separate stamps: `make demo` after `make test` keeps the test tools, `make test` after `make demo` adds them
 DEMO_STAMP := $(VENV)/.installed-demo
 DEV_STAMP := $(VENV)/.installed-dev
@@ -22,7 +29,7 @@ TORCH_FIND_LINKS ?= $(or $(PIP_FIND_LINKS),$(shell $(PYTHON) -m pip config get g
 UV_PIP := $(UV) pip
 LOCK_ARGS := --python-version 3.11 --python-platform x86_64-manylinux_2_28 --custom-compile-command 'make lock' -q
 
-.PHONY: demo test lint lock system venv venv-demo clean
+.PHONY: demo test lint lock system venv venv312 venv-demo clean
 
 system:
 	@missing=""; \
@@ -59,6 +66,15 @@ $(DEV_STAMP): pyproject.toml $(DEV_LOCK) | $(UV)
 	$(UV_PIP) install -q --python $(PY) --no-deps -e .
 	@touch $@ $(DEMO_STAMP)
 
+# the 3.12 environment: its interpreter found by sweworld's own discovery, then exactly the dev312 pins
+$(DEV312_STAMP): pyproject.toml $(DEV312_LOCK) | $(DEV_STAMP)
+	@test -x $(VENV312)/bin/python || $(UV) venv -q --python "$$($(PY) -m sweworld.envs.discovery 3.12)" $(VENV312)
+	$(UV_PIP) sync -q --python $(VENV312)/bin/python $(DEV312_LOCK)
+	$(UV_PIP) install -q --python $(VENV312)/bin/python --no-deps -e .
+	@touch $@
+
+venv312: venv $(DEV312_STAMP)
+
 venv-demo: system $(DEMO_STAMP)
 
 venv: system $(DEV_STAMP)
@@ -66,9 +82,10 @@ venv: system $(DEV_STAMP)
 demo: venv-demo
 	$(VENV)/bin/sweworld demo
 
-test: venv
+test: venv312
 	$(VENV)/bin/ruff check --no-cache src tests benchmarks
 	$(VENV)/bin/python -m pytest -n 2 --dist loadgroup -q $(PYTEST_ARGS)
+	$(VENV312)/bin/python -m pytest -n 2 --dist loadgroup -q -m py312 $(PYTEST_ARGS)
 
 lint: venv
 	$(VENV)/bin/ruff check --no-cache src tests benchmarks
@@ -78,6 +95,7 @@ lock: | $(UV)
 	$(UV_PIP) compile pyproject.toml --extra dev $(LOCK_ARGS) \
 	  $(foreach f,$(TORCH_FIND_LINKS),--find-links $(f)) -o $(DEV_LOCK)
 	$(UV_PIP) compile pyproject.toml -c $(DEV_LOCK) $(LOCK_ARGS) -o $(DEMO_LOCK)
+	$(UV_PIP) compile pyproject.toml --extra dev312 $(LOCK312_ARGS) -o $(DEV312_LOCK)
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) $(VENV312) build *.egg-info

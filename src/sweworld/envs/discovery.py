@@ -203,3 +203,22 @@ def list_interpreters() -> list[Interpreter]:
         except EnvBuildError:
             continue
     return sorted(found, key=lambda i: i.version_tuple)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m sweworld.envs.discovery X.Y``: print the interpreter's path (the Makefile's 3.12 one)."""
+    import sys
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print("usage: python -m sweworld.envs.discovery X.Y", file=sys.stderr)
+        return 2
+    try:
+        print(find_interpreter(args[0]).path)
+    except EnvBuildError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,152 @@
+"""What every framework seam shares: the task a framework names, the backend its config asks for.
+
+A framework names the task in its own place (inspect's sample metadata or sandbox config, a SWE-ReX
+path prefix, an OpenHands or Harbor task's image name); each seam turns that into an
+``EpisodeSpec`` and asks this module for the task and the backend:
+
+- ``load_task(instance_id, dataset)``: one instance of a shipped dataset, a file, a ``save_to_disk``
+  directory or a hub name (``DatasetError`` naming the dataset and what to do when it is not there);
+Where a framework's config has no room for them, ``$SWEWORLD_DATASET``, ``$SWEWORLD_REPOS_DIR`` and
+``$SWEWORLD_BACKEND`` give the dataset, the clones and the backend.
+
+- ``backend_for(spec)``: the backend of ``spec.backend`` (``real`` by default, ``sim`` or ``hybrid``
+  with the embedded world when no world is configured), one per distinct configuration in the
+  process, so that concurrent samples share one environment builder;
+- ``instance_of_image(name)``: the instance id a SWE-bench-style image name stands for
+  (``swebench/sweb.eval.x86_64.django_1776_django-11099:latest`` -> ``django__django-11099``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from sweworld.errors import ConfigError, DatasetError
+
+if TYPE_CHECKING:
+    from sweworld.protocols import Backend
+    from sweworld.types import Task
+
+
+class EpisodeSpec(BaseModel):
+    """Which episode a framework asks for: the instance, where it comes from, the backend."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    instance_id: str = Field(default="", description="The task to open an episode of.")
+    dataset: str = Field(default_factory=lambda: os.environ.get("SWEWORLD_DATASET") or "default", description=(
+        "A shipped dataset's name, a file, a save_to_disk directory or a hub name (default: $SWEWORLD_DATASET, "
+        "else the default dataset)."))
+    split: str | None = Field(default=None, description="Split of a hub or save_to_disk dataset.")
+    repos_dir: str | None = Field(default_factory=lambda: os.environ.get("SWEWORLD_REPOS_DIR") or None, description=(
+        "Directory of existing clones (DIR/owner__name; default: $SWEWORLD_REPOS_DIR)."))
+    backend: Literal["real", "sim", "hybrid"] = Field(
+        default_factory=lambda: os.environ.get("SWEWORLD_BACKEND") or "real",  # type: ignore[return-value]
+        description="Where commands run: real, sim (predicted) or hybrid (default: $SWEWORLD_BACKEND, else real).")
+    backend_options: dict[str, Any] = Field(default_factory=dict, description=(
+        "Further fields of the backend's config (sweworld.config.BackendConfig): world (kind, urls, model, "
+        "traces...), audit_rate, route_below, network..."))
+    image: str | None = Field(default=None, description="A SWE-bench-style image name standing for the "
+                              "instance (used when instance_id is empty).")
+
+
+def spec_of(data: dict[str, Any], *, where: str) -> EpisodeSpec:
+    """``EpisodeSpec`` of a framework's raw config ``data`` (unknown or wrong keys: one ``ConfigError``
+    naming ``where`` and the fields)."""
+    try:
+        return EpisodeSpec.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_wrong(exc), where=where, hint="fields: " + ", ".join(EpisodeSpec.model_fields)) from None
+
+
+def _wrong(exc: ValidationError) -> str:
+    return "; ".join(f"{'.'.join(map(str, e['loc'])) or 'config'}: {e['msg']}" for e in exc.errors())
+
+
+#: SWE-bench's image names: ``[registry/][swebench/]sweb.eval.<arch>.<id>[:tag]`` where ``__`` of the id
+#: is written ``_1776_`` (Docker Hub's repository names refuse ``__``), and the same with
+#: ``swe-bench.eval`` (Epoch's registry) or ``sweb.env``-free short forms.
+_IMAGE = re.compile(r"^(?:.*/)?(?:sweb|swe-bench)\.eval\.(?:x86_64|arm64|aarch64)\.(?P<id>[^:@/]+)(?:[:@].*)?$")
+
+
+def instance_of_image(image: str) -> str | None:
+    """The instance id a SWE-bench image name stands for, or None when ``image`` is no such name."""
+    match = _IMAGE.match(image.strip())
+    if match is None:
+        return None
+    return match["id"].replace("_1776_", "__")
+
+
+def instance_id_of(spec: EpisodeSpec, *, where: str) -> str:
+    """``spec.instance_id``, else the instance ``spec.image`` names; ``DatasetError`` naming ``where``
+    when neither says which task."""
+    if spec.instance_id:
+        return spec.instance_id
+    if spec.image:
+        found = instance_of_image(spec.image)
+        if found:
+            return found
+        raise DatasetError(f"the image {spec.image!r} names no SWE-bench instance", where=where,
+                           hint="name the instance (instance_id), or use an image named like "
+                           "swebench/sweb.eval.x86_64.<owner>_1776_<repo>-<number>")
+    raise DatasetError("no instance named", where=where,
+                       hint="give an instance_id (and a dataset) for the episode")
+
+
+def load_task(instance_id: str, dataset: str = "default", split: str | None = None) -> Task:
+    """The task ``instance_id`` of ``dataset`` (a shipped name, a file, a directory or a hub name)."""
+    from sweworld import datasets
+    from sweworld.tasks import load_tasks
+    if not instance_id:
+        raise DatasetError("no instance_id given", where=f"dataset {dataset}",
+                           hint="name the instance to open an episode of")
+    source = str(datasets.path_of(dataset)) if datasets.is_shipped(dataset) else dataset
+    return load_tasks(source, split=split, instance_ids=[instance_id])[0]
+
+
+def task_of(spec: EpisodeSpec, *, where: str) -> Task:
+    """The task ``spec`` names (by id or image) in its dataset."""
+    return load_task(instance_id_of(spec, where=where), spec.dataset, spec.split)
+
+
+def backend_config(spec: EpisodeSpec) -> Any:
+    """The ``BackendConfig`` of ``spec`` (a sim or hybrid world knows the spec's dataset); a wrong
+    option is one ``ConfigError`` naming it."""
+    from sweworld.config import BACKEND_CONFIGS
+    data: dict[str, Any] = {**spec.backend_options, "kind": spec.backend}
+    if spec.repos_dir is not None:
+        data.setdefault("repos_dir", spec.repos_dir)
+    if spec.backend != "real":
+        world = dict(data.get("world") or {})
+        world.setdefault("dataset", spec.dataset)
+        data["world"] = world
+    try:
+        return BACKEND_CONFIGS[spec.backend].model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(f"the {spec.backend} backend's options are wrong: {_wrong(exc)}", where="backend_options",
+                          hint=f"see sweworld.config.{BACKEND_CONFIGS[spec.backend].__name__} for its "
+                          "fields") from None
+
+
+_BACKENDS: dict[str, Backend] = {}
+_LOCK = threading.Lock()
+
+
+def backend_for(spec: EpisodeSpec) -> Backend:
+    """The backend ``spec`` asks for, built once per distinct configuration in this process."""
+    from sweworld.backends import make_backend
+    config = backend_config(spec)
+    key = json.dumps(config.model_dump(mode="json"), sort_keys=True)
+    with _LOCK:
+        if key not in _BACKENDS:
+            _BACKENDS[key] = make_backend(config)
+        return _BACKENDS[key]
+
+
+__all__ = ["EpisodeSpec", "backend_config", "backend_for", "instance_id_of", "instance_of_image", "load_task",
+           "spec_of", "task_of"]

@@ -1,0 +1,119 @@
+"""The sandbox's isolation, probed through any exec call: what each framework seam must keep.
+
+``check_isolation(run)`` takes a callable that runs one shell command the way a framework does
+(inspect's ``exec``, SWE-ReX's ``/execute``, an OpenHands terminal, Harbor's ``exec``) and returns
+``(exit_code, output)``. It sets up on the host what a command must not reach, runs the probes
+through ``run`` and returns the broken expectations (empty: isolated):
+
+- network: a TCP server listening on the host's loopback is not reachable;
+- host files: a file written on the host outside the episode's mounts is not readable;
+- host processes: the calling process is not visible (own pid namespace);
+- the host is read-only outside the workspace and tmp;
+- limits: a command allocating past the default memory limit fails, and the file-size limit is set.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import tempfile
+import threading
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+Run = Callable[[str], tuple[int, str]]
+
+
+def _listen() -> tuple[socket.socket, list[bool]]:
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(4)
+    server.settimeout(0.2)
+    accepted: list[bool] = []
+
+    def accept() -> None:
+        for _ in range(100):  # 20 s at most, then it stops by itself
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                if server.fileno() == -1:
+                    return
+                continue
+            accepted.append(True)
+            conn.close()
+
+    threading.Thread(target=accept, daemon=True).start()
+    return server, accepted
+
+
+def _probe_network(run: Run) -> list[str]:
+    server, accepted = _listen()
+    port = server.getsockname()[1]
+    try:
+        _, out = run(f"python3 -c \"import socket; s = socket.create_connection(('127.0.0.1', {port}), 3); "
+                        f"print('CONNECTED')\" 2>&1 || true")
+    finally:
+        server.close()
+    if "CONNECTED" in out or accepted:
+        return [f"network: the host's loopback port {port} was reachable from the episode"]
+    return []
+
+
+def _probe_host_file(run: Run) -> list[str]:
+    token = uuid.uuid4().hex
+    root = Path(tempfile.mkdtemp(prefix="sweworld-probe-", dir=os.environ.get("SWEWORLD_PROBE_DIR") or "/var/tmp"))
+    secret = root / "secret.txt"
+    secret.write_text(token)
+    try:
+        _, out = run(f"cat {secret} 2>&1; ls {root} 2>&1; true")
+    finally:
+        secret.unlink(missing_ok=True)
+        root.rmdir()
+    return [f"host files: {secret} was readable from the episode"] if token in out else []
+
+
+def _probe_host_processes(run: Run) -> list[str]:
+    me = os.getpid()
+    _, out = run(f"if [ -e /proc/{me}/cmdline ] && tr '\\0' ' ' < /proc/{me}/cmdline | grep -q python; "
+                 f"then echo HOSTPID; fi; true")
+    return [f"host processes: the host's pid {me} was visible from the episode"] if "HOSTPID" in out else []
+
+
+def _probe_read_only_host(run: Run) -> list[str]:
+    name = f"/usr/sweworld-probe-{uuid.uuid4().hex[:8]}"
+    _, out = run(f"touch {name} 2>&1 && echo WROTE; true")
+    written = Path(name).exists()
+    if written:
+        Path(name).unlink()
+    return [f"host read-only: {name} could be written from the episode"] if written or "WROTE" in out else []
+
+
+def _probe_limits(run: Run) -> list[str]:
+    broken = []
+    # 9 GiB of address space: past the sandbox's default (8 GiB), and lazily zeroed where nothing limits it
+    _, out = run("python3 -c \"b = bytearray(9 * 1024 ** 3); print('ALLOCATED')\" 2>&1; true")
+    if "ALLOCATED" in out:
+        broken.append("limits: a 9 GiB allocation succeeded (no memory limit)")
+    _, out = run("echo \"FSIZE=$(ulimit -f) PROCS=$(ulimit -u)\"")
+    if "FSIZE=unlimited" in out or "FSIZE=" not in out:
+        broken.append(f"limits: no file-size limit in the episode ({out.strip()[:80]!r})")
+    return broken
+
+
+PROBES: dict[str, Callable[[Run], list[str]]] = {
+    "network": _probe_network, "host_files": _probe_host_file, "host_processes": _probe_host_processes,
+    "read_only_host": _probe_read_only_host, "limits": _probe_limits,
+}
+
+
+def check_isolation(run: Run, *, skip: tuple[str, ...] = ()) -> list[str]:
+    """Every broken isolation expectation, probed through ``run`` (empty: the episode is isolated)."""
+    broken: list[str] = []
+    for name, probe in PROBES.items():
+        if name not in skip:
+            broken += probe(run)
+    return broken
+
+
+__all__ = ["PROBES", "Run", "check_isolation"]
