@@ -136,7 +136,8 @@ class Runner(Protocol):
 
 @runtime_checkable
 class ExecCapable(Protocol):
-    """An executor with a stateless ``exec`` (a fresh shell; the agent's shell untouched)."""
+    """An executor with a stateless ``exec`` (a fresh shell; the agent's shell untouched); its ``run``
+    takes ``cap`` too (bytes of output kept for that one command), as ``exec`` does."""
 
     def exec(self, command: str, *, cwd: str | None = None, timeout: float | None = None,
              cap: int | None = None) -> ExecResult: ...

@@ -38,4 +38,7 @@ class SandboxConfig(BaseModel):
         "public services, e.g. httpbin.org -> 127.0.0.1); the host's own entries are kept.")
     ro_paths: list[str] = Field(
         default_factory=list, description="Extra host paths mounted read-only at the same path inside.")
+    conda_shim: bool = Field(default=True, description=(
+        "Mount the conda shim at /opt/miniconda3 (sandbox/conda_shim.py): `source /opt/miniconda3/bin/activate "
+        "&& conda activate testbed`, as SWE-bench images' scripts begin, works on the episode's virtualenv."))
     keep: bool = Field(default=False, description="Keep the episode directory (upper layers, logs) after close.")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from sweworld.errors import SandboxError
 from sweworld.paths import remove_tree
-from sweworld.sandbox import isolation, pids, workdirs
+from sweworld.sandbox import conda_shim, isolation, pids, workdirs
 from sweworld.sandbox.config import SandboxConfig
 from sweworld.sandbox.etc import etc_snapshot
 from sweworld.sandbox.isolation import Bind, Layout, Overlay
@@ -171,6 +171,8 @@ class Sandbox:
             hosts.write_text(text.rstrip("\n") + "\n" + "".join(f"{addr} {name}\n"
                                                                 for name, addr in self.config.hosts.items()))
             layout.binds.append(Bind(hosts, "/etc/hosts", False))
+        if self.config.conda_shim and self.config.isolation != "none" and conda_shim.MOUNT not in mounts:
+            layout.binds.append(Bind(conda_shim.shim_dir(), conda_shim.MOUNT, False))
         for n, (target, spec) in enumerate(mounts.items()):
             if isinstance(spec, Dir):
                 layout.binds.append(Bind(spec.path, target, spec.writable))
@@ -200,8 +202,10 @@ class Sandbox:
             raise SandboxError(f"sandbox {self.label or self.episode_dir.name} is closed")
         return self._res.session
 
-    def run(self, command: str, *, cwd: str | None = None, timeout: float | None = None) -> ExecResult:
-        return self._live().run("run", command, cwd=cwd, timeout=timeout or self.config.timeout)
+    def run(self, command: str, *, cwd: str | None = None, timeout: float | None = None,
+            cap: int | None = None) -> ExecResult:
+        """A command in the episode's shell; ``cap``: bytes of output kept this once (default: the config's)."""
+        return self._live().run("run", command, cwd=cwd, timeout=timeout or self.config.timeout, cap=cap)
 
     def exec(self, command: str, *, cwd: str | None = None, timeout: float | None = None,
              cap: int | None = None) -> ExecResult:

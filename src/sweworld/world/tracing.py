@@ -47,10 +47,12 @@ class TracingExecutor:
         self.history: list[HistoryStep] = []
         self.steps = 0
 
-    def run(self, command: str, *, cwd: str | None = None, timeout: float | None = None) -> ExecResult:
+    def run(self, command: str, *, cwd: str | None = None, timeout: float | None = None,
+            cap: int | None = None) -> ExecResult:
         context = swt_context(self.task, command, self.inner, self.history, limits=self.limits,
                               privileged=self.privileged)
-        result = self.inner.run(command, cwd=cwd, timeout=timeout)
+        result = (self.inner.run(command, cwd=cwd, timeout=timeout, cap=cap)  # type: ignore[call-arg]
+                  if cap is not None else self.inner.run(command, cwd=cwd, timeout=timeout))
         self.store.append(StepTrace(
             instance_id=self.task.instance_id, repo=self.task.repo, episode=self.episode, step=self.steps,
             command=command, routed="sim" if route(command).spans else "real", context=context,

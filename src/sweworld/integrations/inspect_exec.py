@@ -1,0 +1,132 @@
+"""inspect's ``exec`` / ``read_file`` / ``write_file`` contract over one sweworld ``Executor``.
+
+The pieces of ``inspect_sandbox.SweworldSandboxEnvironment`` that need no inspect import: the shell
+script one ``exec`` runs and the parsing of its reply (stdout and stderr apart, in one round trip),
+and the permission check the file operations make. inspect's contract (``SandboxEnvironment.exec``):
+
+- ``cmd`` is an argument list, run with ``cwd`` (relative: to ``/testbed``, the per-sample
+  directory), ``env`` exported in the episode's shell (never through an ``env`` program found on
+  the episode's ``PATH``), ``input`` on standard input (text or bytes, verbatim);
+- stdout and stderr come back apart: the script sends stderr to a file and prints it after a
+  random marker, so one command of the episode carries both;
+- on the real sandbox the episode's own shell runs it (as fast as ``Executor.run``; a timeout kills
+  every process the command started), left as it was (cwd, variables); in a world's episode (sim,
+  hybrid) the command itself is what the world sees, unwrapped, and its output is stdout.
+"""
+
+from __future__ import annotations
+
+import shlex
+import uuid
+from dataclasses import dataclass
+
+from sweworld.executor import Executor
+from sweworld.protocols import ExecCapable
+
+#: inspect's own default cap on each output stream (``INSPECT_SANDBOX_MAX_EXEC_OUTPUT_SIZE``).
+STREAM_CAP = 10 * 1024 * 1024
+SCRATCH = "/tmp/.sweworld"
+
+
+@dataclass
+class Reply:
+    """What one ``exec`` gives inspect."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    timed_out: bool = False
+    truncated: bool = False
+
+
+def resolve(path: str, workdir: str) -> str:
+    """``path`` as the episode sees it: relative paths are relative to the per-sample directory."""
+    return path if path.startswith("/") else f"{workdir.rstrip('/')}/{path}"
+
+
+#: Builtins that would change the episode's shell if run in it: such a command runs in a subshell.
+STATEFUL = frozenset({"cd", "pushd", "popd", "export", "unset", "set", "shopt", "alias", "unalias", "exec", "exit",
+                      "logout", "source", ".", "eval", "trap", "ulimit", "umask", "readonly", "declare", "typeset",
+                      "local", "wait", "builtin", "command", "enable", "hash", "shift", "read", "mapfile",
+                      "readarray", "bind", "disown", "fg", "bg", "jobs", "suspend", "times", "let", "getopts"})
+
+
+def script(cmd: list[str], *, cwd: str | None, env: dict[str, str] | None, stdin: str | None, marker: str) -> str:
+    """One shell script running ``cmd`` in the episode's shell, leaving the shell as it was: stdout as
+    it is, then a line ``marker rc`` and stderr.
+
+    A plain command (no cwd, env or input, no state-changing builtin) runs in the shell itself, as
+    ``Executor.run`` runs it (no fork for ``echo``); anything else in a subshell that ``exec``s it."""
+    err = f"{SCRATCH}/stderr"
+    plain = cwd is None and not env and stdin is None and (not cmd or cmd[0] not in STATEFUL)
+    if plain:
+        body = f"{{ {shlex.join(cmd)}\n}} < /dev/null 2> {err}"
+    else:
+        exports = "".join(f"export {name}={shlex.quote(value)}\n" for name, value in (env or {}).items())
+        where = f"cd -- {shlex.quote(cwd)} || exit $?\n" if cwd else ""
+        source = f"< {shlex.quote(stdin)}" if stdin else "< /dev/null"
+        body = f"( {where}{exports}exec {shlex.join(cmd)}\n) {source} 2> {err}"
+    tail = f"; rm -f {shlex.quote(stdin)}" if stdin else ""
+    return (f"{body}\n__sw_rc=$?{tail}\nbuiltin printf '\\n%s %d\\n' {marker} \"$__sw_rc\"\n"
+            f"[ -s {err} ] && cat {err}; builtin true\n")
+
+
+def split_reply(output: str, marker: str) -> tuple[str, str, int | None]:
+    """(stdout, stderr, exit code) of a script's output; all stdout and no code when the marker never came."""
+    head, sep, tail = output.rpartition(f"\n{marker} ")
+    if not sep:
+        return output, "", None
+    code, _, stderr = tail.partition("\n")
+    return head, stderr, int(code) if code.strip().lstrip("-").isdigit() else None
+
+
+def _unwrapped(cmd: list[str]) -> str:
+    """The command as an agent would type it: ``bash -c SCRIPT`` is ``SCRIPT``."""
+    if len(cmd) >= 3 and cmd[0] in ("bash", "sh", "/bin/bash", "/bin/sh") and cmd[-2] == "-c" and \
+            all(a.startswith("-") for a in cmd[1:-1]):
+        return cmd[-1]
+    return shlex.join(cmd)
+
+
+def run_exec(executor: Executor, cmd: list[str], *, cwd: str | None, env: dict[str, str] | None,
+             stdin: bytes | None, timeout: float | None) -> Reply:
+    """Run ``cmd`` in the episode as inspect's ``exec`` does (blocking: callers run it in a thread)."""
+    where = resolve(cwd, executor.workdir) if cwd else None
+    if not isinstance(executor, ExecCapable):  # the world's episode: the command as the agent wrote it
+        text = _unwrapped(cmd)
+        if env:
+            text = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in env.items()) + text
+        if stdin is not None:
+            path = f"{SCRATCH}/{uuid.uuid4().hex}.in"
+            executor.write_file(path, stdin.decode("utf-8", errors="replace"))
+            text = f"( {text}\n) < {shlex.quote(path)}"
+        result = executor.run(text, cwd=where or executor.workdir, timeout=timeout)
+        return Reply(result.exit_code, result.output, "", result.timed_out, result.truncated)
+    marker = f"__SWEWORLD_STDERR_{uuid.uuid4().hex}__"
+    path = None
+    if stdin is not None:
+        path = f"{SCRATCH}/{marker}.in"
+        executor.write_file(path, stdin)
+    body = script(cmd, cwd=where, env=env, stdin=path, marker=marker)
+    result = executor.run(body, timeout=timeout, cap=2 * STREAM_CAP)  # type: ignore[call-arg]
+    stdout, stderr, code = split_reply(result.output, marker)
+    return Reply(result.exit_code if code is None or result.timed_out else code, stdout, stderr,
+                 result.timed_out, result.truncated)
+
+
+def permission_denied(reply: Reply) -> bool:
+    """The program could not be executed (bash's 126 and its words)."""
+    return reply.returncode == 126 and "permission denied" in reply.stderr.casefold()
+
+
+#: Prints what a file operation must refuse, as Docker's provider does for a container's root:
+#: ``DIR`` (a directory), ``NOREAD`` / ``NOWRITE`` (its owner lacks the bit), nothing otherwise.
+def mode_check(path: str, *, write: bool) -> str:
+    bit = "w" if write else "r"
+    quoted = shlex.quote(path)
+    return (f"if [ -d {quoted} ]; then echo DIR; elif [ -e {quoted} ]; then "
+            f"m=$(stat -c %A {quoted}); [ \"${{m:{1 if bit == 'r' else 2}:1}}\" = {bit} ] || echo NO{bit.upper()}{'RITE' if write else 'EAD'}; fi")
+
+
+__all__ = ["STATEFUL", "STREAM_CAP", "Reply", "mode_check", "permission_denied", "resolve", "run_exec",
+           "script", "split_reply"]
