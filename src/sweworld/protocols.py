@@ -14,6 +14,8 @@ An optional capability is a small ``runtime_checkable`` protocol of its own, tes
 ``isinstance(x, Capability)`` where it is used, never probed with ``getattr``:
 
 - ``ExecCapable``: a stateless ``exec`` beside the persistent shell (the sandbox);
+- ``Simulated``: a world's episode over a real workspace (``sandbox``);
+- ``ReadsBytes``: ``read_bytes(path)``, a file undecoded (the sandbox);
 - ``Described``: an ``info`` mapping of what the episode is (workspace, interpreter);
 - ``Bindable``: a policy drawing per sample, bound to one (instance, sample) first;
 - ``Audited``: what carries audit counts (``audits``, the hybrid backend's): an episode, a trajectory,
@@ -144,6 +146,22 @@ class ExecCapable(Protocol):
 
 
 @runtime_checkable
+class Simulated(Protocol):
+    """A world's episode (sim, hybrid) over a real workspace, ``sandbox``: the base tree in an isolated
+    sandbox with no environment, where navigation and edits run for real (and a framework's own tool
+    machinery runs, the commands its agent types going through the world)."""
+
+    sandbox: Executor
+
+
+@runtime_checkable
+class ReadsBytes(Protocol):
+    """An executor reading files as bytes, undecoded (the sandbox)."""
+
+    def read_bytes(self, path: str) -> bytes: ...
+
+
+@runtime_checkable
 class Described(Protocol):
     """An executor describing its episode (``workspace``, interpreter, layer...)."""
 
@@ -188,4 +206,4 @@ class Closeable(Protocol):
 
 
 __all__ = ["Audited", "Backend", "Bindable", "Closeable", "Described", "ExecCapable", "Executor", "Hints", "HoldsOut",
-           "Policy", "Pool", "Preparable", "Runner", "Verifier", "WorldModel"]
+           "Policy", "Pool", "Preparable", "ReadsBytes", "Runner", "Simulated", "Verifier", "WorldModel"]

@@ -26,8 +26,10 @@ def from_config(config: BackendConfig, *, timeouts: Timeouts | None = None, buil
 
     timeouts = timeouts or Timeouts()
     builder = builder or EnvBuilder(RepoStore(repos_dir=config.repos_dir), timeout=timeouts.build)
-    sandbox = (SandboxConfig(isolation=config.sandbox.isolation, timeout=timeouts.command)
-               if config.sandbox is not None else None)
+    sandbox = None
+    if config.sandbox is not None:
+        scratch = {} if config.sandbox.scratch_dirs is None else {"scratch_dirs": config.sandbox.scratch_dirs}
+        sandbox = SandboxConfig(isolation=config.sandbox.isolation, timeout=timeouts.command, **scratch)
     if config.kind == "real":
         return RealBackend(builder, sandbox_config=sandbox, network=config.network, traces=config.traces,
                            command_timeout=timeouts.command)

@@ -34,6 +34,8 @@ class SandboxSettings(Strict):
     """The episodes' sandbox (``--isolation``)."""
 
     isolation: Literal["bwrap", "none"] = "bwrap"
+    scratch_dirs: list[str] | None = Field(default=None, description=(
+        "Empty writable directories inside each episode (default: /var/tmp); e.g. /logs and /tests for Harbor."))
 
 
 class _Common(Strict):

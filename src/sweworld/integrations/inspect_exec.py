@@ -21,7 +21,7 @@ import uuid
 from dataclasses import dataclass
 
 from sweworld.executor import Executor
-from sweworld.protocols import ExecCapable
+from sweworld.protocols import ReadsBytes, Simulated
 
 #: inspect's own default cap on each output stream (``INSPECT_SANDBOX_MAX_EXEC_OUTPUT_SIZE``).
 STREAM_CAP = 10 * 1024 * 1024
@@ -80,6 +80,18 @@ def split_reply(output: str, marker: str) -> tuple[str, str, int | None]:
     return head, stderr, int(code) if code.strip().lstrip("-").isdigit() else None
 
 
+def agent_command(cmd: list[str]) -> bool:
+    """A command an agent's tool runs for it, by name through ``PATH`` (inspect's ``bash()``:
+    ``bash --login -c CMD``; ``python()``: ``python3 ...``), as opposed to the tools' own machinery
+    (their helper binary, set-up scripts run by absolute path, ``/bin/sh -c``)."""
+    return bool(cmd) and cmd[0] in ("bash", "sh", "python", "python3")
+
+
+def real_of(executor: Executor) -> Executor:
+    """Where files and the tools' machinery live: a world's episode's real workspace, else itself."""
+    return executor.sandbox if isinstance(executor, Simulated) else executor
+
+
 def _unwrapped(cmd: list[str]) -> str:
     """The command as an agent would type it: ``bash -c SCRIPT`` is ``SCRIPT``."""
     if len(cmd) >= 3 and cmd[0] in ("bash", "sh", "/bin/bash", "/bin/sh") and cmd[-2] == "-c" and \
@@ -92,13 +104,15 @@ def run_exec(executor: Executor, cmd: list[str], *, cwd: str | None, env: dict[s
              stdin: bytes | None, timeout: float | None) -> Reply:
     """Run ``cmd`` in the episode as inspect's ``exec`` does (blocking: callers run it in a thread)."""
     where = resolve(cwd, executor.workdir) if cwd else None
-    if not isinstance(executor, ExecCapable):  # the world's episode: the command as the agent wrote it
-        text = _unwrapped(cmd)
+    if isinstance(executor, Simulated):
+        if not agent_command(cmd):  # the framework's own machinery: the real workspace runs it
+            return run_exec(executor.sandbox, cmd, cwd=cwd, env=env, stdin=stdin, timeout=timeout)
+        text = _unwrapped(cmd)  # what the agent typed: the world sees it as typed
         if env:
             text = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in env.items()) + text
         if stdin is not None:
             path = f"{SCRATCH}/{uuid.uuid4().hex}.in"
-            executor.write_file(path, stdin.decode("utf-8", errors="replace"))
+            executor.sandbox.write_file(path, stdin.decode("utf-8", errors="replace"))
             text = f"( {text}\n) < {shlex.quote(path)}"
         result = executor.run(text, cwd=where or executor.workdir, timeout=timeout)
         return Reply(result.exit_code, result.output, "", result.timed_out, result.truncated)
@@ -119,14 +133,34 @@ def permission_denied(reply: Reply) -> bool:
     return reply.returncode == 126 and "permission denied" in reply.stderr.casefold()
 
 
-#: Prints what a file operation must refuse, as Docker's provider does for a container's root:
-#: ``DIR`` (a directory), ``NOREAD`` / ``NOWRITE`` (its owner lacks the bit), nothing otherwise.
 def mode_check(path: str, *, write: bool) -> str:
-    bit = "w" if write else "r"
+    """A script printing what a file operation must refuse, as Docker's provider does for a
+    container's root: ``DIR`` (a directory), ``NOREAD`` / ``NOWRITE`` (its owner lacks the bit)."""
     quoted = shlex.quote(path)
-    return (f"if [ -d {quoted} ]; then echo DIR; elif [ -e {quoted} ]; then "
-            f"m=$(stat -c %A {quoted}); [ \"${{m:{1 if bit == 'r' else 2}:1}}\" = {bit} ] || echo NO{bit.upper()}{'RITE' if write else 'EAD'}; fi")
+    index, bit, refusal = (2, "w", "NOWRITE") if write else (1, "r", "NOREAD")
+    return (f"if [ -d {quoted} ]; then echo DIR; elif [ -e {quoted} ]; then m=$(stat -c %A {quoted}); "
+            f"[ \"${{m:{index}:1}}\" = {bit} ] || echo {refusal}; fi")
 
 
-__all__ = ["STATEFUL", "STREAM_CAP", "Reply", "mode_check", "permission_denied", "resolve", "run_exec",
-           "script", "split_reply"]
+def read_bytes(executor: Executor, path: str) -> bytes:
+    """A file's bytes (the real sandbox reads them as they are; elsewhere the text's UTF-8)."""
+    real = real_of(executor)
+    if isinstance(real, ReadsBytes):
+        return real.read_bytes(path)
+    return real.read_file(path).encode("utf-8")
+
+
+__all__ = [
+    "STATEFUL",
+    "STREAM_CAP",
+    "Reply",
+    "agent_command",
+    "mode_check",
+    "permission_denied",
+    "read_bytes",
+    "real_of",
+    "resolve",
+    "run_exec",
+    "script",
+    "split_reply",
+]

@@ -36,12 +36,12 @@ from inspect_ai.util import (
     sandboxenv,
 )
 from inspect_ai.util._sandbox.environment import SandboxUnavailableError
+from pydantic import ConfigDict
 
 from sweworld.errors import DatasetError, SWEWorldError
 from sweworld.executor import Executor
 from sweworld.integrations import inspect_exec
 from sweworld.integrations.episodes import EpisodeSpec, backend_for, instance_id_of, load_task, spec_of
-from sweworld.protocols import ExecCapable
 from sweworld.types import Task
 
 #: Blocking episode calls run in threads; inspect's samples may be many more than anyio's 40.
@@ -52,7 +52,13 @@ _TASK_FIELDS = ("repo", "base_commit", "FAIL_TO_PASS", "PASS_TO_PASS")
 
 
 class SweworldSandboxConfig(EpisodeSpec):
-    """The ``--sandbox sweworld:CONFIG`` model: which instance, from where, on which backend."""
+    """The ``--sandbox sweworld:CONFIG`` model: which instance, from where, on which backend (frozen and
+    hashable: inspect keeps the sandbox specs of a task in a set)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    def __hash__(self) -> int:
+        return hash(self.model_dump_json())
 
 
 async def _blocking(fn: Any, *args: Any) -> Any:
@@ -195,13 +201,12 @@ class SweworldSandboxEnvironment(SandboxEnvironment):
 
     # -- files -------------------------------------------------------------------------------
     async def _refuse(self, path: str, *, write: bool) -> None:
-        if not isinstance(self.executor, ExecCapable):
-            return
-        check = await _blocking(lambda: self.executor.exec(inspect_exec.mode_check(path, write=write), timeout=60))
+        real = inspect_exec.real_of(self.executor)
+        check = await _blocking(lambda: real.run(inspect_exec.mode_check(path, write=write), timeout=60))
         verdict = check.output.strip()
         if verdict == "DIR":
             raise IsADirectoryError(errno.EISDIR, "Is a directory", path)
-        if verdict.startswith("NO"):
+        if verdict in ("NOREAD", "NOWRITE"):
             raise PermissionError(errno.EACCES, "Permission denied", path)
 
     async def write_file(self, file: str, contents: str | bytes) -> None:
@@ -209,9 +214,7 @@ class SweworldSandboxEnvironment(SandboxEnvironment):
         path = inspect_exec.resolve(file, self.executor.workdir)
         await self._refuse(path, write=True)
         data = contents.encode("utf-8") if isinstance(contents, str) else contents
-        if not isinstance(self.executor, ExecCapable):
-            data = data.decode("utf-8", errors="replace")  # a world's episode writes text
-        await _blocking(self.executor.write_file, path, data)
+        await _blocking(inspect_exec.real_of(self.executor).write_file, path, data)
 
     @overload
     async def read_file(self, file: str, text: Literal[True] = True) -> str: ...
@@ -223,10 +226,8 @@ class SweworldSandboxEnvironment(SandboxEnvironment):
         self._alive()
         path = inspect_exec.resolve(file, self.executor.workdir)
         await self._refuse(path, write=False)
-        reader = getattr(self.executor, "read_bytes", None)
         try:
-            data = (await _blocking(reader, path) if callable(reader)
-                    else (await _blocking(self.executor.read_file, path)).encode("utf-8"))
+            data = await _blocking(inspect_exec.read_bytes, self.executor, path)
         except FileNotFoundError as exc:
             raise FileNotFoundError(errno.ENOENT, "No such file or directory", file) from exc
         if len(data) > SandboxEnvironmentLimits.MAX_READ_FILE_SIZE:

@@ -38,6 +38,9 @@ class SandboxConfig(BaseModel):
         "public services, e.g. httpbin.org -> 127.0.0.1); the host's own entries are kept.")
     ro_paths: list[str] = Field(
         default_factory=list, description="Extra host paths mounted read-only at the same path inside.")
+    scratch_dirs: list[str] = Field(default_factory=lambda: ["/var/tmp"], description=(
+        "Empty writable directories at these absolute paths inside the episode (its own, removed on close): "
+        "/var/tmp, where inspect-ai injects its tools; /logs, /tests for Harbor's verifier."))
     conda_shim: bool = Field(default=True, description=(
         "Mount the conda shim at /opt/miniconda3 (sandbox/conda_shim.py): `source /opt/miniconda3/bin/activate "
         "&& conda activate testbed`, as SWE-bench images' scripts begin, works on the episode's virtualenv."))

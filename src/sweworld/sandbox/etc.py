@@ -23,10 +23,19 @@ ETC_ENTRIES = (
     "xdg", "gai.conf", "host.conf", "magic", "inputrc", "profile",
 )
 SKIP = {"private"}
+#: ``/etc/profile.d/sweworld.sh``: a login shell (``bash --login``, as inspect's ``bash()`` tool runs
+#: commands) rebuilds ``PATH`` in ``/etc/profile``; this puts the episode's virtualenv first again.
+PROFILE = """# sweworld: the episode's environment stays first on PATH in login shells
+if [ -d /sweworld/venv/bin ]; then
+  case ":$PATH:" in *:/sweworld/venv/bin:*) ;; *) PATH="/sweworld/venv/bin:$PATH" ;; esac
+  VIRTUAL_ENV=/sweworld/venv
+  export PATH VIRTUAL_ENV
+fi
+"""
 
 
 def _fingerprint() -> str:
-    digest = hashlib.sha256()
+    digest = hashlib.sha256(PROFILE.encode())
     for name in ETC_ENTRIES:
         path = Path("/etc", name)
         try:
@@ -64,6 +73,8 @@ def _snapshot(fingerprint: str) -> Path:
         src = Path("/etc", name)
         if src.exists() or src.is_symlink():
             _copy(src, staging / name)
+    (staging / "profile.d").mkdir(exist_ok=True)
+    (staging / "profile.d" / "sweworld.sh").write_text(PROFILE)
     try:
         os.rename(staging, final)
     except OSError:  # another process won the race

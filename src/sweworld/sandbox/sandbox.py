@@ -171,6 +171,11 @@ class Sandbox:
             hosts.write_text(text.rstrip("\n") + "\n" + "".join(f"{addr} {name}\n"
                                                                 for name, addr in self.config.hosts.items()))
             layout.binds.append(Bind(hosts, "/etc/hosts", False))
+        for n, target in enumerate(self.config.scratch_dirs if self.config.isolation != "none" else []):
+            if target not in mounts:
+                scratch = self.episode_dir / f"scratch{n}"
+                scratch.mkdir(exist_ok=True)
+                layout.binds.append(Bind(scratch, target, True))
         if self.config.conda_shim and self.config.isolation != "none" and conda_shim.MOUNT not in mounts:
             layout.binds.append(Bind(conda_shim.shim_dir(), conda_shim.MOUNT, False))
         for n, (target, spec) in enumerate(mounts.items()):
