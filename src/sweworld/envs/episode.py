@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from sweworld.envs import services
 from sweworld.envs.build import VENV, EnvBuilder, InstanceLayer, _ro_paths, tool_mounts, uv_binary
+from sweworld.envs.scripts import OFFLINE_ENV
 from sweworld.envs.services import SERVICES_MOUNT
 from sweworld.sandbox import Dir, Layers, Sandbox, SandboxConfig
 from sweworld.types import Task
@@ -18,6 +19,9 @@ def episode_sandbox(layer: InstanceLayer, config: SandboxConfig | None = None, *
         mounts[f"{SERVICES_MOUNT}/{name}/venv"] = Dir(service.venv)
         ro_paths += [p for p in _ro_paths(service.interpreter) if p not in ro_paths]
     config = config or SandboxConfig()
+    # pip in an episode installs from local sources (no network there): a script written for an image
+    # with the network (SWE-bench's eval script reinstalls a non-editable package) builds offline
+    config = config.model_copy(update={"env": {**OFFLINE_ENV, **config.env}})
     if layer.services and not config.network:  # with the real network the real hosts answer
         config = config.model_copy(update={"hosts": {**config.hosts, **services.hosts(list(layer.services))}})
     return Sandbox(mounts, config=config, base_commit=layer.base_commit, ro_paths=ro_paths, label=label)
