@@ -6,8 +6,18 @@
   ``sweworld/SWE-v0`` (extra ``gym``).
 - ``sweworld.integrations.minisweagent``: ``SweworldEnvironment``, a mini-swe-agent ``Environment``
   over one episode (extra ``minisweagent``).
+- ``sweworld.integrations.inspect_sandbox``: the inspect-ai sandbox ``sweworld`` (``--sandbox
+  sweworld``); ``inspect_task.sweworld_task``, sweworld's datasets as inspect tasks (extra ``inspect``).
+- ``sweworld.integrations.swerex``: ``sweworld runtime serve``, swerex-remote's HTTP protocol over
+  episodes, for SWE-agent (extra ``swerex``).
+- ``sweworld.integrations.openhands``: OpenHands' agent with its terminal and file editor acting in an
+  episode (extra ``openhands``, Python >= 3.12).
+- ``sweworld.integrations.harbor``: ``SweworldEnvironment``, a Harbor environment (extra ``harbor``,
+  Python >= 3.12).
+- ``sweworld.integrations.episodes``: what they share: the task a framework names (an id, an image
+  name), the backend its config asks for.
 
-Both take a ``Backend`` (``sweworld.backends``: ``RealBackend(...)``, a sim backend...) or a
+The first two take a ``Backend`` (``sweworld.backends``: ``RealBackend(...)``, a sim backend...) or a
 ``sweworld.config.BackendConfig`` (both through ``sweworld.backends.make_backend``); without one
 they use ``default_backend()``. Neither gymnasium nor mini-swe-agent is needed to import this
 package: names load lazily.
