@@ -75,10 +75,10 @@ def test_the_sim_backend_records_the_same_shape():
               call("bash", command=f"python -m pytest -q {task.FAIL_TO_PASS[0]}"), call("submit", answer="x")]
     logs = {backend: run(sweworld_task(dataset="lite", instance_ids=ID, backend=backend,
                                        solver=basic_agent(tools=[bash(), text_editor()])), mock_model(*script))
-            for backend in ("real", "sim")}
+            for backend in ("real", "sim", "hybrid")}
     shapes = {b: [(m.role, [c.function for c in getattr(m, "tool_calls", None) or []]) for m in log.samples[0].messages]
               for b, log in logs.items()}
-    assert shapes["real"] == shapes["sim"]
+    assert shapes["real"] == shapes["sim"] == shapes["hybrid"]
     sim = logs["sim"].samples[0]
     assert sim.scores["sweworld_scorer"].metadata["backend"] == "sim"
     assert "boltons/mathutils.py" in sim.scores["sweworld_scorer"].answer  # the editor's edit, made for real
@@ -121,3 +121,14 @@ def test_a_closed_episode_is_unavailable():
 
     with pytest.raises(SandboxUnavailableError, match=ID):
         asyncio.run(closed())
+
+
+def test_an_environment_that_does_not_build_is_one_clear_error(tmp_path):
+    from inspect_ai._util.error import PrerequisiteError
+
+    from sweworld.tasks import save_tasks
+    broken = load_task(ID, "lite").model_copy(update={"install": "echo the install fails here >&2; exit 3"})
+    dataset = save_tasks([broken], tmp_path / "broken.jsonl")
+    with pytest.raises(PrerequisiteError, match="exit|status 3|failed") as info:
+        asyncio.run(SweworldSandboxEnvironment.sample_init("x", None, {"instance_id": ID, "dataset": str(dataset)}))
+    assert "build log" in str(info.value)
