@@ -82,7 +82,7 @@ def test_the_sim_backend_records_the_same_shape():
     sim = logs["sim"].samples[0]
     assert sim.scores["sweworld_scorer"].metadata["backend"] == "sim"
     assert "boltons/mathutils.py" in sim.scores["sweworld_scorer"].answer  # the editor's edit, made for real
-    assert "__init__.py" in [m for m in sim.messages if m.role == "tool"][0].text  # navigation ran for real
+    assert "__init__.py" in next(m for m in sim.messages if m.role == "tool").text  # navigation ran for real
 
 
 def test_isolation_holds_through_inspects_exec():
@@ -129,6 +129,6 @@ def test_an_environment_that_does_not_build_is_one_clear_error(tmp_path):
     from sweworld.tasks import save_tasks
     broken = load_task(ID, "lite").model_copy(update={"install": "echo the install fails here >&2; exit 3"})
     dataset = save_tasks([broken], tmp_path / "broken.jsonl")
-    with pytest.raises(PrerequisiteError, match="exit|status 3|failed") as info:
+    with pytest.raises(PrerequisiteError, match=r"exit|status 3|failed") as info:
         asyncio.run(SweworldSandboxEnvironment.sample_init("x", None, {"instance_id": ID, "dataset": str(dataset)}))
     assert "build log" in str(info.value)

@@ -28,7 +28,7 @@ def rows(tmp_path_factory):
 
 
 def score_of(rows, monkeypatch, tmp_path, *outputs):
-    task, directory = rows
+    _, directory = rows
     monkeypatch.setenv("SWEWORLD_DATASET", str(directory / "test.jsonl"))  # the rows sweworld reads the instance from
     evaluation = swe_bench(dataset=str(directory), split="test", sandbox_type="sweworld", revision="main")
     [sample] = evaluation.dataset

@@ -48,3 +48,15 @@ def test_scratch_dirs_and_the_shim_can_be_turned_off(small_tree):
         assert sb.run("echo 1 > /logs/verifier/reward.txt && cat /logs/verifier/reward.txt").output == "1\n"
         assert sb.run("test -e /opt/miniconda3").exit_code != 0
         assert sb.run("touch /var/tmp/x").exit_code != 0  # not asked for: read-only like the rest
+
+
+def test_a_scratch_dir_above_host_paths_keeps_them_visible(small_tree):
+    """SWE-agent writes under /root, where this machine's interpreters may live (pyenv): the scratch
+    /root is writable and the interpreter paths bound below it still run."""
+    import sys
+    tree, commit = small_tree
+    with Sandbox({"/testbed": Layers([tree])}, base_commit=commit,
+                 config=SandboxConfig(scratch_dirs=["/var/tmp", "/root"])) as sb:
+        result = sb.run("mkdir -p /root/tools && echo ok > /root/state.json && cat /root/state.json")
+        assert result.output == "ok\n", result.output
+        assert sb.run(f"test -x {sys.base_prefix}/bin/python3 || test ! -d {sys.base_prefix}").exit_code == 0

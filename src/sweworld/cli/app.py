@@ -16,6 +16,7 @@ from sweworld.cli import (
     export_cmd,
     mine_cmd,
     rollout_cmd,
+    runtime_cmd,
     select_cmd,
     synth_cmd,
     train_cmd,
@@ -43,6 +44,7 @@ app.add_typer(world_cmd.app, name="world")
 app.add_typer(export_cmd.app, name="export")
 app.add_typer(train_cmd.app, name="train")
 app.add_typer(verifier_cmd.app, name="verifier")
+app.add_typer(runtime_cmd.app, name="runtime")
 
 
 def _version(value: bool) -> None:

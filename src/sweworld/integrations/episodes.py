@@ -133,6 +133,20 @@ def backend_config(spec: EpisodeSpec) -> Any:
                           "fields") from None
 
 
+#: The writable directories every episode has by default (``SandboxConfig.scratch_dirs``).
+DEFAULT_SCRATCH_DIRS = ("/var/tmp",)
+
+
+def with_scratch_dirs(options: dict[str, Any], dirs: tuple[str, ...] | list[str]) -> dict[str, Any]:
+    """``backend_options`` asking the sandbox for ``dirs`` as empty writable directories of each episode
+    (beside the default ones), unless the options choose their own ``sandbox.scratch_dirs``: what a
+    framework writes outside ``/testbed`` and ``/tmp`` (Harbor's ``/logs``, SWE-agent's ``/root``)."""
+    sandbox = dict(options.get("sandbox") or {})
+    if "scratch_dirs" in sandbox:
+        return options
+    return {**options, "sandbox": {**sandbox, "scratch_dirs": [*DEFAULT_SCRATCH_DIRS, *dirs]}}
+
+
 _BACKENDS: dict[str, Backend] = {}
 _LOCK = threading.Lock()
 
@@ -149,4 +163,4 @@ def backend_for(spec: EpisodeSpec) -> Backend:
 
 
 __all__ = ["EpisodeSpec", "backend_config", "backend_for", "instance_id_of", "instance_of_image", "load_task",
-           "spec_of", "task_of"]
+           "spec_of", "task_of", "with_scratch_dirs"]

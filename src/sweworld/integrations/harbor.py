@@ -54,7 +54,7 @@ from harbor.environments.base import BaseEnvironment, ExecResult, SandboxBuildFa
 from harbor.environments.capabilities import EnvironmentCapabilities
 
 from sweworld.errors import ConfigError, SWEWorldError
-from sweworld.integrations.episodes import backend_config, backend_for, spec_of, task_of
+from sweworld.integrations.episodes import backend_config, backend_for, spec_of, task_of, with_scratch_dirs
 from sweworld.integrations.harbor_paths import (
     PROBE,
     ROOTS,
@@ -63,7 +63,6 @@ from sweworld.integrations.harbor_paths import (
     image_of,
     pack,
     unpack,
-    with_scratch_dirs,
 )
 from sweworld.integrations.harbor_shell import stateless
 from sweworld.protocols import Described, ReadsBytes, Simulated
@@ -162,7 +161,7 @@ class SweworldEnvironment(BaseEnvironment):
             return
         image = self._spec.image or image_of(self.environment_dir, self.task_env_config.docker_image)
         spec = self._spec.model_copy(update={"image": image,
-                                             "backend_options": with_scratch_dirs(self._spec.backend_options)})
+                                             "backend_options": with_scratch_dirs(self._spec.backend_options, ROOTS)})
         where = f"harbor task {self.environment_name}"
         try:
             self._task = await self._call(task_of, spec, where=where)

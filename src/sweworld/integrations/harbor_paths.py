@@ -26,7 +26,6 @@ import re
 import tarfile
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 ROOTS = ("/logs", "/tests", "/solution", "/installed-agent", "/runtime", "/skills")
 """Harbor's absolute directories (``harbor.models.trial.paths.EnvironmentPaths`` and its agents)."""
@@ -81,16 +80,6 @@ class PathMap:
         return [self.path(p) for p in ("/logs/agent", "/logs/verifier", "/logs/artifacts", "/tests", "/solution")]
 
 
-def with_scratch_dirs(options: dict[str, Any]) -> dict[str, Any]:
-    """``backend_options`` that ask the sandbox for Harbor's roots as empty writable directories
-    (``SandboxSettings.scratch_dirs``), unless the options choose their own (``/var/tmp``, the
-    sandbox's default one, stays)."""
-    sandbox = dict(options.get("sandbox") or {})
-    if "scratch_dirs" in sandbox:
-        return options
-    return {**options, "sandbox": {**sandbox, "scratch_dirs": ["/var/tmp", *ROOTS]}}
-
-
 #: prints each root the episode cannot write
 PROBE = "; ".join(f"{{ [ -d {root} ] && [ -w {root} ]; }} || echo {root}" for root in ROOTS)
 
@@ -133,4 +122,4 @@ def unpack(data: bytes, target_dir: Path) -> None:
         archive.extractall(target_dir, filter=transfer_tar_filter)
 
 
-__all__ = ["PROBE", "ROOTS", "SCRATCH", "PathMap", "image_of", "pack", "unpack", "with_scratch_dirs"]
+__all__ = ["PROBE", "ROOTS", "SCRATCH", "PathMap", "image_of", "pack", "unpack"]

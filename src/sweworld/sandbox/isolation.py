@@ -63,6 +63,9 @@ class Layout:
     overlays: list[Overlay] = field(default_factory=list)
     binds: list[Bind] = field(default_factory=list)
     tmp: Path | None = None
+    #: empty writable directories (``SandboxConfig.scratch_dirs``), bound right after /tmp for the same
+    #: reason: host paths below one (an interpreter under /root) bound later stay visible
+    scratch: list[Bind] = field(default_factory=list)
     ro_paths: list[str] = field(default_factory=list)
     workdir: str = "/testbed"
 
@@ -120,6 +123,8 @@ def bwrap_args(layout: Layout, config: SandboxConfig) -> list[str]:
         args += ["--bind", "/", "/", "--dev-bind", "/dev", "/dev", "--proc", "/proc"]
     if layout.tmp is not None:  # first: host paths below /tmp bound later stay visible above it
         args += ["--bind", str(layout.tmp), "/tmp"]
+    for bind in layout.scratch:
+        args += ["--bind", str(bind.source), bind.target]
     if config.isolation != "none":
         _mount_system(args)
         args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/dev/shm",

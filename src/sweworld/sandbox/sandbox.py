@@ -175,7 +175,7 @@ class Sandbox:
             if target not in mounts:
                 scratch = self.episode_dir / f"scratch{n}"
                 scratch.mkdir(exist_ok=True)
-                layout.binds.append(Bind(scratch, target, True))
+                layout.scratch.append(Bind(scratch, target, True))
         if self.config.conda_shim and self.config.isolation != "none" and conda_shim.MOUNT not in mounts:
             layout.binds.append(Bind(conda_shim.shim_dir(), conda_shim.MOUNT, False))
         for n, (target, spec) in enumerate(mounts.items()):

@@ -1,0 +1,305 @@
+"""A SWE-ReX runtime server over sweworld episodes: SWE-agent's ``--env.deployment.type=remote``.
+
+It speaks swerex-remote's protocol (``swerex/server.py``: the routes ``/is_alive``,
+``/create_session``, ``/run_in_session``, ``/close_session``, ``/execute``, ``/read_file``,
+``/write_file``, ``/upload``, ``/close``; swerex's own pydantic request and response models; the
+``X-API-Key`` header; an ``X-Request-ID`` answered again from the responses kept; errors as HTTP 511
+``{"swerexception": {message, class_path, traceback, extra_info}}`` so that swerex's
+``RemoteRuntime`` re-raises them), but every call runs in a sweworld episode (``Executor``: the real
+isolated sandbox, or a sim/hybrid world) instead of the server's own machine.
+
+``/<instance_id>/...`` addresses an episode of that instance of the server's dataset, opened on first
+use and closed by ``/<instance_id>/close``; when the server serves one instance (``instance_ids=[ID]``)
+the root routes serve it too. The task and the backend come from ``sweworld.integrations.episodes``
+(``EpisodeSpec``, ``task_of``, ``backend_for``). Use::
+
+    server = RexServer(EpisodeSpec(dataset="lite", backend="real"), instance_ids=["boltons-..."])
+    serve(server, api_key="K", port=8000)          # or: sweworld runtime serve --port 8000 --api-key K ...
+
+and on the client ``RemoteRuntime(host="http://127.0.0.1:8000/<instance_id>", auth_token="K")``.
+Sessions, interrupts and what is not supported: ``swerex_shell``, ``swerex_episode``, docs/swerex.md.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import threading
+import time
+import traceback
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+from fastapi import FastAPI, File, Form, Request, UploadFile
+from fastapi.responses import JSONResponse, Response
+from starlette.concurrency import run_in_threadpool
+from swerex.exceptions import DeploymentStartupError, SwerexException
+from swerex.runtime.abstract import (
+    Action,
+    CloseResponse,
+    CloseSessionRequest,
+    Command,
+    CreateSessionRequest,
+    IsAliveResponse,
+    ReadFileRequest,
+    WriteFileRequest,
+    _ExceptionTransfer,
+)
+
+from sweworld.config import timeouts
+from sweworld.errors import SWEWorldError
+from sweworld.integrations.episodes import EpisodeSpec, backend_for, task_of, with_scratch_dirs
+from sweworld.integrations.swerex_episode import Episode
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from sweworld.protocols import Backend
+
+#: Where SWE-agent writes outside /testbed and /tmp (its tool bundles, .swe-agent-env, state.json).
+SWE_AGENT_DIRS = ("/root",)
+ROUTES = ("is_alive", "create_session", "run_in_session", "close_session", "execute", "read_file", "write_file",
+          "upload", "close")
+
+
+class RexServer:
+    """The instances a server serves, one lazily opened ``Episode`` each.
+
+    ``spec``: the dataset, split, clones and backend (its ``instance_id`` is ignored); ``instance_ids``:
+    only these are served (one: the root routes serve it too; all: any instance of the dataset);
+    ``backend``: a ``Backend`` to use instead of ``backend_for(spec)``; ``command_timeout``: the wall
+    limit of a command given no timeout (swerex's ``timeout=None``); ``workers``: episodes opening at once."""
+
+    def __init__(self, spec: EpisodeSpec, *, instance_ids: list[str] | None = None, backend: Backend | None = None,
+                 command_timeout: float = timeouts.COMMAND, workers: int = 4):
+        # SWE-agent writes its tools and state under /root: each episode gets its own, writable
+        spec = spec.model_copy(update={"backend_options": with_scratch_dirs(spec.backend_options, SWE_AGENT_DIRS)})
+        self.spec, self.instance_ids, self.command_timeout = spec, list(instance_ids or []), command_timeout
+        self.default = self.instance_ids[0] if len(self.instance_ids) == 1 else None
+        self._backend = backend
+        self._episodes: dict[str, Episode] = {}
+        self._lock = threading.Lock()
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="sweworld-rex-open")
+
+    def _where(self) -> str:
+        return f"dataset {self.spec.dataset}" + (f" (split {self.spec.split})" if self.spec.split else "")
+
+    def episode(self, instance_id: str | None) -> Episode:
+        """The runtime of ``instance_id`` (None: the root's); ``DeploymentStartupError`` saying why not."""
+        if instance_id is None:
+            if self.default is None:
+                served = ", ".join(self.instance_ids[:5]) or f"any instance of {self._where()}"
+                raise SwerexException("this sweworld runtime serves several instances: address one as "
+                                      f"http://HOST:PORT/<instance_id>/... (served: {served})")
+            instance_id = self.default
+        with self._lock:
+            found = self._episodes.get(instance_id)
+        if found is not None:
+            return found
+        if self.instance_ids and instance_id not in self.instance_ids:
+            raise DeploymentStartupError(f"instance {instance_id!r} is not served here (this server serves "
+                                         f"{', '.join(self.instance_ids)} of {self._where()})\n  what to do: use one "
+                                         "of those, or start `sweworld runtime serve --instance-ids` with it")
+        try:
+            task = task_of(self.spec.model_copy(update={"instance_id": instance_id}), where=self._where())
+            backend = self._backend or backend_for(self.spec)
+        except SWEWorldError as exc:
+            hint = (f"{exc.hint}; " if exc.hint else "") + ("check the instance id (`sweworld datasets ls` lists the "
+                                                            "shipped datasets), or start `sweworld runtime serve "
+                                                            "--dataset` with the dataset that holds it")
+            raise DeploymentStartupError(f"sweworld cannot serve instance {instance_id!r} of {self._where()}: "
+                                         f"{exc.message}\n  what to do: {hint}") from None
+        episode = Episode(instance_id, lambda: backend.open(task, timeout=self.command_timeout,
+                                                            label=f"swerex-{instance_id}"),
+                          self._pool, command_timeout=self.command_timeout)
+        with self._lock:
+            return self._episodes.setdefault(instance_id, episode)
+
+    def warm(self) -> None:
+        """Check every listed instance now (a bad id raises here) and start opening its episode."""
+        for instance_id in self.instance_ids:
+            self.episode(instance_id).start()
+
+    def close(self, instance_id: str | None = None) -> None:
+        """Close one instance's episode (None: the root's, or every one when the root serves none); an
+        instance never opened has nothing to close."""
+        with self._lock:
+            if instance_id is None and self.default is None:
+                episodes = list(self._episodes.values())
+            else:
+                found = self._episodes.get(instance_id or self.default or "")
+                episodes = [found] if found is not None else []
+        for episode in episodes:
+            episode.close()
+
+    def shutdown(self) -> None:
+        self.close()
+        self._pool.shutdown(wait=True)
+
+
+def transfer(exc: BaseException) -> JSONResponse:
+    """swerex's server's ``exception_handler``: HTTP 511 with the exception for ``RemoteRuntime``."""
+    sent = _ExceptionTransfer(message=str(exc), class_path=f"{type(exc).__module__}.{type(exc).__name__}",
+                              traceback="".join(traceback.format_exception(exc)),
+                              extra_info=getattr(exc, "extra_info", {}) or {})
+    return JSONResponse(status_code=511, content={"swerexception": sent.model_dump()})
+
+
+class _Guard:
+    """ASGI middleware: a request without the API key gets 401 (nothing runs); a request whose
+    ``X-Request-ID`` was answered already gets that answer again (swerex's idempotency)."""
+
+    def __init__(self, app: Any, api_key: str, keep: int = 8):
+        self.app, self.key, self.keep = app, api_key.encode(), keep
+        self.answered: OrderedDict[bytes, list[dict]] = OrderedDict()
+
+    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        headers = dict(scope["headers"])
+        if not hmac.compare_digest(headers.get(b"x-api-key", b""), self.key):
+            return await JSONResponse({"detail": "Invalid API Key"}, status_code=401)(scope, receive, send)
+        request_id = headers.get(b"x-request-id")
+        if request_id is None:
+            return await self.app(scope, receive, send)
+        if request_id in self.answered:
+            for message in self.answered[request_id]:
+                await send(message)
+            return None
+        sent: list[dict] = []
+
+        async def keep(message: dict) -> None:
+            sent.append(message)
+            await send(message)
+        await self.app(scope, receive, keep)
+        self.answered[request_id] = sent
+        while len(self.answered) > self.keep:
+            self.answered.popitem(last=False)
+        return None
+
+
+def _json(model: BaseModel) -> Response:
+    return Response(model.model_dump_json(), media_type="application/json")
+
+
+def create_app(server: RexServer, api_key: str) -> FastAPI:
+    """The FastAPI app: swerex's routes at the root and under ``/{instance_id}``."""
+    if not api_key:
+        raise ValueError("an API key is required (swerex's X-API-Key): a sweworld runtime never runs unauthenticated")
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        await run_in_threadpool(server.shutdown)
+
+    app = FastAPI(title="sweworld SWE-ReX runtime", lifespan=lifespan)
+    app.add_middleware(_Guard, api_key=api_key)
+
+    async def call(request: Request, fn: Callable[[Episode], BaseModel]) -> Response:
+        instance_id = request.path_params.get("instance_id")
+        try:
+            return _json(await run_in_threadpool(lambda: fn(server.episode(instance_id))))
+        except Exception as exc:  # every failure goes to the client, as swerex's server sends it
+            return transfer(exc)
+
+    @app.get("/")
+    async def root() -> dict:
+        return {"message": "hello world"}
+
+    for prefix in ("", "/{instance_id}"):
+        _routes(app, server, prefix, call)
+    return app
+
+
+def _routes(app: FastAPI, server: RexServer, prefix: str, call: Callable) -> None:
+    suffix = "_instance" if prefix else ""
+
+    @app.get(f"{prefix}/is_alive", operation_id=f"is_alive{suffix}")
+    async def is_alive(request: Request) -> Response:
+        if prefix == "" and server.default is None:
+            return _json(IsAliveResponse(is_alive=False, message="this sweworld runtime serves several instances: "
+                                         "address one as http://HOST:PORT/<instance_id>"))
+        return await call(request, lambda episode: episode.alive())
+
+    @app.post(f"{prefix}/create_session", operation_id=f"create_session{suffix}")
+    async def create_session(request: Request, body: CreateSessionRequest) -> Response:
+        return await call(request, lambda episode: episode.create_session(body))
+
+    @app.post(f"{prefix}/run_in_session", operation_id=f"run_in_session{suffix}")
+    async def run_in_session(request: Request, action: Action) -> Response:
+        return await call(request, lambda episode: episode.run_in_session(action))
+
+    @app.post(f"{prefix}/close_session", operation_id=f"close_session{suffix}")
+    async def close_session(request: Request, body: CloseSessionRequest) -> Response:
+        return await call(request, lambda episode: episode.close_session(body.session))
+
+    @app.post(f"{prefix}/execute", operation_id=f"execute{suffix}")
+    async def execute(request: Request, command: Command) -> Response:
+        return await call(request, lambda episode: episode.execute(command))
+
+    @app.post(f"{prefix}/read_file", operation_id=f"read_file{suffix}")
+    async def read_file(request: Request, body: ReadFileRequest) -> Response:
+        return await call(request, lambda episode: episode.read_file(body.path, body.encoding, body.errors))
+
+    @app.post(f"{prefix}/write_file", operation_id=f"write_file{suffix}")
+    async def write_file(request: Request, body: WriteFileRequest) -> Response:
+        return await call(request, lambda episode: episode.write_file(body.path, body.content))
+
+    @app.post(f"{prefix}/upload", operation_id=f"upload{suffix}")
+    async def upload(request: Request, file: UploadFile = File(...), target_path: str = Form(...),
+                     unzip: bool = Form(False)) -> Response:
+        try:
+            data = await file.read()
+        finally:
+            await file.close()
+        return await call(request, lambda episode: episode.upload(data, target_path, unzip))
+
+    @app.post(f"{prefix}/close", operation_id=f"close{suffix}")
+    async def close(request: Request) -> Response:
+        instance_id = request.path_params.get("instance_id")
+        try:
+            await run_in_threadpool(server.close, instance_id)
+        except Exception as exc:
+            return transfer(exc)
+        return _json(CloseResponse())
+
+
+class ServerThread:
+    """uvicorn serving ``app`` on a thread of this process (tests, benchmarks): a context manager;
+    ``url`` is ``http://HOST:PORT`` once it listens (``port=0``: a free port)."""
+
+    def __init__(self, app: FastAPI, host: str = "127.0.0.1", port: int = 0):
+        import uvicorn
+        self.server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning"))
+        self.thread = threading.Thread(target=self.server.run, name="sweworld-rex-server", daemon=True)
+        self.host = host
+
+    def __enter__(self) -> ServerThread:
+        self.thread.start()
+        while not self.server.started:
+            if not self.thread.is_alive():
+                raise RuntimeError("the SWE-ReX server thread stopped before it listened (see its log)")
+            time.sleep(0.01)
+        return self
+
+    @property
+    def url(self) -> str:
+        port = self.server.servers[0].sockets[0].getsockname()[1]
+        return f"http://{self.host}:{port}"
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join()
+
+
+def serve(server: RexServer, *, api_key: str, host: str = "127.0.0.1", port: int = 8000,
+          log_level: str = "info", access_log: bool = False) -> None:
+    """Serve ``server`` until interrupted (uvicorn; ``access_log``: a line per request); every episode
+    is closed on the way out."""
+    import uvicorn
+    uvicorn.run(create_app(server, api_key), host=host, port=port, log_level=log_level, access_log=access_log)
+
+
+__all__ = ["ROUTES", "RexServer", "ServerThread", "create_app", "serve", "transfer"]

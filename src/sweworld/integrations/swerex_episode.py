@@ -1,0 +1,299 @@
+"""One sweworld episode behind a SWE-ReX runtime: swerex's runtime calls, answered with its own models.
+
+``Episode`` opens its executor lazily (``start``: in the background, so that ``is_alive`` answers at
+once and turns true when the episode is there) and keeps swerex's named bash sessions
+(``swerex_shell``). Failures come out as the exceptions swerex's own runtime raises, so that
+``RemoteRuntime`` re-raises them on the client:
+
+- a command past its timeout: ``CommandTimeoutError`` (the sandbox has killed it; its output so far is
+  in ``extra_info["output"]`` and is what the next ``BashInterruptAction`` returns);
+- ``check="raise"`` and a non-zero exit code: ``NonZeroExitCodeError``; refused syntax:
+  ``BashIncorrectSyntaxError`` (nothing ran); unknown session: ``SessionDoesNotExistError``;
+- an episode that cannot open (unknown task, an environment that does not build):
+  ``DeploymentStartupError`` with sweworld's message, until ``close``;
+- an episode whose sandbox died: ``SwerexException`` saying so, until ``close`` (never a silent fresh
+  workspace in the middle of a run).
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import posixpath
+import shlex
+import threading
+import uuid
+import zipfile
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
+
+from pexpect import TIMEOUT
+from swerex.exceptions import (
+    CommandTimeoutError,
+    DeploymentStartupError,
+    NonZeroExitCodeError,
+    SessionDoesNotExistError,
+    SessionExistsError,
+    SwerexException,
+)
+from swerex.runtime.abstract import (
+    BashAction,
+    BashInterruptAction,
+    BashObservation,
+    CloseBashSessionResponse,
+    Command,
+    CommandResponse,
+    CreateBashSessionRequest,
+    CreateBashSessionResponse,
+    IsAliveResponse,
+    ReadFileResponse,
+    UploadResponse,
+    WriteFileResponse,
+)
+
+from sweworld.errors import InfraError, SWEWorldError
+from sweworld.integrations.swerex_shell import PS1, EpisodeShell, Session, WrappedShell, check_syntax, closers
+from sweworld.protocols import ExecCapable
+
+if TYPE_CHECKING:
+    from concurrent.futures import Executor as Pool
+
+    from sweworld.executor import Executor
+    from sweworld.types import ExecResult
+
+T = TypeVar("T")
+
+@runtime_checkable
+class BinaryFiles(Protocol):
+    """An episode reading and writing bytes (the real sandbox: ``read_bytes``, ``write_file`` of bytes)."""
+
+    def read_bytes(self, path: str) -> bytes: ...
+
+    def write_file(self, path: str, content: str | bytes) -> None: ...
+
+
+INTERACTIVE = ("sweworld episodes run each command to its end with stdin closed: an interactive program (gdb, a "
+               "REPL) cannot be driven through is_interactive_command/is_interactive_quit; run it non-interactively "
+               "(gdb -batch -ex ..., python -c ..., a script fed by a here-document)")
+
+
+class Episode:
+    """The swerex runtime of one instance: its episode (opened by ``opener``) and its sessions."""
+
+    def __init__(self, instance_id: str, opener: Callable[[], Executor], pool: Pool, *, command_timeout: float):
+        self.instance_id, self.opener, self.pool, self.command_timeout = instance_id, opener, pool, command_timeout
+        self.sessions: dict[str, Session] = {}
+        self._future: Future | None = None
+        self._dead: str | None = None
+        self._lock = threading.Lock()
+
+    # -- the episode --------------------------------------------------------------------------
+    def start(self) -> Future:
+        """The episode's opening (begun now if it was not)."""
+        with self._lock:
+            if self._future is None:
+                self._future = self.pool.submit(self.opener)
+            return self._future
+
+    def _executor(self) -> Executor:
+        try:
+            executor = self.start().result()
+        except SWEWorldError as exc:
+            raise DeploymentStartupError(f"sweworld could not open an episode of {self.instance_id}: {exc}\n"
+                                         f"  (it stays closed: POST /{self.instance_id}/close to try again)") from None
+        if self._dead is not None:
+            raise SwerexException(self._dead)
+        return executor
+
+    def _died(self, exc: Exception) -> SwerexException:
+        self._dead = (f"the episode of {self.instance_id} died: {exc}\n  what to do: POST /{self.instance_id}/close "
+                      "(or /close), then start again: the next request opens a fresh episode")
+        return SwerexException(self._dead)
+
+    def call(self, what: Callable[[Executor], T]) -> T:
+        """``what(executor)``; an infrastructure failure marks the episode dead."""
+        executor = self._executor()
+        try:
+            return what(executor)
+        except InfraError as exc:
+            raise self._died(exc) from None
+        except SWEWorldError as exc:
+            raise SwerexException(str(exc)) from None
+
+    def alive(self) -> IsAliveResponse:
+        future = self.start()
+        if not future.done():
+            return IsAliveResponse(is_alive=False, message=f"the episode of {self.instance_id} is opening "
+                                   "(its environment may be building)")
+        self._executor()  # raises why it is not alive
+        return IsAliveResponse(is_alive=True)
+
+    def close(self) -> None:
+        """Close the sessions and the episode; the next request opens a fresh one."""
+        with self._lock:
+            future, self._future, self._dead = self._future, None, None
+            self.sessions = {}
+        if future is not None:
+            future.add_done_callback(lambda done: done.exception() is None and done.result().close())
+
+    # -- sessions -----------------------------------------------------------------------------
+    def create_session(self, request: CreateBashSessionRequest) -> CreateBashSessionResponse:
+        executor = self._executor()
+        with self._lock:
+            if request.session in self.sessions:
+                raise SessionExistsError(f"session {request.session} already exists")
+            primary = not any(isinstance(s, EpisodeShell) for s in self.sessions.values())
+            session = (EpisodeShell if primary else WrappedShell)(request.session, executor)
+            self.sessions[request.session] = session
+        timeout = max(request.startup_timeout, 1.0)
+        try:
+            started = self.call(lambda _: session.start(request.startup_source, timeout))
+            if started is not None and started.timed_out:
+                raise CommandTimeoutError(f"timeout after {timeout} seconds while starting session {request.session!r}")
+        except BaseException:
+            self.sessions.pop(request.session, None)
+            raise
+        return CreateBashSessionResponse(output=started.output if started is not None else "")
+
+    def _session(self, name: str) -> Session:
+        session = self.sessions.get(name)
+        if session is None:
+            raise SessionDoesNotExistError(f"session {name!r} does not exist")
+        return session
+
+    def close_session(self, name: str) -> CloseBashSessionResponse:
+        with self._lock:
+            self._session(name)
+            del self.sessions[name]
+        return CloseBashSessionResponse()
+
+    def run_in_session(self, action: BashAction | BashInterruptAction) -> BashObservation:
+        self._executor()
+        session = self._session(action.session)
+        if isinstance(action, BashInterruptAction):
+            return self._interrupt(session, action)
+        if action.is_interactive_command or action.is_interactive_quit:
+            raise NotImplementedError(INTERACTIVE)
+        timeout = action.timeout or self.command_timeout
+        with session.busy:
+            result = self.call(lambda ex: session.run(action.command + closers(check_syntax(action.command)),
+                                                      timeout))
+            if result.timed_out:
+                session.pending = result.output
+                error = CommandTimeoutError(f"timeout after {timeout} seconds while running command {action.command!r}")
+                error.extra_info = {"output": result.output, "timeout": timeout}  # type: ignore[attr-defined]
+                raise error
+        output, code = result.output, result.exit_code
+        if action.check == "raise" and code != 0:
+            message = f"Command {action.command!r} failed with exit code {code}. Here is the output:\n{output!r}"
+            raise NonZeroExitCodeError(f"{action.error_msg}: {message}" if action.error_msg else message)
+        found = [(output.find(s), i) for i, s in enumerate(action.expect) if s and s in output]
+        return BashObservation(output=output, exit_code=None if action.check == "ignore" else code,
+                               expect_string=action.expect[min(found)[1]] if found else PS1)
+
+    def _interrupt(self, session: Session, action: BashInterruptAction) -> BashObservation:
+        """Nothing of the session is running any more once its command returned: the sandbox killed the
+        command that timed out. A command still running (a concurrent request) cannot be signalled."""
+        if not session.busy.acquire(timeout=max(action.timeout * max(action.n_retry, 1), 0.0)):
+            raise TIMEOUT(f"Failed to interrupt session {session.name!r}: its command is still running and sweworld "
+                          f"cannot signal it; the episode's wall timeout kills it")
+        try:
+            output, session.pending = session.pending, ""
+        finally:
+            session.busy.release()
+        return BashObservation(output=output.strip(), exit_code=0, expect_string=PS1)
+
+    # -- commands and files -------------------------------------------------------------------
+    def _stateless(self, executor: Executor, script: str, timeout: float) -> ExecResult:
+        """A command in a fresh shell: ``exec`` where the episode has it, else a subshell of its shell."""
+        if isinstance(executor, ExecCapable):
+            return executor.exec(script, timeout=timeout)
+        return executor.run(f"(\n{script}\n)", timeout=timeout)
+
+    def execute(self, command: Command) -> CommandResponse:
+        """swerex's ``execute`` (``subprocess.run``): a list is an argv, ``shell=True`` a bash script;
+        ``env`` replaces the environment (``env -i``); ``cwd``; stdout and stderr kept apart unless
+        ``merge_output_streams``."""
+        argv = command.command if isinstance(command.command, list) else [command.command]
+        program = shlex.join(["/bin/bash", "-c", *argv] if command.shell else argv)
+        if command.env is not None:
+            program = "env -i " + " ".join(shlex.quote(f"{k}={v}") for k, v in command.env.items()) + " " + program
+        if command.cwd:
+            program = f"builtin cd -- {shlex.quote(command.cwd)} || builtin exit 1\n{program}"
+        mark = f"SWEWORLD_REX_STDERR_{uuid.uuid4().hex}"
+        files = f"/tmp/.sweworld-rex-{uuid.uuid4().hex}"
+        if not command.merge_output_streams:
+            program = (f"{{ {program}\n}} >{files}.out 2>{files}.err; __sw_rc=$?; cat {files}.out; "
+                       f"printf %s {mark}; cat {files}.err; rm -f {files}.out {files}.err; exit $__sw_rc")
+        timeout = command.timeout or self.command_timeout
+        result = self.call(lambda ex: self._stateless(ex, program, timeout))
+        if result.timed_out:
+            raise CommandTimeoutError(f"Timeout ({timeout}s) exceeded while running command")
+        stdout, stderr = result.output, ""
+        if not command.merge_output_streams:
+            stdout, _, stderr = result.output.partition(mark)
+        response = CommandResponse(stdout=stdout, stderr=stderr, exit_code=result.exit_code)
+        if command.check and response.exit_code != 0:
+            message = (f"Command {command.command!r} failed with exit code {response.exit_code}. "
+                       f"Stdout:\n{response.stdout!r}\nStderr:\n{response.stderr!r}")
+            raise NonZeroExitCodeError(f"{command.error_msg}: {message}" if command.error_msg else message)
+        return response
+
+    def read_file(self, path: str, encoding: str | None, errors: str | None) -> ReadFileResponse:
+        def read(executor: Executor) -> str:
+            if isinstance(executor, BinaryFiles):
+                return executor.read_bytes(path).decode(encoding or "utf-8", errors or "strict")
+            return executor.read_file(path)
+        return ReadFileResponse(content=self.call(read))
+
+    def write_file(self, path: str, content: str) -> WriteFileResponse:
+        self.call(lambda ex: ex.write_file(path, content))
+        return WriteFileResponse()
+
+    def _write_bytes(self, executor: Executor, path: str, data: bytes) -> None:
+        if isinstance(executor, BinaryFiles):
+            executor.write_file(path, data)
+            return
+        try:
+            executor.write_file(path, data.decode("utf-8"))
+            return
+        except UnicodeDecodeError:
+            pass
+        tag = f"SWEWORLD_REX_EOF_{uuid.uuid4().hex}"
+        encoded = base64.encodebytes(data).decode("ascii")
+        result = self._stateless(executor, f"mkdir -p -- {shlex.quote(posixpath.dirname(path) or '.')} && "
+                                 f"base64 -d > {shlex.quote(path)} <<'{tag}'\n{encoded}{tag}", self.command_timeout)
+        if result.exit_code != 0:
+            raise OSError(f"cannot write {path} in the episode: {result.output.strip()}")
+
+    def upload(self, data: bytes, target_path: str, unzip: bool) -> UploadResponse:
+        """swerex's ``/upload``: one file to ``target_path``, or a zip (a directory, as ``RemoteRuntime``
+        sends one) extracted into it."""
+        if not unzip:
+            self.call(lambda ex: self._write_bytes(ex, target_path, data))
+            return UploadResponse()
+        members = zipfile.ZipFile(io.BytesIO(data)).infolist()
+
+        def extract(executor: Executor) -> None:
+            paths = {info: _inside(target_path, info.filename) for info in members}
+            dirs = [target_path, *(path for info, path in paths.items() if path and info.is_dir())]
+            made = self._stateless(executor, "mkdir -p -- " + shlex.join(dirs), self.command_timeout)
+            if made.exit_code != 0:
+                raise OSError(f"cannot create {target_path} in the episode: {made.output.strip()}")
+            with zipfile.ZipFile(io.BytesIO(data)) as archive:
+                for info, path in paths.items():
+                    if path and not info.is_dir():
+                        self._write_bytes(executor, path, archive.read(info))
+        self.call(extract)
+        return UploadResponse()
+
+
+def _inside(target: str, name: str) -> str:
+    """Where zip member ``name`` lands under ``target``: as ``zipfile.extractall`` puts it (no absolute
+    path, no ``..``); "" when nothing is left of it."""
+    parts = [p for p in name.replace("\\", "/").split("/") if p not in ("", ".", "..")]
+    return posixpath.join(target, *parts) if parts else ""
+
+
+__all__ = ["BinaryFiles", "Episode"]
