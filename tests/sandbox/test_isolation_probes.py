@@ -1,0 +1,30 @@
+"""The isolation probes every framework seam is checked with can fail: without isolation they report
+what leaks; with it, nothing."""
+
+from __future__ import annotations
+
+import pytest
+
+from sweworld.isolation_probes import check_isolation
+from sweworld.sandbox import Layers, Sandbox, SandboxConfig
+
+pytestmark = pytest.mark.bwrap
+
+
+def _run(sb):
+    return lambda command: (lambda r: (r.exit_code, r.output))(sb.run(command, timeout=60))
+
+
+def test_the_probes_see_an_unisolated_episode_leak(small_tree):
+    tree, commit = small_tree
+    with Sandbox({"/testbed": Layers([tree])}, base_commit=commit,
+                 config=SandboxConfig(isolation="none", memory=None, file_size=None)) as sb:
+        broken = check_isolation(_run(sb))
+    assert any(b.startswith("network") for b in broken), broken
+    assert any(b.startswith("host files") for b in broken), broken
+    assert any(b.startswith("host processes") for b in broken), broken
+    assert any(b.startswith("limits") for b in broken), broken
+
+
+def test_the_probes_find_nothing_in_an_isolated_episode(sandbox):
+    assert check_isolation(_run(sandbox)) == []
