@@ -52,7 +52,7 @@ def requests_task() -> Task:
 def swebench_rows_file(directory: Path, task: Task) -> Path:
     """``directory/test.jsonl``: the task as a SWE-bench Hugging Face row (lists JSON-encoded)."""
     directory.mkdir(parents=True, exist_ok=True)
-    row = task.model_dump(mode="json")
+    row = task.model_dump(mode="json", exclude_none=True)
     row.update(FAIL_TO_PASS=json.dumps(task.FAIL_TO_PASS), PASS_TO_PASS=json.dumps(task.PASS_TO_PASS),
                hints_text=row.get("hints_text") or "")
     path = directory / "test.jsonl"

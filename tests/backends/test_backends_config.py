@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from sweworld.backends import BACKENDS, make_backend
@@ -18,8 +20,10 @@ TASK = Task(instance_id="org__repo-1", repo="org/repo", base_commit="0" * 40, pa
 
 
 class Builder:
+    """Layers with no stand-ins and a plain test command: the episode needs no set-up."""
+
     def instance(self, task):
-        return "layer"
+        return SimpleNamespace(services={}, env=SimpleNamespace(recipe=SimpleNamespace(test_cmd="pytest", python="3.11")))
 
 
 @pytest.fixture

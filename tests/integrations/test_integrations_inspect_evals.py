@@ -49,3 +49,24 @@ def test_nothing_replayed_is_unresolved_under_inspect_evals_scorer(rows, monkeyp
     score = score_of(rows, monkeypatch, tmp_path, call("submit", answer="nothing"))
     assert score.value == 0.0
     assert "test_slices_cover_the_string" in score.explanation  # graded: the FAIL_TO_PASS tests ran and failed
+
+
+def test_the_episode_reaches_its_local_stand_ins_as_a_container_reaches_the_network(rows, monkeypatch):
+    """psf/requests' tests call httpbin.org: an episode runs the local stand-in for its whole life, so
+    a test script that is not the harness's (the scorer's eval script, an agent's pytest) reaches it."""
+    import asyncio
+
+    from sweworld.integrations.inspect_sandbox import SweworldSandboxEnvironment
+    _, directory = rows
+
+    async def fetch():
+        envs = await SweworldSandboxEnvironment.sample_init("x", None, {"instance_id": INSTANCE_ID,
+                                                                       "dataset": str(directory / "test.jsonl")})
+        try:
+            return await envs["default"].exec(["python", "-c", "import requests; r = requests.get("
+                                               "'http://httpbin.org/get', timeout=30); print(r.status_code)"])
+        finally:
+            await SweworldSandboxEnvironment.sample_cleanup("x", None, envs, False)
+
+    result = asyncio.run(fetch())
+    assert result.stdout.strip() == "200", result

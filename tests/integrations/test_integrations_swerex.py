@@ -203,6 +203,10 @@ def test_read_write_and_upload(root, tmp_path):
         assert lines[6].split()[0] == hashlib.sha256(blob[::-1]).hexdigest()
         assert lines[7].split()[0] == hashlib.sha256(blob).hexdigest()
         assert (await rt.read_file(ReadFileRequest(path="/tmp/up/tree/sub/a.txt"))).content == "text ✓\n"
+        # where SWE-agent puts its tool bundles and state: the episode's own /root
+        await rt.upload(UploadRequest(source_path=str(tree), target_path="/root/tools/bundle"))
+        await rt.write_file(WriteFileRequest(path="/root/state.json", content="{}"))
+        assert (await rt.read_file(ReadFileRequest(path="/root/tools/bundle/sub/a.txt"))).content == "text ✓\n"
     run(go())
 
 

@@ -5,14 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from sweworld.config import timeouts
-from sweworld.envs import EnvBuilder, episode_sandbox, services
+from sweworld.envs import EnvBuilder, InstanceLayer, episode_sandbox, services
 from sweworld.envs.scripts import OFFLINE_ENV
+from sweworld.errors import SandboxError
 from sweworld.executor import Executor
 from sweworld.harness.evalscript import DETERMINISTIC_ENV
 from sweworld.harness.evaluate import Prepared, evaluate_prepared
 from sweworld.harness.predictions import Prediction
 from sweworld.harness.report import InstanceReport
 from sweworld.sandbox import SandboxConfig
+from sweworld.toxenv import tox_current_env_shims
 from sweworld.types import Task
 
 
@@ -34,6 +36,21 @@ def evaluate_instance(task: Task, prediction: Prediction, log_dir: Path, *, buil
     config = config or SandboxConfig(timeout=timeout)
     return evaluate_prepared(task, prediction, log_dir, timeout=timeout, audits=audits,
                              prepare=lambda: prepared_instance(builder, task, config))
+
+
+def set_up_episode(sandbox: Executor, layer: InstanceLayer, stand_ins: list[str], instance_id: str) -> None:
+    """What an agent's episode holds beyond its layer: tox --current-env's interpreter links (under
+    .tox, never in a diff) for a test script that is not the harness's, which writes them itself
+    (inspect_evals' eval script, a Harbor test.sh); the local stand-ins ``stand_ins`` running."""
+    recipe = layer.env.recipe
+    lines = [*tox_current_env_shims(recipe.test_cmd or "", recipe.python), *services.start_lines(stand_ins)]
+    if not lines:
+        return
+    started = sandbox.run("\n".join(lines), timeout=120)
+    if not started.ok:
+        raise SandboxError(f"the episode of {instance_id} could not be set up (local stand-ins: "
+                           f"{', '.join(stand_ins) or 'none'}): {started.output[-1500:]}",
+                           hint="run `sweworld env build` again for this instance; see envs/services.py")
 
 
 class RealBackend:
@@ -74,7 +91,19 @@ class RealBackend:
         limit = timeout or self.command_timeout
         config = (self.sandbox_config.model_copy(update={"timeout": limit}) if self.sandbox_config
                   else SandboxConfig(timeout=limit))
-        sandbox = episode_sandbox(self.builder.instance(task), config, label=label or task.instance_id)
+        layer = self.builder.instance(task)
+        # the local stand-ins of the tests' network services run for the whole episode, as the real
+        # services are there for a container with the network: an agent's or a framework's own test
+        # script reaches them (the harness's evaluations start their own)
+        names = [] if config.network else list(layer.services)
+        if names:
+            config = config.model_copy(update={"env": {**services.environment(names), **config.env}})
+        sandbox = episode_sandbox(layer, config, label=label or task.instance_id)
+        try:
+            set_up_episode(sandbox, layer, names, task.instance_id)
+        except BaseException:
+            sandbox.close()
+            raise
         if self.trace_store is None:
             return sandbox
         from sweworld.world.tracing import TracingExecutor

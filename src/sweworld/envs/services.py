@@ -128,6 +128,11 @@ def hosts(names: list[str]) -> dict[str, str]:
     return {host: "127.0.0.1" for name in names for host in get(name).hosts}
 
 
+def environment(names: list[str]) -> dict[str, str]:
+    """The variables the stand-ins ``names`` give the tests (``StandIn.env``, ``{home}`` filled in)."""
+    return {key: value.format(home=get(name).home()) for name in names for key, value in get(name).env.items()}
+
+
 def start_lines(names: list[str]) -> list[str]:
     """Eval-script lines: start each stand-in's servers in the background, export its variables,
     wait for its ports."""

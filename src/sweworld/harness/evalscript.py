@@ -26,6 +26,7 @@ import shlex
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from sweworld.toxenv import tox_current_env_shims
 from sweworld.types import ServiceLines, Task
 
 if TYPE_CHECKING:
@@ -91,31 +92,6 @@ def env_exports(env_vars: dict[str, str]) -> list[str]:
         lines.append(f"export {name}={shlex.quote(str(value))}")
     if any(name in env_vars for name in LOCALE_VARS):
         lines.append(_LOCALE_FALLBACK)
-    return lines
-
-
-_TOX_ENV = re.compile(r"(?:^|\s)-e\s*([A-Za-z0-9_.,-]+)")
-
-
-def tox_current_env_shims(test_cmd: str, python: str, venv: str = "/sweworld/venv") -> list[str]:
-    """Lines that give ``tox --current-env`` a working interpreter in ``.tox/<env>/bin``.
-
-    tox-current-env links ``.tox/<env>/bin/python`` to ``sys.executable``; a virtualenv's python is
-    itself a link to the base interpreter, so Python started through the second link finds no
-    ``pyvenv.cfg`` and runs outside the venv (``No module named pytest``). In SWE-bench's conda
-    environments the link ends at a real prefix. The plugin keeps a ``python`` that already
-    exists, so a small script that execs the venv's python is put there first.
-    """
-    if not re.match(r"\s*tox\b", test_cmd) or "--current-env" not in test_cmd:
-        return []
-    names = [name for match in _TOX_ENV.finditer(test_cmd) for name in match.group(1).split(",")]
-    lines = []
-    for name in names:
-        bindir = shlex.quote(f".tox/{name}/bin")
-        lines.append(f"mkdir -p {bindir}")
-        for suffix in ("", python.split(".")[0], python):
-            target = f"{bindir}/python{suffix}"
-            lines.append(f"printf '#!/bin/sh\\nexec {venv}/bin/python \"$@\"\\n' > {target} && chmod +x {target}")
     return lines
 
 
