@@ -15,6 +15,7 @@ An optional capability is a small ``runtime_checkable`` protocol of its own, tes
 
 - ``ExecCapable``: a stateless ``exec`` beside the persistent shell (the sandbox);
 - ``Simulated``: a world's episode over a real workspace (``sandbox``);
+- ``AsyncRun``: ``await arun(command)``, ``run`` on an event loop with no thread (the sandbox);
 - ``ReadsBytes``: ``read_bytes(path)``, a file undecoded (the sandbox);
 - ``Described``: an ``info`` mapping of what the episode is (workspace, interpreter);
 - ``Bindable``: a policy drawing per sample, bound to one (instance, sample) first;
@@ -155,6 +156,14 @@ class Simulated(Protocol):
 
 
 @runtime_checkable
+class AsyncRun(Protocol):
+    """An executor whose ``run`` can be awaited on an event loop without a thread (the sandbox)."""
+
+    async def arun(self, command: str, *, cwd: str | None = None, timeout: float | None = None,
+                   cap: int | None = None) -> ExecResult: ...
+
+
+@runtime_checkable
 class ReadsBytes(Protocol):
     """An executor reading files as bytes, undecoded (the sandbox)."""
 
@@ -205,5 +214,5 @@ class Closeable(Protocol):
     def close(self) -> None: ...
 
 
-__all__ = ["Audited", "Backend", "Bindable", "Closeable", "Described", "ExecCapable", "Executor", "Hints", "HoldsOut",
+__all__ = ["AsyncRun", "Audited", "Backend", "Bindable", "Closeable", "Described", "ExecCapable", "Executor", "Hints", "HoldsOut",
            "Policy", "Pool", "Preparable", "ReadsBytes", "Runner", "Simulated", "Verifier", "WorldModel"]

@@ -18,10 +18,13 @@ from __future__ import annotations
 
 import shlex
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 from sweworld.executor import Executor
-from sweworld.protocols import ReadsBytes, Simulated
+from sweworld.protocols import AsyncRun, ReadsBytes, Simulated
+from sweworld.types import ExecResult
 
 #: inspect's own default cap on each output stream (``INSPECT_SANDBOX_MAX_EXEC_OUTPUT_SIZE``).
 STREAM_CAP = 10 * 1024 * 1024
@@ -116,16 +119,40 @@ def run_exec(executor: Executor, cmd: list[str], *, cwd: str | None, env: dict[s
             text = f"( {text}\n) < {shlex.quote(path)}"
         result = executor.run(text, cwd=where or executor.workdir, timeout=timeout)
         return Reply(result.exit_code, result.output, "", result.timed_out, result.truncated)
+    marker, body = _real_script(executor, cmd, where, env, stdin)
+    return _reply(executor.run(body, timeout=timeout, cap=2 * STREAM_CAP), marker)  # type: ignore[call-arg]
+
+
+def _real_script(executor: Executor, cmd: list[str], where: str | None, env: dict[str, str] | None,
+                 stdin: bytes | None) -> tuple[str, str]:
+    """(marker, script) of ``cmd`` on a real episode; ``stdin`` is written to a file first."""
     marker = f"__SWEWORLD_STDERR_{uuid.uuid4().hex}__"
     path = None
     if stdin is not None:
         path = f"{SCRATCH}/{marker}.in"
         executor.write_file(path, stdin)
-    body = script(cmd, cwd=where, env=env, stdin=path, marker=marker)
-    result = executor.run(body, timeout=timeout, cap=2 * STREAM_CAP)  # type: ignore[call-arg]
+    return marker, script(cmd, cwd=where, env=env, stdin=path, marker=marker)
+
+
+def _reply(result: ExecResult, marker: str) -> Reply:
     stdout, stderr, code = split_reply(result.output, marker)
     return Reply(result.exit_code if code is None or result.timed_out else code, stdout, stderr,
                  result.timed_out, result.truncated)
+
+
+async def exec_async(executor: Executor, cmd: list[str], *, cwd: str | None, env: dict[str, str] | None,
+                     stdin: bytes | None, timeout: float | None, blocking: Callable[..., Awaitable[Any]]) -> Reply:
+    """``run_exec`` on an event loop: a real sandbox (``AsyncRun``) is awaited on the loop itself, with
+    no thread between (input, when given, is written in a thread first); anything else runs
+    ``run_exec`` through ``blocking`` (a thread)."""
+    if isinstance(executor, Simulated) or not isinstance(executor, AsyncRun):
+        return await blocking(lambda: run_exec(executor, cmd, cwd=cwd, env=env, stdin=stdin, timeout=timeout))
+    where = resolve(cwd, executor.workdir) if cwd else None
+    if stdin is None:
+        marker, body = _real_script(executor, cmd, where, env, None)
+    else:
+        marker, body = await blocking(lambda: _real_script(executor, cmd, where, env, stdin))
+    return _reply(await executor.arun(body, timeout=timeout, cap=2 * STREAM_CAP), marker)
 
 
 def permission_denied(reply: Reply) -> bool:
@@ -155,6 +182,7 @@ __all__ = [
     "STREAM_CAP",
     "Reply",
     "agent_command",
+    "exec_async",
     "mode_check",
     "permission_denied",
     "read_bytes",

@@ -188,8 +188,8 @@ class SweworldSandboxEnvironment(SandboxEnvironment):
                 f"a sweworld episode runs commands as its one user (root in its own user namespace), not {user!r}")
         stdin = input.encode() if isinstance(input, str) else input
         try:
-            reply = await _blocking(lambda: inspect_exec.run_exec(self.executor, list(cmd), cwd=cwd, env=env,
-                                                                  stdin=stdin, timeout=timeout))
+            reply = await inspect_exec.exec_async(self.executor, list(cmd), cwd=cwd, env=env, stdin=stdin,
+                                                  timeout=timeout, blocking=_blocking)
         except SWEWorldError as exc:
             raise SandboxUnavailableError(f"the sweworld episode of {self.task.instance_id} failed: {exc}") from exc
         if reply.timed_out:

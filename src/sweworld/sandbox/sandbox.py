@@ -212,6 +212,11 @@ class Sandbox:
         """A command in the episode's shell; ``cap``: bytes of output kept this once (default: the config's)."""
         return self._live().run("run", command, cwd=cwd, timeout=timeout or self.config.timeout, cap=cap)
 
+    async def arun(self, command: str, *, cwd: str | None = None, timeout: float | None = None,
+                   cap: int | None = None) -> ExecResult:
+        """``run`` for an event loop (``protocols.AsyncRun``): awaited on the loop, no thread between."""
+        return await self._live().arun("run", command, cwd=cwd, timeout=timeout or self.config.timeout, cap=cap)
+
     def exec(self, command: str, *, cwd: str | None = None, timeout: float | None = None,
              cap: int | None = None) -> ExecResult:
         """A stateless command (fresh ``bash -c``) that leaves the persistent shell untouched."""

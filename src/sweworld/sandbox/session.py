@@ -76,9 +76,48 @@ class ServerSession:
                 raise self._fail("the sandbox died") from exc
             return self._read(None if timeout is None else timeout + GRACE)
 
+    async def arequest(self, payload: dict, timeout: float | None = None) -> dict[str, bytes]:
+        """``request`` for an event loop: the reply is awaited on the loop itself (the server's pipe
+        becoming readable), with no thread between, so a command costs what it costs ``request``.
+        The session's lock is taken without blocking the loop (other coroutines may wait for it)."""
+        import asyncio
+        while not self._lock.acquire(blocking=False):
+            await asyncio.sleep(0.0005)
+        try:
+            if self.proc.poll() is not None or self.proc.stdin is None or self.proc.stdout is None:
+                raise self._fail("the sandbox is closed or died")
+            try:
+                self.proc.stdin.write(encode_msg(payload))
+                self.proc.stdin.flush()
+            except BrokenPipeError as exc:
+                raise self._fail("the sandbox died") from exc
+            loop, fd = asyncio.get_running_loop(), self.proc.stdout.fileno()
+            readable = loop.create_future()
+            loop.add_reader(fd, lambda: readable.done() or readable.set_result(None))
+            try:
+                await asyncio.wait_for(readable, None if timeout is None else timeout + GRACE)
+            except TimeoutError:
+                self.proc.kill()
+                raise self._fail(f"the sandbox server stopped answering (no reply within {timeout:.0f}s)") from None
+            finally:
+                loop.remove_reader(fd)
+            return self._read(None)  # readable: the reply frame is coming (no watchdog thread to start)
+        finally:
+            self._lock.release()
+
     def run(self, op: str, command: str, *, cwd: str | None, timeout: float | None,
             cap: int | None = None) -> ExecResult:
         reply = self.request({"op": op, "command": command, "cwd": cwd, "timeout": timeout, "cap": cap}, timeout)
+        return self._result(reply)
+
+    async def arun(self, op: str, command: str, *, cwd: str | None, timeout: float | None,
+                   cap: int | None = None) -> ExecResult:
+        """``run`` awaited on an event loop (``arequest``)."""
+        payload = {"op": op, "command": command, "cwd": cwd, "timeout": timeout, "cap": cap}
+        return self._result(await self.arequest(payload, timeout))
+
+    @staticmethod
+    def _result(reply: dict[str, bytes]) -> ExecResult:
         if "error" in reply:
             raise SandboxError(f"the sandbox server failed: {reply['error'].decode()}: {reply['message'].decode()}")
         return ExecResult(output=reply["output"].decode("utf-8", errors="replace"),

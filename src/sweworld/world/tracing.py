@@ -77,8 +77,9 @@ class TracingExecutor:
         return self.inner.run(command, cwd=cwd, timeout=timeout)
 
     def __getattr__(self, name: str) -> Any:
-        """Everything but ``run`` is the inner executor's: read_file, write_file, diff, close, info ..."""
-        if name == "inner":
+        """Everything but ``run`` is the inner executor's: read_file, write_file, diff, close, info ...
+        (not ``arun``: an awaited command would bypass the trace; callers use ``run`` in a thread)."""
+        if name in ("inner", "arun"):
             raise AttributeError(name)
         return getattr(self.inner, name)
 

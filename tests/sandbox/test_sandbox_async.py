@@ -1,0 +1,31 @@
+"""``Sandbox.arun``: the episode's shell awaited on an event loop, as the framework seams call it."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from sweworld.protocols import AsyncRun
+
+pytestmark = pytest.mark.bwrap
+
+
+def test_arun_is_run_awaited_and_commands_of_one_episode_take_turns(sandbox):
+    assert isinstance(sandbox, AsyncRun)
+
+    async def go():
+        first = await sandbox.arun("export WHO=me; cd /tmp; echo $WHO")
+        both = await asyncio.gather(sandbox.arun("sleep 0.2; echo one"), sandbox.arun("echo two; pwd"),
+                                    asyncio.to_thread(sandbox.run, "echo three"))
+        return first, both
+
+    first, (one, two, three) = asyncio.run(go())
+    assert first.output == "me\n" and first.ok
+    assert one.output == "one\n" and two.output == "two\n/tmp\n" and three.output == "three\n"  # one shell
+
+
+def test_arun_times_out_as_run_does(sandbox):
+    result = asyncio.run(sandbox.arun("sleep 30", timeout=1))
+    assert result.timed_out and result.exit_code == 124
+    assert asyncio.run(sandbox.arun("echo alive")).output == "alive\n"
