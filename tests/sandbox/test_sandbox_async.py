@@ -29,3 +29,16 @@ def test_arun_times_out_as_run_does(sandbox):
     result = asyncio.run(sandbox.arun("sleep 30", timeout=1))
     assert result.timed_out and result.exit_code == 124
     assert asyncio.run(sandbox.arun("echo alive")).output == "alive\n"
+
+
+def test_a_cancelled_arun_leaves_the_next_command_its_own_reply(sandbox):
+    async def go():
+        task = asyncio.ensure_future(sandbox.arun("sleep 0.5; echo late"))
+        await asyncio.sleep(0.1)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return await sandbox.arun("echo mine"), sandbox.run("echo sync")
+
+    mine, sync = asyncio.run(go())
+    assert mine.output == "mine\n" and sync.output == "sync\n"

@@ -65,7 +65,7 @@ from sweworld.integrations.harbor_paths import (
     unpack,
 )
 from sweworld.integrations.harbor_shell import stateless
-from sweworld.protocols import Described, ReadsBytes, Simulated
+from sweworld.protocols import AsyncRun, Described, ReadsBytes, Simulated
 
 #: The command Harbor's verifier runs (``harbor.utils.scripts.build_execution_command``).
 _VERIFIER_RUN = re.compile(r"^\((?P<script>/tests/\S+)\) > (?P<out>/logs/verifier/\S+) 2>&1$")
@@ -223,6 +223,8 @@ class SweworldEnvironment(BaseEnvironment):
         executor = self._workspace() if machinery else self._live()
         where = (cwd or executor.workdir) if subshell else None
         try:
+            if isinstance(executor, AsyncRun) and not isinstance(executor, Simulated):  # awaited, no thread
+                return await executor.arun(script, cwd=where, timeout=timeout)
             return await self._call(executor.run, script, cwd=where, timeout=timeout)
         except SWEWorldError as exc:
             raise EpisodeError(f"the sweworld episode of {self.environment_name} failed: {exc}") from exc

@@ -23,6 +23,9 @@ class ServerSession:
         self.log_path = log_path
         self._log = open(log_path, "ab")  # noqa: SIM115 - closed in close()
         self._lock = threading.Lock()
+        #: replies still to come for requests whose caller stopped waiting (an awaited command cancelled):
+        #: read and dropped before the next request, so every reply goes to its own request
+        self._stale = 0
         try:
             self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                          stderr=self._log, close_fds=True, preexec_fn=preexec)
@@ -65,10 +68,16 @@ class ServerSession:
             raise self._fail(f"the sandbox died (exit status {self.proc.poll()})")
         return msg
 
+    def _drop_stale(self) -> None:
+        while self._stale:
+            self._read(None)
+            self._stale -= 1
+
     def request(self, payload: dict, timeout: float | None = None) -> dict[str, bytes]:
         with self._lock:
             if self.proc.poll() is not None or self.proc.stdin is None:
                 raise self._fail("the sandbox is closed or died")
+            self._drop_stale()
             try:
                 self.proc.stdin.write(encode_msg(payload))
                 self.proc.stdin.flush()
@@ -86,6 +95,7 @@ class ServerSession:
         try:
             if self.proc.poll() is not None or self.proc.stdin is None or self.proc.stdout is None:
                 raise self._fail("the sandbox is closed or died")
+            self._drop_stale()
             try:
                 self.proc.stdin.write(encode_msg(payload))
                 self.proc.stdin.flush()
@@ -96,6 +106,9 @@ class ServerSession:
             loop.add_reader(fd, lambda: readable.done() or readable.set_result(None))
             try:
                 await asyncio.wait_for(readable, None if timeout is None else timeout + GRACE)
+            except asyncio.CancelledError:
+                self._stale += 1  # the command runs on to its end (or its timeout); its reply is dropped
+                raise
             except TimeoutError:
                 self.proc.kill()
                 raise self._fail(f"the sandbox server stopped answering (no reply within {timeout:.0f}s)") from None
