@@ -203,11 +203,25 @@ def test_read_write_and_upload(root, tmp_path):
         assert lines[6].split()[0] == hashlib.sha256(blob[::-1]).hexdigest()
         assert lines[7].split()[0] == hashlib.sha256(blob).hexdigest()
         assert (await rt.read_file(ReadFileRequest(path="/tmp/up/tree/sub/a.txt"))).content == "text ✓\n"
-        # where SWE-agent puts its tool bundles and state: the episode's own /root
-        await rt.upload(UploadRequest(source_path=str(tree), target_path="/root/tools/bundle"))
-        await rt.write_file(WriteFileRequest(path="/root/state.json", content="{}"))
-        assert (await rt.read_file(ReadFileRequest(path="/root/tools/bundle/sub/a.txt"))).content == "text ✓\n"
     run(go())
+
+
+@real
+def test_swe_agents_root_is_the_episodes_own(dataset, task, tmp_path):
+    """SWE-agent uploads its tool bundles to /root/tools and writes /root/state.json: a server that
+    builds its backend from the spec gives each episode a writable /root of its own."""
+    (tmp_path / "bundle" / "bin").mkdir(parents=True)
+    (tmp_path / "bundle" / "bin" / "tool").write_text("#!/bin/sh\necho tool\n")
+
+    async def go(url):
+        rt = rex(url)
+        await rt.upload(UploadRequest(source_path=str(tmp_path / "bundle"), target_path="/root/tools/bundle"))
+        await rt.write_file(WriteFileRequest(path="/root/state.json", content="{}"))
+        listed = await rt.execute(Command(command="cat /root/state.json; ls /root/tools/bundle/bin", shell=True))
+        assert listed.stdout == "{}tool\n", listed
+
+    with serving(dataset, None, [task.instance_id]) as url:
+        run(go(url))
 
 
 @real
