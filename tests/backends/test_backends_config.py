@@ -58,3 +58,12 @@ def test_backends_by_name_are_a_registry():
     assert isinstance(make_backend("real", builder=Builder()), RealBackend)
     with pytest.raises(ConfigError, match="unknown backend 'nope'"):
         make_backend("nope")
+
+
+def test_sim_and_hybrid_by_name_without_a_world_are_the_embedded_world():
+    """``make_backend("sim")`` as the CLI's ``--backend sim`` without ``--world-url``: the CPU models
+    (it was a raw pydantic error: "urls: Field required")."""
+    assert make_backend("sim").world.kind == "embedded"
+    assert make_backend("hybrid").sim.world.kind == "embedded"
+    with pytest.raises(ConfigError, match="cannot be built from \\['wrold'\\]"):
+        make_backend("sim", wrold={})

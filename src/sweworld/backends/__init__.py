@@ -49,7 +49,16 @@ def make_backend(config: BackendConfig | Backend | str, /, *, timeouts: Timeouts
     if isinstance(config, str):
         if builder is not None:
             options["builder"] = builder
-        return BACKENDS.create(config, **options)
+        from pydantic import ValidationError
+
+        from sweworld.errors import ConfigError
+        try:
+            return BACKENDS.create(config, **options)
+        except (TypeError, ValidationError) as exc:  # a keyword the backend does not take, a wrong world
+            raise ConfigError(f"the {config} backend cannot be built from {sorted(options)}: {exc}",
+                              where=f"backend {config!r}",
+                              hint="pass its constructor's keywords (sweworld.backends.BACKENDS), or a "
+                              "sweworld.config.BackendConfig") from None
     from sweworld.backends.build import from_config
     return from_config(config, timeouts=timeouts, builder=builder)
 

@@ -37,7 +37,7 @@ class SimBackend:
                  builder: EnvBuilder | None = None, command_timeout: float = timeouts.COMMAND):
         self.builder = builder  # only to show an already-built layer's artefacts; sim builds nothing
         self.repos = builder.repos if builder is not None else (repos or RepoStore())
-        self.world = world or WorldConfig()
+        self.world = world or WorldConfig.embedded()  # no world given: the CPU models, as the CLI
         self.swt = swt or self.world.make_swt()
         self.swr = swr or self.world.make_swr()
         self.sandbox_config = sandbox_config

@@ -70,6 +70,12 @@ class WorldConfig(BaseModel):
         return cls(swt_model=swt.model_dump(), swr_model=swr.model_dump(), swt=SWTConfig(style=style),
                    swr=SWRConfig(style=style, k=swr_samples))
 
+    @classmethod
+    def embedded(cls, dataset: str | None = None) -> WorldConfig:
+        """The CPU world models (no endpoint): what a sim or hybrid backend uses when given no world,
+        as the CLI's ``--backend sim`` without ``--world-url`` does."""
+        return cls.from_options(urls=None, kind="embedded", dataset=dataset)
+
     def make_swt(self, model: WorldModel | None = None) -> SWT:
         return SWT(model or create_model(self.kind, self.swt_model), self.swt)
 
