@@ -95,3 +95,37 @@ def test_the_sim_backend_rewards_swr_probability(task):
 def test_extras_must_name_the_task():
     with pytest.raises(ValueError, match=r"extras\['task'\]"):
         SWEWorldTextEnv({"backend": RealBackend()}, {})
+
+
+@pytest.fixture(scope="module")
+def registered():
+    skyrl_gym = pytest.importorskip("skyrl_gym")
+    if "sweworld" not in skyrl_gym.registry:
+        skyrl_gym.register(id="sweworld", entry_point="sweworld.rl.skyrl:SWEWorldTextEnv")
+    return skyrl_gym
+
+
+@pytest.mark.parametrize("kind", ["real", "sim", "hybrid"])
+def test_skyrl_gyms_own_make_builds_each_backend(registered, task, kind):
+    """``skyrl_gym.make`` of the real package, as a SkyRL user registers and makes it: the three
+    backends by name (sim and hybrid on the embedded world: no endpoint, no options), SkyRL's
+    OmegaConf env_config, one tool call through ``step``."""
+    from omegaconf import OmegaConf
+    from skyrl_gym.envs.base_text_env import BaseTextEnv
+    env = registered.make("sweworld", env_config=OmegaConf.create({"backend": kind}), extras={"task": task.model_dump()})
+    try:
+        assert isinstance(env, BaseTextEnv) and env.backend.name == kind
+        conversation, info = env.init([])
+        assert info["instance_id"] == task.instance_id and conversation[1]["content"] == task.problem_statement
+        output = env.step(render_text_action("execute_bash", {"command": "ls"}, "look"))
+        assert not output["done"] and output["metadata"]["backend"] == kind
+        assert "more_itertools" in output["observations"][0]["content"]  # the listing: navigation runs for real
+    finally:
+        env.close()
+
+
+def test_wrong_backend_options_are_one_config_error(registered, task):
+    from sweworld.errors import ConfigError
+    with pytest.raises(ConfigError, match=r"world\.urlz"):
+        registered.make("sweworld", env_config={"backend": "sim", "backend_options": {"world": {"urlz": []}}},
+                        extras={"task": task.model_dump()})

@@ -5,15 +5,22 @@ row's extras, calls ``init(prompt)`` for the first conversation, then, turn by t
 model's text to ``step(action)`` and appends the returned ``observations`` to the conversation
 until ``done``; ``reward`` is the sample's reward. Here:
 
-- ``env_config``: ``backend`` (a ``Backend``, or a name for ``make_backend``), ``step_limit``;
+- ``env_config``: ``backend`` (a ``Backend``, or ``real``, ``sim`` or ``hybrid``: sim and hybrid with
+  the embedded world unless ``backend_options`` says otherwise), ``backend_options`` (the rest of
+  ``sweworld.config.BackendConfig``: ``world``, ``audit_rate``...), ``repos_dir``, ``step_limit``; a
+  plain dict or SkyRL's OmegaConf ``DictConfig``; wrong options are one ``ConfigError``;
 - ``extras``: ``task`` (a ``Task`` or its row) and optionally ``max_turns``;
 - an action is the model's text with one ``<function=NAME><parameter=...>...</function>`` block
   (``agents.actions``, the agent loop's text format) run as one tool call of ``SWEEnv``;
 - ``done`` on ``submit`` (reward: ``rewards.reward_of`` of the evaluation, P(resolved) with the sim
   backend) or at the turn limit (reward 0.0, the patch in ``metadata``).
 
-``skyrl_gym`` is optional: with it the class subclasses ``BaseTextEnv`` (register it with
-``skyrl_gym.envs.register(id="sweworld", entry_point="sweworld.rl.skyrl:SWEWorldTextEnv")``).
+``skyrl_gym`` is optional (extra ``skyrl``): with it the class subclasses ``BaseTextEnv``. What a
+SkyRL user writes::
+
+    import skyrl_gym
+    skyrl_gym.register(id="sweworld", entry_point="sweworld.rl.skyrl:SWEWorldTextEnv")
+    env = skyrl_gym.make("sweworld", env_config={"backend": "sim"}, extras={"task": row})
 """
 
 from __future__ import annotations
@@ -21,7 +28,8 @@ from __future__ import annotations
 from typing import Any
 
 from sweworld.agents.actions import format_error_message, parse_text_action, tools_prompt
-from sweworld.backends import make_backend
+from sweworld.backends import Backend
+from sweworld.integrations.episodes import backend_for, spec_of
 from sweworld.integrations.gym import SWEEnv
 from sweworld.rl.rewards import reward_of
 from sweworld.types import Task
@@ -32,20 +40,43 @@ except ImportError:
     _Base = object
 
 
+def _plain(config: Any) -> dict[str, Any]:
+    """``env_config`` as a dict (SkyRL hands an OmegaConf ``DictConfig``)."""
+    if config is None:
+        return {}
+    try:
+        from omegaconf import DictConfig, OmegaConf
+        if isinstance(config, DictConfig):
+            return dict(OmegaConf.to_container(config, resolve=True))  # type: ignore[arg-type]
+    except ImportError:
+        pass
+    return dict(config)
+
+
+def _backend(config: dict[str, Any]) -> Backend:
+    """The backend ``config`` names: a ``Backend`` as it is; a name through ``integrations.episodes``
+    (one per configuration in the process, sim and hybrid embedded unless told otherwise)."""
+    backend = config.get("backend", "real")
+    if isinstance(backend, Backend):
+        return backend
+    return backend_for(spec_of({"backend": backend, "backend_options": dict(config.get("backend_options") or {}),
+                                **({"repos_dir": config["repos_dir"]} if config.get("repos_dir") else {})},
+                               where="skyrl env_config"))
+
+
 class SWEWorldTextEnv(_Base):  # type: ignore[misc,valid-type]
     """See the module docstring."""
 
     def __init__(self, env_config: Any = None, extras: dict[str, Any] | None = None):
         if _Base is not object:
             super().__init__()
-        config = dict(env_config or {})
+        config = _plain(env_config)
         extras = dict(extras or {})
         if "task" not in extras:
             raise ValueError("SWEWorldTextEnv needs extras['task'] (a Task or a SWE-bench row)")
         task = extras["task"]
         self.task = task if isinstance(task, Task) else Task.model_validate(task)
-        backend = config.get("backend", "real")
-        self.backend = make_backend(backend) if isinstance(backend, str) else backend
+        self.backend = _backend(config)
         self.max_turns = int(extras.get("max_turns", config.get("step_limit", 50)))
         self.turns = 0
         self.env = SWEEnv.make([self.task], backend=self.backend, step_limit=self.max_turns)
