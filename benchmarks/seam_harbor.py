@@ -10,7 +10,7 @@ The loops alternate in rounds of 20 on the same episode, so drift (page cache, C
 all; ``exec`` is awaited one call at a time in one event loop, as a Harbor agent awaits it. Harbor's
 ``exec`` is one command with its own ``cwd`` and ``env`` (a fresh ``docker exec``): a command that may
 change the shell runs in a subshell of the episode's shell (``Executor.run(cmd, cwd=...)``, timed too),
-one that cannot (``echo hi``: ``harbor_shell.stateless``) in the shell itself, as ``Executor.run`` does.
+one that cannot (``echo hi``: ``shell_state.stateless``) in the shell itself, as ``Executor.run`` does.
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ from sweworld.errors import ConfigError
 from sweworld.integrations.episodes import load_task
 from sweworld.integrations.harbor import EpisodeError, SweworldEnvironment
 from sweworld.integrations.harbor_paths import PROBE, ROOTS, SCRATCH, PathMap, image_of
-from sweworld.integrations.harbor_shell import stateless
+from sweworld.integrations.shell_state import stateless
 from sweworld.isolation_probes import check_isolation
 
 pytestmark = [pytest.mark.py312]

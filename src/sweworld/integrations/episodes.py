@@ -98,15 +98,24 @@ def instance_id_of(spec: EpisodeSpec, *, where: str) -> str:
                        hint="give an instance_id (and a dataset) for the episode")
 
 
-def load_task(instance_id: str, dataset: str = "default", split: str | None = None) -> Task:
-    """The task ``instance_id`` of ``dataset`` (a shipped name, a file, a directory or a hub name)."""
+def source_of(dataset: str) -> str:
+    """What ``tasks.load_tasks`` reads for ``dataset``: a shipped dataset's file, else ``dataset`` itself."""
     from sweworld import datasets
+    return str(datasets.path_of(dataset)) if datasets.is_shipped(dataset) else dataset
+
+
+def load_tasks_of(dataset: str, split: str | None = None, instance_ids: list[str] | None = None) -> list[Task]:
+    """The tasks of ``dataset`` (a shipped name, a file, a directory or a hub name), or those named."""
     from sweworld.tasks import load_tasks
+    return list(load_tasks(source_of(dataset), split=split, instance_ids=instance_ids))
+
+
+def load_task(instance_id: str, dataset: str = "default", split: str | None = None) -> Task:
+    """The task ``instance_id`` of ``dataset``."""
     if not instance_id:
         raise DatasetError("no instance_id given", where=f"dataset {dataset}",
                            hint="name the instance to open an episode of")
-    source = str(datasets.path_of(dataset)) if datasets.is_shipped(dataset) else dataset
-    return load_tasks(source, split=split, instance_ids=[instance_id])[0]
+    return load_tasks_of(dataset, split, [instance_id])[0]
 
 
 def task_of(spec: EpisodeSpec, *, where: str) -> Task:
@@ -163,4 +172,4 @@ def backend_for(spec: EpisodeSpec) -> Backend:
 
 
 __all__ = ["EpisodeSpec", "backend_config", "backend_for", "instance_id_of", "instance_of_image", "load_task",
-           "spec_of", "task_of", "with_scratch_dirs"]
+           "load_tasks_of", "source_of", "spec_of", "task_of", "with_scratch_dirs"]

@@ -31,7 +31,7 @@ environment is such a provider, with a sweworld episode instead of a container::
 
 Each ``exec`` runs in a subshell of the episode's persistent shell (``Executor.run`` with ``cwd``: its
 ``cd`` and ``env`` apply to that command only, as in a fresh ``docker exec``) or, when it cannot change
-the shell (``harbor_shell.stateless``: ``echo``, ``ls | grep``, ``tar -cf ...``), in the shell itself,
+the shell (``shell_state.stateless``: ``echo``, ``ls | grep``, ``tar -cf ...``), in the shell itself,
 without the fork; on a worker thread, so that concurrent trials proceed. ``user`` is not switched: an
 episode runs as root of its own user namespace.
 """
@@ -64,7 +64,7 @@ from sweworld.integrations.harbor_paths import (
     pack,
     unpack,
 )
-from sweworld.integrations.harbor_shell import stateless
+from sweworld.integrations.shell_state import stateless
 from sweworld.protocols import AsyncRun, Described, ReadsBytes, Simulated
 
 #: The command Harbor's verifier runs (``harbor.utils.scripts.build_execution_command``).
@@ -217,7 +217,7 @@ class SweworldEnvironment(BaseEnvironment):
                    machinery: bool = True) -> Any:
         """``script`` in a subshell of the episode's shell, in ``cwd`` (default: its workdir): with ``cwd``
         given, ``Executor.run`` ends the ``cd``, the exports and an ``exit`` with the command. Without
-        ``subshell`` (a ``harbor_shell.stateless`` command) it runs in the shell itself, which every
+        ``subshell`` (a ``shell_state.stateless`` command) it runs in the shell itself, which every
         call leaves in its workdir. ``machinery``: the environment's own command (``_workspace``), not
         one Harbor or its agent gave ``exec``."""
         executor = self._workspace() if machinery else self._live()

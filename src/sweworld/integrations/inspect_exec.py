@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sweworld.executor import Executor
+from sweworld.integrations.shell_state import SHELL_WORDS
 from sweworld.protocols import AsyncRun, ReadsBytes, Simulated
 from sweworld.types import ExecResult
 
@@ -47,13 +48,6 @@ def resolve(path: str, workdir: str) -> str:
     return path if path.startswith("/") else f"{workdir.rstrip('/')}/{path}"
 
 
-#: Builtins that would change the episode's shell if run in it: such a command runs in a subshell.
-STATEFUL = frozenset({"cd", "pushd", "popd", "export", "unset", "set", "shopt", "alias", "unalias", "exec", "exit",
-                      "logout", "source", ".", "eval", "trap", "ulimit", "umask", "readonly", "declare", "typeset",
-                      "local", "wait", "builtin", "command", "enable", "hash", "shift", "read", "mapfile",
-                      "readarray", "bind", "disown", "fg", "bg", "jobs", "suspend", "times", "let", "getopts"})
-
-
 def script(cmd: list[str], *, cwd: str | None, env: dict[str, str] | None, stdin: str | None, marker: str) -> str:
     """One shell script running ``cmd`` in the episode's shell, leaving the shell as it was: stdout as
     it is, then a line ``marker rc`` and stderr.
@@ -61,7 +55,7 @@ def script(cmd: list[str], *, cwd: str | None, env: dict[str, str] | None, stdin
     A plain command (no cwd, env or input, no state-changing builtin) runs in the shell itself, as
     ``Executor.run`` runs it (no fork for ``echo``); anything else in a subshell that ``exec``s it."""
     err = f"{SCRATCH}/stderr"
-    plain = cwd is None and not env and stdin is None and (not cmd or cmd[0] not in STATEFUL)
+    plain = cwd is None and not env and stdin is None and (not cmd or cmd[0] not in SHELL_WORDS)
     if plain:
         body = f"{{ {shlex.join(cmd)}\n}} < /dev/null 2> {err}"
     else:
@@ -178,7 +172,6 @@ def read_bytes(executor: Executor, path: str) -> bytes:
 
 
 __all__ = [
-    "STATEFUL",
     "STREAM_CAP",
     "Reply",
     "agent_command",

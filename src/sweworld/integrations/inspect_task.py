@@ -23,27 +23,19 @@ from inspect_ai.tool import bash, text_editor
 from inspect_ai.util import SandboxEnvironmentSpec, sandbox
 
 from sweworld.harness.predictions import Prediction
-from sweworld.integrations.episodes import EpisodeSpec, backend_for
+from sweworld.integrations.episodes import EpisodeSpec, backend_for, load_tasks_of
 from sweworld.integrations.inspect_sandbox import SweworldSandboxConfig, SweworldSandboxEnvironment
 from sweworld.paths import subdir
-from sweworld.types import Task as SweTask
 
 PROMPT = ("You are working in the repository at /testbed (the shell starts there). Resolve the issue below by "
           "editing the repository's source files; do not change its tests. When you are done, submit.\n\n"
           "<issue>\n{problem}\n</issue>")
 
 
-def _tasks(spec: EpisodeSpec, instance_ids: list[str] | None) -> list[SweTask]:
-    from sweworld import datasets
-    from sweworld.tasks import load_tasks
-    source = str(datasets.path_of(spec.dataset)) if datasets.is_shipped(spec.dataset) else spec.dataset
-    return list(load_tasks(source, split=spec.split, instance_ids=instance_ids))
-
-
 def samples(spec: EpisodeSpec, instance_ids: list[str] | None = None, prompt: str = PROMPT) -> list[Sample]:
     """One inspect ``Sample`` per instance of ``spec.dataset``, each with its sweworld sandbox."""
     result = []
-    for item in _tasks(spec, instance_ids):
+    for item in load_tasks_of(spec.dataset, spec.split, instance_ids):
         config = SweworldSandboxConfig(**{**spec.model_dump(exclude={"instance_id", "image"}),
                                           "instance_id": item.instance_id})
         result.append(Sample(

@@ -51,7 +51,7 @@ from pydantic import BaseModel
 from sweworld.backends import make_backend
 from sweworld.errors import DatasetError
 from sweworld.executor import Executor
-from sweworld.integrations import default_backend
+from sweworld.integrations import default_backend, episodes
 from sweworld.types import Task
 
 if TYPE_CHECKING:
@@ -96,14 +96,11 @@ def _submitted(message: dict) -> Exception:
 
 def load_task(config: SweworldEnvironmentConfig) -> Task:
     """The task ``config.instance_id`` of ``config.dataset``."""
-    from sweworld import datasets
-    from sweworld.tasks import load_tasks
     if not config.instance_id:
         raise DatasetError("the environment config names no instance_id", where=f"dataset {config.dataset}",
                            hint="set environment.instance_id (and environment.dataset) in the config, "
                            "or pass an executor")
-    source = str(datasets.path_of(config.dataset)) if datasets.is_shipped(config.dataset) else config.dataset
-    return load_tasks(source, split=config.split, instance_ids=[config.instance_id])[0]
+    return episodes.load_task(config.instance_id, config.dataset, config.split)
 
 
 class SweworldEnvironment:

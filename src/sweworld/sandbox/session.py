@@ -73,16 +73,20 @@ class ServerSession:
             self._read(None)
             self._stale -= 1
 
+    def _send(self, payload: dict) -> None:
+        """Write one request (the lock held), after dropping the replies nobody waits for."""
+        if self.proc.poll() is not None or self.proc.stdin is None or self.proc.stdout is None:
+            raise self._fail("the sandbox is closed or died")
+        self._drop_stale()
+        try:
+            self.proc.stdin.write(encode_msg(payload))
+            self.proc.stdin.flush()
+        except BrokenPipeError as exc:
+            raise self._fail("the sandbox died") from exc
+
     def request(self, payload: dict, timeout: float | None = None) -> dict[str, bytes]:
         with self._lock:
-            if self.proc.poll() is not None or self.proc.stdin is None:
-                raise self._fail("the sandbox is closed or died")
-            self._drop_stale()
-            try:
-                self.proc.stdin.write(encode_msg(payload))
-                self.proc.stdin.flush()
-            except BrokenPipeError as exc:
-                raise self._fail("the sandbox died") from exc
+            self._send(payload)
             return self._read(None if timeout is None else timeout + GRACE)
 
     async def arequest(self, payload: dict, timeout: float | None = None) -> dict[str, bytes]:
@@ -93,14 +97,8 @@ class ServerSession:
         while not self._lock.acquire(blocking=False):
             await asyncio.sleep(0.0005)
         try:
-            if self.proc.poll() is not None or self.proc.stdin is None or self.proc.stdout is None:
-                raise self._fail("the sandbox is closed or died")
-            self._drop_stale()
-            try:
-                self.proc.stdin.write(encode_msg(payload))
-                self.proc.stdin.flush()
-            except BrokenPipeError as exc:
-                raise self._fail("the sandbox died") from exc
+            self._send(payload)
+            assert self.proc.stdout is not None
             loop, fd = asyncio.get_running_loop(), self.proc.stdout.fileno()
             readable = loop.create_future()
             loop.add_reader(fd, lambda: readable.done() or readable.set_result(None))

@@ -1,6 +1,6 @@
-"""Which commands cannot change the shell they run in, so that Harbor's ``exec`` may skip the subshell.
+"""Which commands cannot change the shell they run in, so that a seam may skip the subshell.
 
-Harbor's ``exec`` is one command with its own ``cwd`` and ``env``, as a fresh ``docker exec`` is:
+Harbor's and inspect's ``exec`` are one command each with its own ``cwd`` and ``env``, as a fresh ``docker exec`` is:
 the environment runs it in a subshell of the episode's persistent shell, so that a ``cd``, an
 ``export``, a ``set -e`` or an ``exit`` ends with it. The subshell is a fork, most of the cost of a
 short command. A command that certainly leaves the shell as it found it runs in the shell itself:
