@@ -20,6 +20,11 @@ VENV312 := .venv-py312
 DEV312_LOCK := requirements/dev312.txt
 DEV312_STAMP := $(VENV312)/.installed-dev312
 LOCK312_ARGS := --python-version 3.12 --python-platform x86_64-manylinux_2_28 --custom-compile-command 'make lock' -q
+# verl 0.9.1 needs transformers<5.11 (TRL's 5.23 is in dev): its agent loop is tested in a third environment,
+# .venv-verl (CPython 3.11, found as .venv-py312's interpreter is), from requirements/devverl.txt (torch's CPU build)
+VENVVERL := .venv-verl
+DEVVERL_LOCK := requirements/devverl.txt
+DEVVERL_STAMP := $(VENVVERL)/.installed-devverl
 # separate stamps: `make demo` after `make test` keeps the test tools, `make test` after `make demo` adds them
 DEMO_STAMP := $(VENV)/.installed-demo
 DEV_STAMP := $(VENV)/.installed-dev
@@ -29,7 +34,7 @@ TORCH_FIND_LINKS ?= $(or $(PIP_FIND_LINKS),$(shell $(PYTHON) -m pip config get g
 UV_PIP := $(UV) pip
 LOCK_ARGS := --python-version 3.11 --python-platform x86_64-manylinux_2_28 --custom-compile-command 'make lock' -q
 
-.PHONY: demo test lint lock system venv venv312 venv-demo clean
+.PHONY: demo test lint lock system venv venv312 venvverl venv-demo clean
 
 system:
 	@missing=""; \
@@ -76,6 +81,15 @@ $(DEV312_STAMP): pyproject.toml $(DEV312_LOCK) | $(DEV_STAMP)
 
 venv312: venv $(DEV312_STAMP)
 
+# the verl environment (the test modules marked verl run there), exactly the devverl pins
+$(DEVVERL_STAMP): pyproject.toml $(DEVVERL_LOCK) | $(DEV_STAMP)
+	@test -x $(VENVVERL)/bin/python || $(UV) venv -q --python "$$($(PY) -m sweworld.envs.discovery 3.11)" $(VENVVERL)
+	$(UV_PIP) sync -q --python $(VENVVERL)/bin/python $(foreach f,$(TORCH_FIND_LINKS),--find-links $(f)) $(DEVVERL_LOCK)
+	$(UV_PIP) install -q --python $(VENVVERL)/bin/python --no-deps -e .
+	@touch $@
+
+venvverl: venv $(DEVVERL_STAMP)
+
 venv-demo: system $(DEMO_STAMP)
 
 venv: system $(DEV_STAMP)
@@ -83,10 +97,11 @@ venv: system $(DEV_STAMP)
 demo: venv-demo
 	$(VENV)/bin/sweworld demo
 
-test: venv312
+test: venv312 venvverl
 	$(VENV)/bin/ruff check --no-cache src tests benchmarks
 	$(VENV)/bin/python -m pytest -n 2 --dist loadgroup -q $(PYTEST_ARGS)
 	$(VENV312)/bin/python -m pytest -n 2 --dist loadgroup -q -m py312 $$(grep -rl 'pytest.mark.py312' tests) $(PYTEST_ARGS)
+	$(VENVVERL)/bin/python -m pytest -n 2 --dist loadgroup -q -m verl $$(grep -rl 'pytest.mark.verl' tests) $(PYTEST_ARGS)
 
 lint: venv
 	$(VENV)/bin/ruff check --no-cache src tests benchmarks
@@ -97,6 +112,8 @@ lock: | $(UV)
 	  $(foreach f,$(TORCH_FIND_LINKS),--find-links $(f)) -o $(DEV_LOCK)
 	$(UV_PIP) compile pyproject.toml -c $(DEV_LOCK) $(LOCK_ARGS) -o $(DEMO_LOCK)
 	$(UV_PIP) compile pyproject.toml --extra dev312 $(LOCK312_ARGS) -o $(DEV312_LOCK)
+	$(UV_PIP) compile pyproject.toml --extra devverl $(LOCK_ARGS) \
+	  $(foreach f,$(TORCH_FIND_LINKS),--find-links $(f)) -o $(DEVVERL_LOCK)
 
 clean:
-	rm -rf $(VENV) $(VENV312) build *.egg-info
+	rm -rf $(VENV) $(VENV312) $(VENVVERL) build *.egg-info

@@ -33,6 +33,16 @@ def _render(template: str, **values) -> str:
     return jinja2.Template(template, undefined=jinja2.ChainableUndefined).render(**values).strip()
 
 
+def first_messages(task: Task, config: AgentConfig, workdir: str, tools: ToolSet | None = None) -> list[dict]:
+    """The system and first user messages of an episode of ``task`` (``config``'s templates; the tools'
+    instructions in the system message when ``config.text_actions``)."""
+    schemas = (tools or default_tools()).schemas() if config.text_actions else []
+    values = {**task.model_dump(), "workdir": workdir, "text_actions": config.text_actions,
+              "tools_prompt": tools_prompt(schemas) if config.text_actions else ""}
+    return [{"role": "system", "content": _render(config.system_template, **values)},
+            {"role": "user", "content": _render(config.instance_template, **values)}]
+
+
 def _tokens(messages: list[dict]) -> int:
     return sum(len(json.dumps(m)) for m in messages) // 4
 
@@ -85,10 +95,7 @@ class AgentRun:
     def _start(self) -> None:
         self.tools.reset()
         self.policy.reset(self.task)
-        values = {**self.task.model_dump(), "workdir": self.executor.workdir, "text_actions": self.config.text_actions,
-                  "tools_prompt": tools_prompt(self.tools.schemas()) if self.config.text_actions else ""}
-        self.traj.messages = [{"role": "system", "content": _render(self.config.system_template, **values)},
-                              {"role": "user", "content": _render(self.config.instance_template, **values)}]
+        self.traj.messages = first_messages(self.task, self.config, self.executor.workdir, self.tools)
 
     def run(self) -> Trajectory:
         started = time.monotonic()

@@ -171,5 +171,18 @@ def backend_for(spec: EpisodeSpec) -> Backend:
         return _BACKENDS[key]
 
 
+def resolve_backend(backend: Any = "real", *, backend_options: dict[str, Any] | None = None,
+                    repos_dir: str | None = None, where: str = "backend") -> Backend:
+    """A trainer's ``backend``: a ``Backend`` or a ``BackendConfig`` as it is (through ``make_backend``), a
+    name (``real``, ``sim``, ``hybrid``) with ``backend_options`` through ``backend_for`` (one per
+    configuration in the process; sim and hybrid embedded unless told otherwise); wrong options are one
+    ``ConfigError`` naming ``where``."""
+    from sweworld.backends import make_backend
+    if not isinstance(backend, str):
+        return make_backend(backend)
+    return backend_for(spec_of({"backend": backend, "backend_options": dict(backend_options or {}),
+                                **({"repos_dir": repos_dir} if repos_dir else {})}, where=where))
+
+
 __all__ = ["EpisodeSpec", "backend_config", "backend_for", "instance_id_of", "instance_of_image", "load_task",
-           "load_tasks_of", "source_of", "spec_of", "task_of", "with_scratch_dirs"]
+           "load_tasks_of", "resolve_backend", "source_of", "spec_of", "task_of", "with_scratch_dirs"]

@@ -29,7 +29,7 @@ from typing import Any
 
 from sweworld.agents.actions import format_error_message, parse_text_action, tools_prompt
 from sweworld.backends import Backend
-from sweworld.integrations.episodes import backend_for, spec_of
+from sweworld.integrations.episodes import resolve_backend
 from sweworld.integrations.gym import SWEEnv
 from sweworld.rl.rewards import reward_of
 from sweworld.types import Task
@@ -54,14 +54,9 @@ def _plain(config: Any) -> dict[str, Any]:
 
 
 def _backend(config: dict[str, Any]) -> Backend:
-    """The backend ``config`` names: a ``Backend`` as it is; a name through ``integrations.episodes``
-    (one per configuration in the process, sim and hybrid embedded unless told otherwise)."""
-    backend = config.get("backend", "real")
-    if isinstance(backend, Backend):
-        return backend
-    return backend_for(spec_of({"backend": backend, "backend_options": dict(config.get("backend_options") or {}),
-                                **({"repos_dir": config["repos_dir"]} if config.get("repos_dir") else {})},
-                               where="skyrl env_config"))
+    """The backend ``config`` names (``integrations.episodes.resolve_backend``)."""
+    return resolve_backend(config.get("backend", "real"), backend_options=config.get("backend_options"),
+                           repos_dir=config.get("repos_dir"), where="skyrl env_config")
 
 
 class SWEWorldTextEnv(_Base):  # type: ignore[misc,valid-type]

@@ -1,0 +1,308 @@
+"""TRL's GRPO on sweworld episodes: ``GRPOTrainer(environment_factory=...)``.
+
+TRL builds one environment per rollout from a zero-argument factory (instances are pooled and reset
+between batches), exposes the environment's public methods as the model's tools (their signatures
+and docstrings are the tool schemas), calls ``reset(**row)`` with the dataset row before generating,
+runs the model's tool calls against the methods, and scores the rollout with ``get_reward()``.
+
+- ``environment_factory(dataset, backend="real", **options)``: that factory. ``dataset`` names the
+  tasks (a shipped dataset, a file, a ``save_to_disk`` directory, a hub name, or ``Task`` objects or
+  rows); ``backend`` is ``real``, ``sim`` or ``hybrid`` (sim and hybrid with the embedded world unless
+  ``backend_options`` says otherwise) or a ``Backend``; ``options`` are ``EnvOptions``' fields.
+- ``SWEWorldEnv``: ``reset(**row)`` opens a fresh isolated episode of ``row["instance_id"]`` (closing
+  the previous one); the tools are the agent's own (``execute_bash``, ``str_replace_editor``,
+  ``search``, ``submit``: ``sweworld.tools``) acting in that one episode, so the shell's directory and
+  exports persist between calls; ``get_reward()`` grades the episode's diff (what ``submit`` left, or
+  the workspace's diff when the model stopped without submitting), closes the episode and returns the
+  verdict: the harness's 0/1 (real), the SWR's P(resolved) (sim), the routed one (hybrid). A tool call
+  that raises (an infrastructure failure) is re-raised for TRL to show and count, ends the episode and
+  makes the reward 0.0 with the error in ``result.error``; the batch goes on. ``result`` holds each
+  graded rollout (``Rollout``), also appended to ``EnvOptions.record`` as a JSON line when set.
+- ``dataset(tasks)``: the ``datasets.Dataset`` of prompts (the agent's system and first user messages)
+  with their ``instance_id``, which TRL passes to ``reset``.
+
+What a TRL user writes::
+
+    from trl import GRPOConfig, GRPOTrainer
+    from sweworld.integrations import trl as sw
+
+    trainer = GRPOTrainer(model=..., args=GRPOConfig(...), train_dataset=sw.dataset("default"),
+                          environment_factory=sw.environment_factory("default", backend="sim"))
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import threading
+import weakref
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from sweworld import names
+from sweworld.agents.config import load_agent_config
+from sweworld.agents.loop import first_messages
+from sweworld.config import timeouts
+from sweworld.errors import DatasetError, SWEWorldError
+from sweworld.harness.predictions import Prediction
+from sweworld.integrations.episodes import load_tasks_of, resolve_backend
+from sweworld.rl.rewards import reward_of
+from sweworld.tools import ToolSet, default_tools
+from sweworld.types import Task
+
+if TYPE_CHECKING:
+    from sweworld.executor import Executor
+    from sweworld.protocols import Backend
+
+WORKDIR = "/testbed"
+"""Where an episode's repository is (the prompts name it)."""
+
+
+class EnvOptions(BaseModel):
+    """How ``environment_factory``'s environments open, grade and record episodes."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    backend: Any = Field(default="real", description="real, sim or hybrid, or a sweworld Backend / BackendConfig.")
+    backend_options: dict[str, Any] = Field(default_factory=dict, description=(
+        "Further fields of the backend's config (sweworld.config.BackendConfig): world, audit_rate, sandbox..."))
+    repos_dir: str | None = Field(default=None, description="Directory of existing clones (DIR/owner__name).")
+    split: str | None = Field(default=None, description="Split of a hub or save_to_disk dataset.")
+    instance_ids: list[str] | None = Field(default=None, description="Only these instances of the dataset.")
+    log_dir: Path | None = Field(default=None, description="Evaluation logs (default: a temporary directory).")
+    eval_timeout: float = Field(default=timeouts.EVALUATION, gt=0, description="Seconds for one evaluation.")
+    record: Path | None = Field(default=None, description="Append each graded rollout here as a JSON line.")
+
+
+class Rollout(BaseModel):
+    """One graded rollout: what ``get_reward`` decided and why."""
+
+    instance_id: str
+    backend: str
+    reward: float
+    resolved: bool | None = Field(default=None, description="The verdict (None: not graded).")
+    submitted: bool = Field(default=False, description="The model called submit.")
+    tool_calls: int = 0
+    patch: str = ""
+    error: str | None = Field(default=None, description="Why the rollout got 0.0 without a verdict.")
+
+
+def _tasks_of(dataset: Any, options: EnvOptions) -> list[Task]:
+    if isinstance(dataset, (str, Path)):
+        tasks = load_tasks_of(str(dataset), options.split, options.instance_ids)
+    else:
+        tasks = [t if isinstance(t, Task) else Task.model_validate(t) for t in dataset]
+        if options.instance_ids is not None:
+            tasks = [t for t in tasks if t.instance_id in set(options.instance_ids)]
+    if not tasks:
+        raise DatasetError("no tasks to open episodes of", where=f"dataset {dataset!s:.80}",
+                           hint="give a dataset with rows (and instance_ids that are in it)")
+    return tasks
+
+
+class EnvironmentFactory:
+    """The zero-argument factory TRL takes: each call is a new ``SWEWorldEnv`` sharing the tasks and the
+    backend (built on first use in each process; the factory pickles without it)."""
+
+    def __init__(self, dataset: Any, options: EnvOptions):
+        self.options = options
+        self.tasks = {t.instance_id: t for t in _tasks_of(dataset, options)}
+        self.where = f"dataset {dataset!s:.80}"
+        self._backend: Backend | None = None
+        self._lock = threading.Lock()
+        self._rollouts = 0
+        self.results: list[Rollout] = []
+
+    def __call__(self) -> SWEWorldEnv:
+        return SWEWorldEnv(self)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = {k: v for k, v in self.__dict__.items() if k not in ("_backend", "_lock")}
+        return {**state, "_backend": None if isinstance(self.options.backend, str) else self._backend}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state, _lock=threading.Lock())
+
+    @property
+    def backend(self) -> Backend:
+        with self._lock:
+            if self._backend is None:
+                self._backend = resolve_backend(self.options.backend, backend_options=self.options.backend_options,
+                                                repos_dir=self.options.repos_dir, where="environment_factory")
+            return self._backend
+
+    def task(self, row: dict[str, Any]) -> Task:
+        instance_id = row.get("instance_id")
+        if not instance_id or instance_id not in self.tasks:
+            raise DatasetError(f"the row's instance_id {instance_id!r} is not one of the environment's tasks",
+                               where=self.where, hint="give the dataset an instance_id column of the factory's "
+                               "tasks (sweworld.integrations.trl.dataset(tasks) writes one)")
+        return self.tasks[instance_id]
+
+    def log_dir(self, instance_id: str) -> Path:
+        with self._lock:
+            if self.options.log_dir is None:
+                self.options.log_dir = Path(tempfile.mkdtemp(prefix="sweworld-trl-"))
+            self._rollouts += 1
+            return self.options.log_dir / names.check(f"{instance_id}.{self._rollouts}", what="instance_id")
+
+    def graded(self, rollout: Rollout) -> None:
+        with self._lock:
+            self.results.append(rollout)
+            if self.options.record is not None:
+                self.options.record.parent.mkdir(parents=True, exist_ok=True)
+                with self.options.record.open("a", encoding="utf-8") as out:
+                    out.write(rollout.model_dump_json() + "\n")
+
+
+class _Episode:
+    """The open episode of an environment, apart from it so that a finalizer can close it."""
+
+    def __init__(self) -> None:
+        self.executor: Executor | None = None
+
+    def close(self) -> None:
+        executor, self.executor = self.executor, None
+        if executor is not None:
+            executor.close()
+
+
+def _documented(tool: str):
+    """The docstring of the method for ``tool``, in the Google style TRL reads schemas from, made from
+    the tool's own schema (``sweworld.tools``): one description of each tool, in one place."""
+    schema = next(s["function"] for s in default_tools().schemas() if s["function"]["name"] == tool)
+    args = "".join(f"\n    {name}: {prop.get('description', name)}" for name, prop in
+                   schema["parameters"]["properties"].items())
+
+    def document(method):
+        method.__doc__ = schema["description"] + (f"\n\nArgs:{args}" if args else "") + \
+            "\n\nReturns:\n    The tool's output."
+        return method
+    return document
+
+
+class SWEWorldEnv:
+    """One rollout's sweworld episode as TRL's environment; see the module docstring."""
+
+    def __init__(self, factory: EnvironmentFactory):
+        self._factory = factory
+        self._tools: ToolSet = default_tools()
+        self._episode = _Episode()
+        self._finalizer = weakref.finalize(self, self._episode.close)
+        self._task: Task | None = None
+        self._calls = 0
+        self._patch: str | None = None
+        self._error: str | None = None
+        self.result: Rollout | None = None
+
+    def reset(self, **row: Any) -> str | None:
+        """Open a fresh episode of ``row["instance_id"]``; the problem statement when the row has no prompt."""
+        self._episode.close()
+        self._task = self._factory.task(row)
+        self._calls, self._patch, self._error, self.result = 0, None, None, None
+        self._tools.reset()
+        try:
+            self._episode.executor = self._factory.backend.open(self._task)
+        except SWEWorldError as exc:  # the environment is unavailable: this rollout gets 0.0, the batch goes on
+            self._error = f"{type(exc).__name__}: {exc}"
+        if "prompt" in row:
+            return None
+        return first_messages(self._task, load_agent_config(), WORKDIR)[-1]["content"]
+
+    def _call(self, tool: str, **arguments: Any) -> str:
+        executor = self._episode.executor
+        if executor is None:
+            if self._error is not None:
+                raise RuntimeError(f"the episode failed: {self._error}")
+            return "The episode has ended (submitted): no further tool calls act on it."
+        self._calls += 1
+        try:
+            result = self._tools.call(executor, tool, {k: v for k, v in arguments.items() if v is not None})
+        except Exception as exc:  # recorded, then re-raised for TRL to show and count (not swallowed)
+            self._error = f"{tool}: {type(exc).__name__}: {exc}"
+            self._episode.close()
+            raise
+        if result.submitted:
+            self._patch = executor.diff()
+            self._episode.close()
+        return result.observation
+
+    @_documented("execute_bash")
+    def execute_bash(self, command: str, timeout: float | None = None) -> str:
+        return self._call("execute_bash", command=command, timeout=timeout)
+
+    @_documented("str_replace_editor")
+    def str_replace_editor(self, command: Literal["view", "create", "str_replace", "insert", "undo_edit"], path: str,
+                           file_text: str | None = None, old_str: str | None = None, new_str: str | None = None,
+                           insert_line: int | None = None, view_range: list[int] | None = None) -> str:
+        return self._call("str_replace_editor", command=command, path=path, file_text=file_text, old_str=old_str,
+                          new_str=new_str, insert_line=insert_line, view_range=view_range)
+
+    @_documented("search")
+    def search(self, search_term: str, path: str | None = None) -> str:
+        return self._call("search", search_term=search_term, path=path)
+
+    @_documented("submit")
+    def submit(self, result: str | None = None) -> str:
+        return self._call("submit", result=result)
+
+    def get_reward(self) -> float:
+        """The rollout's reward: the backend's verdict on its patch (0.0 when it failed); the episode closed."""
+        if self.result is None:
+            self.result = self._grade()
+            self._factory.graded(self.result)
+        return self.result.reward
+
+    def _grade(self) -> Rollout:
+        task = self._task
+        if task is None:
+            raise RuntimeError("get_reward() before reset(): no rollout to grade")
+        executor = self._episode.executor
+        patch = self._patch if self._patch is not None else (executor.diff() if executor is not None else "")
+        self._episode.close()
+        done = {"instance_id": task.instance_id, "submitted": self._patch is not None, "tool_calls": self._calls,
+                "patch": patch}
+        backend = self._factory.backend
+        if self._error is not None:
+            return Rollout(**done, backend=backend.name, reward=0.0, error=self._error)
+        prediction = Prediction(instance_id=task.instance_id, model_name_or_path="sweworld-trl", model_patch=patch)
+        try:
+            report = backend.evaluate(task, prediction, self._factory.log_dir(task.instance_id),
+                                      timeout=self._factory.options.eval_timeout)
+        except SWEWorldError as exc:
+            return Rollout(**done, backend=backend.name, reward=0.0, error=f"evaluation: {type(exc).__name__}: {exc}")
+        reward = reward_of(report)
+        error = None if reward is not None else f"evaluation: {report.error or 'infrastructure failure'}"
+        return Rollout(**done, backend=backend.name, reward=reward or 0.0, resolved=bool(report.resolved),
+                       error=error)
+
+
+def environment_factory(dataset: Any = "default", backend: Any = "real", **options: Any) -> EnvironmentFactory:
+    """The zero-argument factory of ``SWEWorldEnv`` for ``GRPOTrainer(environment_factory=...)`` (see the
+    module docstring); ``options`` are ``EnvOptions``' fields (a wrong one is a ``ConfigError``)."""
+    from pydantic import ValidationError
+
+    from sweworld.errors import ConfigError
+    try:
+        env_options = EnvOptions(backend=backend, **options)
+    except ValidationError as exc:
+        raise ConfigError("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()),
+                          where="environment_factory", hint="options: " + ", ".join(EnvOptions.model_fields)) from None
+    return EnvironmentFactory(dataset, env_options)
+
+
+def dataset(tasks: Any = "default", *, split: str | None = None, instance_ids: list[str] | None = None,
+            agent_config: str | Path | None = None):
+    """The ``datasets.Dataset`` TRL trains on: ``prompt`` (the agent's system and first user messages of each
+    task, from ``agent_config`` or the shipped default) and ``instance_id`` (what ``reset`` opens)."""
+    from datasets import Dataset
+
+    config = load_agent_config(agent_config)
+    rows = _tasks_of(tasks, EnvOptions(split=split, instance_ids=instance_ids))
+    return Dataset.from_list([{"prompt": first_messages(t, config, WORKDIR), "instance_id": t.instance_id}
+                              for t in rows])
+
+
+__all__ = ["EnvOptions", "EnvironmentFactory", "Rollout", "SWEWorldEnv", "dataset", "environment_factory"]
