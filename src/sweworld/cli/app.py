@@ -15,6 +15,7 @@ from sweworld.cli import (
     exec_cmd,
     export_cmd,
     mine_cmd,
+    openenv_cmd,
     rollout_cmd,
     runtime_cmd,
     select_cmd,
@@ -45,6 +46,7 @@ app.add_typer(export_cmd.app, name="export")
 app.add_typer(train_cmd.app, name="train")
 app.add_typer(verifier_cmd.app, name="verifier")
 app.add_typer(runtime_cmd.app, name="runtime")
+app.add_typer(openenv_cmd.app, name="openenv")
 
 
 def _version(value: bool) -> None:

@@ -10,6 +10,9 @@
   sweworld``); ``inspect_task.sweworld_task``, sweworld's datasets as inspect tasks (extra ``inspect``).
 - ``sweworld.integrations.swerex``: ``sweworld runtime serve``, swerex-remote's HTTP protocol over
   episodes, for SWE-agent (extra ``swerex``).
+- ``sweworld.integrations.openenv``: ``sweworld openenv serve``, an OpenEnv environment server
+  (``SWEWorldEnvironment``: a session's episodes, reset/step/state over OpenEnv's WebSocket protocol,
+  the reward on submit) for OpenEnv's clients and the trainers that drive them (extra ``openenv``).
 - ``sweworld.integrations.openhands``: OpenHands' agent with its terminal and file editor acting in an
   episode (extra ``openhands``, Python >= 3.12).
 - ``sweworld.integrations.harbor``: ``SweworldEnvironment``, a Harbor environment (extra ``harbor``,

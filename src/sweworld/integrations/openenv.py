@@ -1,0 +1,289 @@
+"""sweworld as an OpenEnv environment server: ``sweworld openenv serve``.
+
+OpenEnv (``openenv-core``) serves an ``Environment`` subclass over HTTP and WebSocket
+(``openenv.core.env_server.http_server.create_fastapi_app``); its clients (``GenericEnvClient``, an
+``EnvClient`` subclass, ``.sync()`` for blocking code) talk to ``/ws``, where every connection is a
+session with an environment of its own. Here a session's environment is ``SWEWorldEnvironment``, and
+its episode is one sweworld episode:
+
+- ``reset(instance_id=ID)`` opens an episode of that task of the server's dataset (without one:
+  ``seed % len(tasks)`` when a seed is given, else the next task in turn, shared by every session) and
+  returns the problem statement (``output``) and the tools' schemas (``tools``); a reset closes the
+  session's previous episode;
+- ``step(SWEAction(tool=..., arguments=...))`` runs one call of the agent's tools (``execute_bash``,
+  ``str_replace_editor``, ``search``, ``submit``: ``sweworld.integrations.gym.SWEEnv``'s) and returns
+  its output, exit code and ``done``; ``submit`` grades the workspace's diff with the backend and the
+  reward is ``sweworld.rl.rewards.reward_of`` of the report (real: the harness's 1.0/0.0; sim: SWR's
+  P(resolved); hybrid: as routed), with ``patch`` and ``report`` beside it; the step limit ends the
+  episode with reward 0.0 (``truncated``);
+- a tool call that raises an infrastructure error (``InfraError``: the sandbox died...) ends that
+  episode with reward 0.0 and the error in ``error``; the session and the server go on;
+- ``state`` is ``SWEState``: ``episode_id``, ``step_count``, ``instance_id``;
+- closing the session (the client's ``close()``, a dropped connection, OpenEnv's idle timeout, the
+  server's shutdown) closes its episode.
+
+The dataset, the clones and the backend (``real`` by default; ``sim`` and ``hybrid`` on the embedded
+world unless ``backend_options`` name another) come from an ``EpisodeSpec``
+(``sweworld.integrations.episodes``); one backend serves every session. Use::
+
+    server = OpenEnvServer(EpisodeSpec(dataset="lite", backend="sim"), max_sessions=16)
+    serve(server, port=8000)            # or: sweworld openenv serve --dataset lite --backend sim
+
+and on the client ``GenericEnvClient(base_url="http://127.0.0.1:8000").sync()``; see docs/openenv.md.
+OpenEnv's stateless ``POST /reset`` and ``POST /step`` build an environment per request (an episode
+opened and closed at once): act through the WebSocket client.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import threading
+import uuid
+import weakref
+from typing import TYPE_CHECKING, Any
+
+from openenv.core.env_server.interfaces import Environment
+from openenv.core.env_server.types import EnvironmentMetadata
+
+from sweworld import __version__
+from sweworld.backends import make_backend
+from sweworld.config import timeouts
+from sweworld.errors import ConfigError, DatasetError, InfraError
+from sweworld.integrations.episodes import EpisodeSpec, backend_for, load_tasks_of, spec_of
+from sweworld.integrations.gym import STEP_LIMIT, SWEEnv
+from sweworld.integrations.openenv_models import SWEAction, SWEObservation, SWEState
+from sweworld.rl.rewards import reward_of
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+    from sweworld.protocols import Backend
+    from sweworld.types import Task
+
+RESET_ARGUMENTS = ("seed", "episode_id", "instance_id")
+
+
+class OpenEnvServer:
+    """What every session of one server shares: the tasks, the backend, the turn, the open episodes.
+
+    ``spec``: an ``EpisodeSpec`` or its dict (the dataset, split, clones, backend and its options; its
+    ``instance_id`` is ignored; wrong keys or options: one ``ConfigError``); ``instance_ids``: serve only
+    these (default: every task of the dataset); ``backend``: a ``Backend`` (or config) to use instead of
+    the spec's; ``step_limit``: steps before an episode is truncated; ``eval_timeout``: the wall limit of
+    a grading; ``max_sessions``: WebSocket sessions open at once; ``idle_timeout``: seconds after which
+    OpenEnv closes an idle session (None: never)."""
+
+    def __init__(self, spec: EpisodeSpec | dict[str, Any] | None = None, *, instance_ids: list[str] | None = None,
+                 backend: Backend | Any = None, step_limit: int = STEP_LIMIT, eval_timeout: float = timeouts.EVALUATION,
+                 max_sessions: int = 8, idle_timeout: float | None = None):
+        if not isinstance(spec, EpisodeSpec):
+            spec = spec_of(dict(spec or {}), where="openenv server")
+        if step_limit < 1 or max_sessions < 1:
+            raise ConfigError(f"step_limit and max_sessions must be >= 1, got {step_limit} and {max_sessions}",
+                              where="openenv server", hint="give positive numbers")
+        self.spec = spec
+        self.backend: Backend = make_backend(backend) if backend is not None else backend_for(spec)
+        self.tasks: list[Task] = load_tasks_of(spec.dataset, spec.split, instance_ids)
+        if not self.tasks:
+            raise DatasetError("no task to serve", where=self.where(), hint="check --dataset and --instance-ids")
+        self._by_id = {task.instance_id: task for task in self.tasks}
+        self.step_limit, self.eval_timeout = step_limit, eval_timeout
+        self.max_sessions, self.idle_timeout = max_sessions, idle_timeout
+        self._next = 0
+        self._changed = threading.Condition()
+        self._open: dict[int, dict[str, str]] = {}
+        self._sessions: weakref.WeakSet[SWEWorldEnvironment] = weakref.WeakSet()
+
+    def where(self) -> str:
+        return f"dataset {self.spec.dataset}" + (f" (split {self.spec.split})" if self.spec.split else "")
+
+    def task(self, instance_id: str | None = None, seed: int | None = None) -> Task:
+        """The task ``instance_id`` names; without one ``tasks[seed % n]``, else the next in turn."""
+        if instance_id:
+            found = self._by_id.get(instance_id)
+            if found is None:
+                listed = ", ".join(list(self._by_id)[:5]) + (", ..." if len(self._by_id) > 5 else "")
+                raise DatasetError(f"instance {instance_id!r} is not served here", where=self.where(), hint=(
+                    f"reset with one of {listed}, or start `sweworld openenv serve` with the dataset that holds it"))
+            return found
+        with self._changed:
+            if seed is not None:
+                self._next = seed % len(self.tasks)
+            task = self.tasks[self._next % len(self.tasks)]
+            self._next += 1
+        return task
+
+    def open_episodes(self) -> list[dict[str, str]]:
+        """The episodes open now: ``{"episode_id", "instance_id"}`` each."""
+        with self._changed:
+            return list(self._open.values())
+
+    def wait_closed(self, timeout: float | None = None) -> bool:
+        """Wait until no episode is open (closing a session finishes on the server after the client
+        returns); True when none is, False when ``timeout`` passed first."""
+        with self._changed:
+            return self._changed.wait_for(lambda: not self._open, timeout)
+
+    def _opened(self, env: SWEWorldEnvironment, episode_id: str, instance_id: str) -> None:
+        with self._changed:
+            self._open[id(env)] = {"episode_id": episode_id, "instance_id": instance_id}
+            self._changed.notify_all()
+
+    def _closed(self, env: SWEWorldEnvironment) -> None:
+        with self._changed:
+            self._open.pop(id(env), None)
+            self._changed.notify_all()
+
+    def close_all(self) -> None:
+        """Close every session's episode (the server's shutdown)."""
+        for env in list(self._sessions):
+            env.close()
+
+
+class SWEWorldEnvironment(Environment[SWEAction, SWEObservation, SWEState]):
+    """One OpenEnv session: its episodes of sweworld tasks, one at a time (see the module docstring)."""
+
+    SUPPORTS_CONCURRENT_SESSIONS = True
+
+    def __init__(self, server: OpenEnvServer):
+        super().__init__()
+        self.server = server
+        self.backend_name = server.backend.name
+        self._env: SWEEnv | None = None
+        self._state = SWEState(backend=self.backend_name)
+        server._sessions.add(self)
+
+    def reset(self, seed: int | None = None, episode_id: str | None = None, instance_id: str | None = None,
+              **kwargs: Any) -> SWEObservation:
+        """Open an episode of ``instance_id`` (else ``seed``'s task, else the next in turn), closing the
+        session's previous one; ``DatasetError`` for an instance not served, ``ConfigError`` for an
+        argument reset does not take."""
+        if kwargs:
+            raise ConfigError(f"reset got unknown argument(s) {sorted(kwargs)}", where="openenv reset",
+                              hint=f"reset takes {', '.join(RESET_ARGUMENTS)}")
+        task = self.server.task(instance_id, seed)
+        self._end()
+        env = SWEEnv(backend=self.server.backend, eval_timeout=self.server.eval_timeout)
+        try:
+            statement, info = env.reset(options={"task": task})
+        except BaseException:
+            env.close()
+            raise
+        self._env = env
+        self._state = SWEState(episode_id=episode_id or uuid.uuid4().hex, step_count=0,
+                               instance_id=task.instance_id, backend=self.backend_name)
+        self.server._opened(self, self._state.episode_id or "", task.instance_id)
+        return self._observe(statement, tools=info["tools"], workdir=info["workdir"], reward=None,
+                             metadata={"repo": task.repo, "base_commit": task.base_commit})
+
+    def step(self, action: SWEAction, timeout_s: float | None = None, **kwargs: Any) -> SWEObservation:
+        """Run one tool call (``timeout_s`` is not used: commands have the backend's limits)."""
+        env = self._env
+        if env is None or env.sandbox is None:
+            return self._observe("", done=True, reward=None, error=(
+                "no open episode: it ended (submit, step limit or failure) or none was opened; call reset"))
+        self._state.step_count += 1
+        try:
+            output, _, terminated, _, info = env.step({"tool": action.tool, "arguments": action.arguments})
+        except InfraError as exc:
+            return self._failed(exc)
+        error = output if info["format_error"] else None
+        if terminated:
+            report, patch = info["report"], info["patch"]
+            reward = reward_of(report)
+            if reward is None:  # graded by nobody: an infrastructure failure, not the agent's patch
+                error, reward = f"the evaluation failed: {report.get('error') or 'infrastructure error'}", 0.0
+            self._end()
+            return self._observe(output, exit_code=info["exit_code"], done=True, reward=reward, error=error,
+                                 patch=patch, report=report, metadata={"patch": patch, "report": report})
+        if self._state.step_count >= self.server.step_limit:
+            try:
+                patch = env.end_episode()
+            except InfraError as exc:
+                return self._failed(exc)
+            self._end()
+            return self._observe(output, exit_code=info["exit_code"], done=True, reward=0.0, error=error,
+                                 truncated=True, patch=patch, metadata={"patch": patch})
+        return self._observe(output, exit_code=info["exit_code"], reward=0.0, error=error)
+
+    def _failed(self, exc: InfraError) -> SWEObservation:
+        """An infrastructure failure ends the episode: reward 0.0, the error said."""
+        self._end()
+        error = f"infrastructure failure, the episode ended: {exc}"
+        return self._observe("", done=True, reward=0.0, error=error, metadata={"infra_error": str(exc)})
+
+    def _observe(self, output: str, *, reward: float | None, done: bool = False, **fields: Any) -> SWEObservation:
+        if done:
+            self._state.done = True
+        return SWEObservation(output=output, instance_id=self._state.instance_id or "", step=self._state.step_count,
+                              backend=self.backend_name, done=done, reward=reward, **fields)
+
+    @property
+    def state(self) -> SWEState:
+        return self._state
+
+    def _end(self) -> None:
+        """Close the open episode, if any."""
+        env, self._env = self._env, None
+        if env is not None:
+            try:
+                with contextlib.suppress(InfraError):  # a dead sandbox has nothing left to close
+                    env.close()
+            finally:
+                self.server._closed(self)
+
+    def close(self) -> None:
+        """Close the session's episode (OpenEnv calls this when the session ends)."""
+        self._end()
+
+    def get_metadata(self) -> EnvironmentMetadata:
+        return EnvironmentMetadata(
+            name="sweworld", version=__version__,
+            description=f"Software-engineering tasks of {self.server.where()} on the {self.backend_name} backend: "
+            "tool calls (execute_bash, str_replace_editor, search, submit) in an isolated episode; the reward "
+            "is the verdict on the submitted patch.")
+
+
+def create_app(server: OpenEnvServer) -> FastAPI:
+    """OpenEnv's FastAPI app (``create_fastapi_app``: ``/ws``, ``/reset``, ``/step``, ``/state``,
+    ``/schema``, ``/metadata``, ``/health``) over sessions of ``server``; every episode still open is
+    closed when the app shuts down."""
+    from openenv.core.env_server.http_server import create_fastapi_app
+    from openenv.core.env_server.types import ConcurrencyConfig
+    concurrency = ConcurrencyConfig(max_concurrent_envs=server.max_sessions, session_timeout=server.idle_timeout)
+    app = create_fastapi_app(functools.partial(SWEWorldEnvironment, server), SWEAction, SWEObservation,
+                             concurrency_config=concurrency)
+    app.router.on_shutdown.append(server.close_all)
+    app.add_middleware(_QuietClose)
+    return app
+
+
+class _QuietClose:
+    """ASGI middleware: OpenEnv 0.3.0's ``/ws`` closes the socket after closing the session, when the
+    client that asked for the close has usually gone already; the ``WebSocketDisconnect`` that raises
+    is no error (the session is closed), so it is not logged as one."""
+
+    def __init__(self, app: Any):
+        self.app = app
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "websocket":
+            return await self.app(scope, receive, send)
+        from starlette.websockets import WebSocketDisconnect
+        with contextlib.suppress(WebSocketDisconnect):
+            await self.app(scope, receive, send)
+        return None
+
+
+def serve(server: OpenEnvServer, *, host: str = "127.0.0.1", port: int = 8000, log_level: str = "info",
+          access_log: bool = False) -> None:
+    """Serve ``server`` with uvicorn until interrupted; every episode is closed on the way out."""
+    import uvicorn
+    try:
+        uvicorn.run(create_app(server), host=host, port=port, log_level=log_level, access_log=access_log)
+    finally:
+        server.close_all()
+
+
+__all__ = ["OpenEnvServer", "SWEAction", "SWEObservation", "SWEState", "SWEWorldEnvironment", "create_app", "serve"]
