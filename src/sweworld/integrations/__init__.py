@@ -17,6 +17,8 @@
   episode (extra ``openhands``, Python >= 3.12).
 - ``sweworld.integrations.harbor``: ``SweworldEnvironment``, a Harbor environment (extra ``harbor``,
   Python >= 3.12).
+- ``sweworld.integrations.verl``: ``SWEWorldAgentLoop``, a verl agent loop (``agent_name`` ``sweworld``)
+  keeping one episode per trajectory, its reward the backend's verdict (extra ``verl``).
 - ``sweworld.integrations.episodes``: what they share: the task a framework names (an id, an image
   name), the backend its config asks for.
 
