@@ -8,12 +8,13 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from sweworld.cli import backend_opts as bo
 from sweworld.cli import common, options, params
 from sweworld.cli.export_cmd import MORE
-from sweworld.config import CONFIG_FILE, TrainSFTConfig
+from sweworld.config import CONFIG_FILE, TrainRLConfig, TrainSFTConfig
 
 # `\\[`: typer renders help as rich markup, where a bare [train] is a style tag and vanishes
-app = typer.Typer(no_args_is_help=True, help="Train on exported rows (needs `pip install 'sweworld\\[train]'`).")
+app = typer.Typer(no_args_is_help=True, help="Train on exported rows, or with RL on episodes (needs `pip install 'sweworld\\[train]'`).")
 
 
 def _summary_table(summary) -> Table:
@@ -95,3 +96,52 @@ def run_sft(run: TrainSFTConfig) -> None:
     common.out.print(_summary_table(summary))
     common.out.print(f"sft: {'LoRA adapter' if run.lora else 'model'} and tokenizer -> {out}; summary: "
                      f"{out / SUMMARY}", **common.PLAIN)
+
+
+RL_PATHS = {**options.BACKEND}
+
+
+@app.command("rl", context_settings=MORE)
+def rl(ctx: typer.Context,
+       model: Annotated[str | None, typer.Option("--model", "-m", help=(
+           "Hugging Face model name or local model directory (the policy)."))] = None,
+       dataset: common.Dataset = common.DEFAULT_DATASET, split: common.Split = None,
+       instance_ids: common.InstanceIds = None, repos_dir: common.ReposDir = None,
+       backend: bo.BackendName = "real", world: bo.WorldKind = None, world_url: bo.WorldURL = None,
+       world_model: bo.WorldModel = "world", audit_rate: bo.AuditRate = 0.1,
+       out: Annotated[Path | None, typer.Option("--out", "-o", callback=params.output_dir, help=(
+           "Checkpoints, the model, metrics.jsonl, rollouts.jsonl, rl_summary.json "
+           "(default: runs/train/<model name>-grpo)."))] = None,
+       max_steps: Annotated[int, typer.Option(min=1, help="Optimizer steps.")] = 100,
+       num_generations: Annotated[int, typer.Option(min=2, help="Rollouts per prompt (GRPO's group).")] = 4,
+       batch_size: Annotated[int, typer.Option(min=1, help="Rollouts per device per step.")] = 4,
+       lr: Annotated[float, typer.Option("--lr", callback=params.positive, help="Learning rate.")] = 1e-6,
+       use_vllm: Annotated[bool, typer.Option("--use-vllm", help="Generate with vLLM (GPU).")] = False,
+       seed: Annotated[int, typer.Option(help="Seed of initialisation, data order and sampling.")] = 0,
+       config: options.ConfigFile = None) -> None:
+    """GRPO with TRL on a dataset's episodes, the backend's verdict as the reward (SWE-World's RL recipe
+    with --backend sim). The rest of the settings (group size, lengths, LoRA, vLLM server...) go in --config."""
+    run = options.resolve(ctx, TrainRLConfig, RL_PATHS)
+    out = run.out or Path("runs/train") / f"{Path(run.model.rstrip('/')).name or 'model'}-grpo"
+    run_rl(run.model_copy(update={"out": out}))
+
+
+def run_rl(run: TrainRLConfig) -> None:
+    """``sweworld train rl`` of a resolved configuration (its ``out`` set)."""
+    from sweworld.rl.grpo import METRICS, SUMMARY, train_grpo
+
+    out = run.out
+    assert out is not None
+    with common.reported():
+        chosen = options.backend(run)
+        options.save(run, out / CONFIG_FILE)
+        summary = train_grpo(run, chosen)
+    table = Table("", "value", title=f"grpo: {summary.model} on {summary.instances} instances ({summary.backend})")
+    for name, value in (("device", summary.device), ("steps", summary.steps), ("rollouts", summary.rollouts),
+                        ("resolved", summary.resolved), ("errors", summary.errors),
+                        ("reward mean", f"{summary.reward_mean:.4f}" if summary.reward_mean is not None else "-"),
+                        ("seconds", f"{summary.seconds:.1f}")):
+        table.add_row(name, str(value))
+    common.out.print(table)
+    common.out.print(f"grpo: model and tokenizer -> {out}; metrics: {out / METRICS}; summary: {out / SUMMARY}",
+                     **common.PLAIN)

@@ -30,6 +30,7 @@ from sweworld.config.runs import (
     RolloutConfig,
     SelectConfig,
     SynthConfig,
+    TrainRLConfig,
     TrainSFTConfig,
     ValidateConfig,
     VerifierTrainConfig,
@@ -40,5 +41,5 @@ from sweworld.config.timeouts import Timeouts
 __all__ = ["BACKEND_CONFIGS", "CONFIG_FILE", "BackendConfig", "CollectConfig", "DatasetSelection", "EvalConfig",
            "ExportSFTConfig", "ExportVerifierConfig", "ExportWorldConfig", "FidelityConfig", "HybridBackendConfig",
            "MineConfig", "RealBackendConfig", "RolloutConfig", "RunnerConfig", "SandboxSettings", "SelectConfig",
-           "SimBackendConfig", "SynthConfig", "Timeouts", "TrainSFTConfig", "ValidateConfig", "VerifierTrainConfig",
+           "SimBackendConfig", "SynthConfig", "Timeouts", "TrainRLConfig", "TrainSFTConfig", "ValidateConfig", "VerifierTrainConfig",
            "WorldModelConfig", "WorldTrainConfig", "dump", "load", "write"]

@@ -9,7 +9,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from sweworld.config.backend import BackendConfig, RealBackendConfig, RunnerConfig, Strict
-from sweworld.config.timeouts import Timeouts
+from sweworld.config.timeouts import EVALUATION, Timeouts
 
 
 def _runner(workers: int):
@@ -171,6 +171,38 @@ class TrainSFTConfig(Strict):
     logging_steps: int = Field(default=10, ge=1)
 
 
+class TrainRLConfig(DatasetSelection):
+    """``sweworld train rl``: GRPO (TRL's ``GRPOTrainer``) on a dataset's episodes, the backend's verdict as
+    the reward (SWE-World's recipe with ``backend.kind: sim``)."""
+
+    model: str = Field(description="A Hugging Face model name or a local model directory (the policy).")
+    out: Path | None = Field(default=None, description="Checkpoints, the model, metrics.jsonl, rollouts.jsonl.")
+    backend: BackendConfig = Field(default_factory=RealBackendConfig)
+    agent_config: Path | None = Field(default=None, description="Agent YAML: the prompts' templates.")
+    max_steps: int = Field(default=100, ge=1, description="Optimizer steps.")
+    num_generations: int = Field(default=4, ge=2, description="Rollouts per prompt (GRPO's group).")
+    batch_size: int = Field(default=4, ge=1, description="Rollouts per device per step (a multiple of the "
+                            "group size, with grad_accum).")
+    grad_accum: int = Field(default=1, ge=1)
+    max_completion_length: int = Field(default=4096, ge=1, description="Tokens of a rollout (replies and tool "
+                                       "results) at most.")
+    max_tool_calls: int = Field(default=30, ge=1, description="Tool-calling rounds of a rollout at most.")
+    lr: float = Field(default=1e-6, gt=0)
+    temperature: float = Field(default=1.0, gt=0)
+    beta: float = Field(default=0.0, ge=0, description="KL coefficient (0: no reference model).")
+    lora: bool = False
+    lora_r: int = Field(default=16, ge=1)
+    lora_alpha: int = Field(default=32, ge=1)
+    chat_template: Path | None = None
+    use_vllm: bool = Field(default=False, description="Generate with vLLM (GPU; the train extra's vllm).")
+    vllm_mode: Literal["colocate", "server"] = "colocate"
+    vllm_server_base_url: str | None = None
+    eval_timeout: float = Field(default=EVALUATION, gt=0, description="Seconds for one rollout's evaluation.")
+    seed: int = 0
+    logging_steps: int = Field(default=1, ge=1)
+    save_steps: int = Field(default=50, ge=1, description="A checkpoint every N steps.")
+
+
 class SelectConfig(Strict):
     """``sweworld select``: best-of-n over rollouts with a verifier."""
 
@@ -281,4 +313,4 @@ class ExportVerifierConfig(Strict):
 
 __all__ = ["CollectConfig", "DatasetSelection", "EvalConfig", "ExportSFTConfig", "ExportVerifierConfig",
            "ExportWorldConfig", "FidelityConfig", "MineConfig", "PolicySettings", "RolloutConfig", "SelectConfig",
-           "SynthConfig", "TrainSFTConfig", "ValidateConfig", "VerifierTrainConfig", "WorldTrainConfig"]
+           "SynthConfig", "TrainRLConfig", "TrainSFTConfig", "ValidateConfig", "VerifierTrainConfig", "WorldTrainConfig"]

@@ -32,7 +32,7 @@ What a TRL user writes::
 
 from __future__ import annotations
 
-import json
+
 import tempfile
 import threading
 import weakref
@@ -279,6 +279,17 @@ class SWEWorldEnv:
                        error=error)
 
 
+def tools() -> list[dict[str, Any]]:
+    """The tool schemas TRL renders in the prompts of ``SWEWorldEnv``'s rollouts, in its order (the class's
+    public methods by name, as ``GRPOTrainer`` lists them): what SFT rows must carry for a model warmed up
+    on them to see the same prompts in GRPO."""
+    import inspect
+
+    from transformers.utils import get_json_schema
+    return [get_json_schema(method) for name, method in inspect.getmembers(SWEWorldEnv, inspect.isfunction)
+            if name not in ("reset", "get_reward") and not name.startswith("_")]
+
+
 def environment_factory(dataset: Any = "default", backend: Any = "real", **options: Any) -> EnvironmentFactory:
     """The zero-argument factory of ``SWEWorldEnv`` for ``GRPOTrainer(environment_factory=...)`` (see the
     module docstring); ``options`` are ``EnvOptions``' fields (a wrong one is a ``ConfigError``)."""
@@ -305,4 +316,4 @@ def dataset(tasks: Any = "default", *, split: str | None = None, instance_ids: l
                               for t in rows])
 
 
-__all__ = ["EnvOptions", "EnvironmentFactory", "Rollout", "SWEWorldEnv", "dataset", "environment_factory"]
+__all__ = ["EnvOptions", "EnvironmentFactory", "Rollout", "SWEWorldEnv", "dataset", "environment_factory", "tools"]

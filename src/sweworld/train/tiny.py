@@ -26,8 +26,9 @@ def chat_template() -> str:
 
 
 def build_tiny(directory: Path, texts: Iterable[str], *, vocab_size: int = 4096, hidden: int = 32, layers: int = 2,
-               seed: int = 0) -> Path:
-    """Write a tiny tokenizer + model trained on nothing but ``texts``' vocabulary into ``directory``."""
+               seed: int = 0, template: str | None = None) -> Path:
+    """Write a tiny tokenizer + model trained on nothing but ``texts``' vocabulary into ``directory``
+    (``template``: its chat template, default the ChatML-with-tools one)."""
     require()
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
@@ -40,7 +41,7 @@ def build_tiny(directory: Path, texts: Iterable[str], *, vocab_size: int = 4096,
         vocab_size=vocab_size, special_tokens=list(SPECIAL), initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False))
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token=EOS, pad_token=PAD)
-    tokenizer.chat_template = chat_template()
+    tokenizer.chat_template = template or chat_template()
     config = Qwen2Config(vocab_size=len(tokenizer), hidden_size=hidden, intermediate_size=2 * hidden,
                          num_hidden_layers=layers, num_attention_heads=4, num_key_value_heads=2,
                          max_position_embeddings=32768, tie_word_embeddings=True,
