@@ -21,15 +21,15 @@ from pathlib import Path
 import pytest
 from unidiff import PatchSet
 
-pytestmark = [pytest.mark.slow, pytest.mark.train, pytest.mark.bwrap, pytest.mark.network]
-
-pytest.importorskip("trl", reason="the train extra is not installed (pip install 'sweworld[train]')")
-
 from sweworld.backends import make_backend
 from sweworld.harness.predictions import Prediction
 from sweworld.integrations import trl as sw
 from sweworld.rl.rewards import reward_of
 from sweworld.sandbox import workdirs
+
+pytestmark = [pytest.mark.slow, pytest.mark.train, pytest.mark.bwrap, pytest.mark.network]
+
+pytest.importorskip("trl", reason="the train extra is not installed (pip install 'sweworld[train]')")
 
 IDS = ["cachetools-5.5.0__swap_call_args__62d96ed1", "cachetools-5.5.0__invert_condition__ec0494b4"]
 AGENT = 'system_template: "Fix the repository at {{ workdir }} with the tools."\ninstance_template: "Task {{ instance_id }}."\n'
@@ -85,7 +85,7 @@ def my_episodes() -> set[Path]:
     return set(root.iterdir()) if root.is_dir() else set()
 
 
-def regrade(backend_name: str, rollouts: list[dict]) -> dict[str, float]:
+def regrade(backend_name: str, rollouts: list[dict], logs: Path) -> dict[str, float]:
     """Each distinct (instance, patch) graded again by a fresh backend of the same kind."""
     backend = make_backend(backend_name)
     tasks = sw.environment_factory("default", backend=backend, instance_ids=IDS).tasks
@@ -94,8 +94,7 @@ def regrade(backend_name: str, rollouts: list[dict]) -> dict[str, float]:
         key = r["instance_id"] + "\0" + r["patch"]
         if key not in verdicts:
             prediction = Prediction(instance_id=r["instance_id"], model_name_or_path="regrade", model_patch=r["patch"])
-            report = backend.evaluate(tasks[r["instance_id"]], prediction, Path(os.environ.get("TMPDIR", "/tmp")),
-                                      timeout=600)
+            report = backend.evaluate(tasks[r["instance_id"]], prediction, logs / str(len(verdicts)), timeout=600)
             verdicts[key] = reward_of(report) or 0.0
     return verdicts
 
@@ -140,7 +139,7 @@ def test_two_grpo_steps_from_the_cli_reward_each_rollout_with_its_own_verdict(wa
     assert any(not torch.equal(start[k], end[k]) for k in start)
 
     # each reward is the verdict on that rollout's own patch, graded again
-    verdicts = regrade(backend, rollouts)
+    verdicts = regrade(backend, rollouts, tmp_path / "regrade")
     for r in rollouts:
         assert r["reward"] == verdicts[r["instance_id"] + "\0" + r["patch"]], r
     if backend == "real":
