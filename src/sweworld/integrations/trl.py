@@ -32,7 +32,6 @@ What a TRL user writes::
 
 from __future__ import annotations
 
-
 import tempfile
 import threading
 import weakref
@@ -45,9 +44,9 @@ from sweworld import names
 from sweworld.agents.config import load_agent_config
 from sweworld.agents.loop import first_messages
 from sweworld.config import timeouts
-from sweworld.errors import DatasetError, SWEWorldError
+from sweworld.errors import DatasetError, InfraError, WorldError
 from sweworld.harness.predictions import Prediction
-from sweworld.integrations.episodes import load_tasks_of, resolve_backend
+from sweworld.integrations.episodes import backend_config, load_tasks_of, resolve_backend, spec_of
 from sweworld.rl.rewards import reward_of
 from sweworld.tools import ToolSet, default_tools
 from sweworld.types import Task
@@ -110,6 +109,10 @@ class EnvironmentFactory:
         self.options = options
         self.tasks = {t.instance_id: t for t in _tasks_of(dataset, options)}
         self.where = f"dataset {dataset!s:.80}"
+        if isinstance(options.backend, str):  # wrong options fail here, once, not in every rollout's reset
+            backend_config(spec_of({"backend": options.backend, "backend_options": options.backend_options,
+                                    **({"repos_dir": options.repos_dir} if options.repos_dir else {})},
+                                   where="environment_factory"))
         self._backend: Backend | None = None
         self._lock = threading.Lock()
         self._rollouts = 0
@@ -205,7 +208,7 @@ class SWEWorldEnv:
         self._tools.reset()
         try:
             self._episode.executor = self._factory.backend.open(self._task)
-        except SWEWorldError as exc:  # the environment is unavailable: this rollout gets 0.0, the batch goes on
+        except (InfraError, WorldError) as exc:  # the environment is unavailable: 0.0 for this rollout, the batch goes on
             self._error = f"{type(exc).__name__}: {exc}"
         if "prompt" in row:
             return None
@@ -271,7 +274,7 @@ class SWEWorldEnv:
         try:
             report = backend.evaluate(task, prediction, self._factory.log_dir(task.instance_id),
                                       timeout=self._factory.options.eval_timeout)
-        except SWEWorldError as exc:
+        except (InfraError, WorldError) as exc:
             return Rollout(**done, backend=backend.name, reward=0.0, error=f"evaluation: {type(exc).__name__}: {exc}")
         reward = reward_of(report)
         error = None if reward is not None else f"evaluation: {report.error or 'infrastructure failure'}"
