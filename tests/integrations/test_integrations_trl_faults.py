@@ -198,9 +198,6 @@ def test_no_episode_stays_open(task, factory, ending):
     assert env.result.submitted is (ending == "submit")
 
 
-@pytest.mark.xfail(strict=True, raises=SandboxError, reason=(
-    "trl.py: the episode's diff (SWEWorldEnv._grade, and _call after submit) is taken outside the error "
-    "handling: a sandbox that died between calls makes get_reward raise and leaves the episode open"))
 def test_a_sandbox_that_dies_between_calls_scores_zero_and_is_closed(task, factory):
     before = owned_by(os.getpid())
     env = factory()

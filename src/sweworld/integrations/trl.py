@@ -32,6 +32,7 @@ What a TRL user writes::
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 import threading
 import weakref
@@ -70,7 +71,8 @@ class EnvOptions(BaseModel):
     repos_dir: str | None = Field(default=None, description="Directory of existing clones (DIR/owner__name).")
     split: str | None = Field(default=None, description="Split of a hub or save_to_disk dataset.")
     instance_ids: list[str] | None = Field(default=None, description="Only these instances of the dataset.")
-    log_dir: Path | None = Field(default=None, description="Evaluation logs (default: a temporary directory).")
+    log_dir: Path | None = Field(default=None, description=(
+        "Keep each rollout's evaluation logs here (default: graded in a temporary directory, removed after)."))
     eval_timeout: float = Field(default=timeouts.EVALUATION, gt=0, description="Seconds for one evaluation.")
     record: Path | None = Field(default=None, description="Append each graded rollout here as a JSON line.")
 
@@ -115,7 +117,6 @@ class EnvironmentFactory:
                                    where="environment_factory"))
         self._backend: Backend | None = None
         self._lock = threading.Lock()
-        self._rollouts = 0
         self.results: list[Rollout] = []
 
     def __call__(self) -> SWEWorldEnv:
@@ -145,11 +146,13 @@ class EnvironmentFactory:
         return self.tasks[instance_id]
 
     def log_dir(self, instance_id: str) -> Path:
-        with self._lock:
-            if self.options.log_dir is None:
-                self.options.log_dir = Path(tempfile.mkdtemp(prefix="sweworld-trl-"))
-            self._rollouts += 1
-            return self.options.log_dir / names.check(f"{instance_id}.{self._rollouts}", what="instance_id")
+        """A new directory for one rollout's evaluation logs: under ``options.log_dir`` (unique across
+        processes sharing it), else a temporary one the caller removes after grading."""
+        prefix = names.check(instance_id, what="instance_id") + "."
+        if self.options.log_dir is None:
+            return Path(tempfile.mkdtemp(prefix=f"sweworld-trl-{prefix}"))
+        self.options.log_dir.mkdir(parents=True, exist_ok=True)
+        return Path(tempfile.mkdtemp(prefix=prefix, dir=self.options.log_dir))
 
     def graded(self, rollout: Rollout) -> None:
         with self._lock:
@@ -223,13 +226,13 @@ class SWEWorldEnv:
         self._calls += 1
         try:
             result = self._tools.call(executor, tool, {k: v for k, v in arguments.items() if v is not None})
+            if result.submitted:
+                self._patch = executor.diff()
+                self._episode.close()
         except Exception as exc:  # recorded, then re-raised for TRL to show and count (not swallowed)
             self._error = f"{tool}: {type(exc).__name__}: {exc}"
             self._episode.close()
             raise
-        if result.submitted:
-            self._patch = executor.diff()
-            self._episode.close()
         return result.observation
 
     @_documented("execute_bash")
@@ -263,19 +266,28 @@ class SWEWorldEnv:
         if task is None:
             raise RuntimeError("get_reward() before reset(): no rollout to grade")
         executor = self._episode.executor
-        patch = self._patch if self._patch is not None else (executor.diff() if executor is not None else "")
-        self._episode.close()
+        patch = self._patch or ""
+        try:
+            if self._patch is None and executor is not None:
+                patch = executor.diff()
+        except (InfraError, WorldError) as exc:  # the sandbox died between calls
+            self._error = f"diff: {type(exc).__name__}: {exc}"
+        finally:
+            self._episode.close()
         done = {"instance_id": task.instance_id, "submitted": self._patch is not None, "tool_calls": self._calls,
                 "patch": patch}
         backend = self._factory.backend
         if self._error is not None:
             return Rollout(**done, backend=backend.name, reward=0.0, error=self._error)
         prediction = Prediction(instance_id=task.instance_id, model_name_or_path="sweworld-trl", model_patch=patch)
+        logs = self._factory.log_dir(task.instance_id)
         try:
-            report = backend.evaluate(task, prediction, self._factory.log_dir(task.instance_id),
-                                      timeout=self._factory.options.eval_timeout)
+            report = backend.evaluate(task, prediction, logs, timeout=self._factory.options.eval_timeout)
         except (InfraError, WorldError) as exc:
             return Rollout(**done, backend=backend.name, reward=0.0, error=f"evaluation: {type(exc).__name__}: {exc}")
+        finally:
+            if self._factory.options.log_dir is None:  # nobody asked for the logs: gone with the rollout
+                shutil.rmtree(logs, ignore_errors=True)
         reward = reward_of(report)
         error = None if reward is not None else f"evaluation: {report.error or 'infrastructure failure'}"
         return Rollout(**done, backend=backend.name, reward=reward or 0.0, resolved=bool(report.resolved),
