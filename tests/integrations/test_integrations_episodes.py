@@ -5,7 +5,16 @@ from __future__ import annotations
 import pytest
 
 from sweworld.errors import ConfigError, DatasetError
-from sweworld.integrations.episodes import EpisodeSpec, backend_config, instance_of_image, spec_of, task_of
+from sweworld.integrations.episodes import (
+    EpisodeSpec,
+    backend_config,
+    instance_of_image,
+    spec_of,
+    task_of,
+    task_of_image,
+)
+from sweworld.tasks import save_tasks
+from sweworld.types import Task
 
 
 @pytest.mark.parametrize(("image", "instance"), [
@@ -14,6 +23,9 @@ from sweworld.integrations.episodes import EpisodeSpec, backend_config, instance
     ("sweb.eval.x86_64.sphinx-doc__sphinx-8435", "sphinx-doc__sphinx-8435"),
     ("ghcr.io/epoch-research/swe-bench.eval.x86_64.astropy__astropy-12907", "astropy__astropy-12907"),
     ("sweb.eval.arm64.boltons-24.0.0_1776_change_arith_op_1776_a5f686dc", "boltons-24.0.0__change_arith_op__a5f686dc"),
+    ("swerebench/sweb.eval.x86_64.0b01001001_1776_spectree-64", "0b01001001__spectree-64"),  # SWE-rebench's
+    ("swerebench/sweb.eval.x86_64.tox-dev_1776_tox-3846:latest", "tox-dev__tox-3846"),
+    ("swerebench/sweb.eval.x86_64.tox-dev_1776_tox-3846@sha256:" + "0" * 64, "tox-dev__tox-3846"),
     ("python:3.11-slim", None), ("ubuntu", None),
 ])
 def test_swebench_image_names_map_to_their_instance(image, instance):
@@ -47,3 +59,31 @@ def test_sim_without_world_options_is_the_embedded_world_and_wrong_options_are_o
         backend_config(EpisodeSpec(backend="hybrid", backend_options={"world": {"urlz": []}}))
     with pytest.raises(ConfigError, match="instance"):
         spec_of({"instance": "x"}, where="sandbox config")
+
+
+def _rebench_rows() -> list[Task]:
+    common = {"base_commit": "a" * 40, "install_config": {"python": "3.11", "log_parser": "parse_log_pytest"}}
+    return [Task(instance_id="Project-MONAI__MONAI-5003", repo="Project-MONAI/MONAI",
+                 docker_image="swerebench/sweb.eval.x86_64.project-monai_1776_monai-5003",
+                 image_name="swerebench/sweb.eval.x86_64.project-monai_1776_monai-5003", **common),
+            Task(instance_id="owner__pkg-7", repo="owner/pkg", image_name="registry.example/custom-image:v2", **common)]
+
+
+def test_swerebench_image_names_map_back_to_their_row():
+    rows = _rebench_rows()
+    # SWE-rebench lowercases the id in its image names: the row is found by its docker_image / image_name
+    assert task_of_image("swerebench/sweb.eval.x86_64.project-monai_1776_monai-5003:latest", rows) is rows[0]
+    assert task_of_image("docker.io/swerebench/sweb.eval.x86_64.project-monai_1776_monai-5003", rows) is rows[0]
+    assert task_of_image("registry.example/custom-image", rows) is rows[1]  # any image a row names
+    assert task_of_image("swerebench/sweb.eval.x86_64.owner_1776_pkg-7", rows) is rows[1]  # by id, any case
+    assert task_of_image("swerebench/sweb.eval.x86_64.owner_1776_pkg-8", rows) is None
+
+
+def test_an_episode_named_by_a_swerebench_image_opens_its_row(tmp_path):
+    dataset = tmp_path / "rebench.jsonl"
+    save_tasks(_rebench_rows(), dataset)
+    spec = EpisodeSpec(image="swerebench/sweb.eval.x86_64.project-monai_1776_monai-5003:latest", dataset=str(dataset))
+    assert task_of(spec, where="x").instance_id == "Project-MONAI__MONAI-5003"
+    with pytest.raises(DatasetError, match="project-monai__monai-9"):
+        task_of(EpisodeSpec(image="swerebench/sweb.eval.x86_64.project-monai_1776_monai-9", dataset=str(dataset)),
+                where="x")

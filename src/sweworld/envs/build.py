@@ -23,7 +23,7 @@ from sweworld.envs import scripts, services, submodule_fill
 from sweworld.envs.derived import derive_layer
 from sweworld.envs.discovery import Interpreter, find_interpreter
 from sweworld.envs.fetched import announce, fetched
-from sweworld.envs.recipe import EnvRecipe, env_key, instance_key, resolve_recipe
+from sweworld.envs.recipe import EnvRecipe, env_key, instance_key, pinned_by_version, resolve_recipe
 from sweworld.envs.scmversion import pretend_version_env, uses_scm_version
 from sweworld.envs.store import envs_root, locked, log_tail, read_meta
 from sweworld.errors import EnvBuildError, RepoError, SandboxError
@@ -157,7 +157,7 @@ class EnvBuilder:
 
     def key(self, task: Task, recipe: EnvRecipe | None = None) -> str:
         recipe = recipe or self.recipe(task)
-        pinned = task.version if recipe.source in ("swebench", "swegym") else task.env_commit
+        pinned = task.version if pinned_by_version(recipe) else task.env_commit
         return env_key(recipe, task.repo, pinned)
 
     def environment(self, task: Task) -> Environment:

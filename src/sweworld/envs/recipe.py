@@ -1,7 +1,8 @@
 """What an environment needs: the install recipe of a task, and the keys that cache its builds.
 
-``resolve_recipe`` decides, first match wins: (a) the task's own environment fields, (b) the
-swebench spec for (repo, version), (c) a default read from the tree at the env commit. conda-based
+``resolve_recipe`` decides, first match wins: (a) the task's own environment fields, (b) a
+SWE-rebench row's ``install_config`` (``envs/rebench.py``), (c) the swebench spec for (repo,
+version), (d) SWE-Gym's spec for it, (e) a default read from the tree at the env commit. conda-based
 steps are translated to virtualenv builds; everything translated or dropped is kept in ``notes``.
 
 Two stages: the ENV stage (venv + dependencies; shared by every task with the same ``env_key``) and
@@ -76,8 +77,8 @@ class EnvRecipe(BaseModel):
     services: list[str] = Field(default_factory=list, description=(
         "Local stand-ins started inside the episode for test runs (names from envs/services.py, e.g. "
         "'httpbin' for tests that call httpbin.org); the sandbox still reaches nothing outside."))
-    source: Literal["task", "swebench", "swegym", "default"] = Field(default="default",
-                                                                     description="Where it came from.")
+    source: Literal["task", "swerebench", "swebench", "swegym", "default"] = Field(
+        default="default", description="Where it came from (swerebench: the row's install_config).")
     notes: list[str] = Field(default_factory=list, description="Everything translated, dropped or guessed.")
 
     @field_validator("python", mode="before")
@@ -98,6 +99,15 @@ class EnvRecipe(BaseModel):
         if not fields["constraints"]:
             del fields["constraints"]
         return fields
+
+
+def pinned_by_version(recipe: EnvRecipe) -> bool:
+    """Whether ``recipe``'s env stage is decided by its content alone (a published spec, or a
+    SWE-rebench row whose requirements were read or frozen), so that its environment is keyed by
+    the task's ``version`` rather than by the env commit."""
+    if recipe.source in ("swebench", "swegym"):
+        return True
+    return recipe.source == "swerebench" and not recipe.requirements_files and not recipe.install_repo_in_env
 
 
 def _digest(payload: dict[str, Any]) -> str:
@@ -316,12 +326,17 @@ def resolve_recipe(task: Task, tree: Path | None) -> EnvRecipe:
     """The recipe for a task; ``tree`` is the repository checked out at the env commit (or None).
 
     First match wins: the task's own fields (when it sets any of install, python, test_cmd,
-    packages, pip_packages, pre_install), then the swebench spec for (task.repo, task.version),
+    packages, pip_packages, pre_install), then a SWE-rebench row's ``install_config`` (with its
+    frozen ``requirements``/``environment``), then the swebench spec for (task.repo, task.version),
     then SWE-Gym's published spec for it (``envs/swegym_specs.py``), then the default read from the tree.
     """
     own = (task.install, task.python, task.test_cmd, task.packages, task.pip_packages, task.pre_install)
     if any(value is not None for value in own):
         return from_task(task, tree)
+    extra = task.model_extra or {}
+    if extra.get("install_config"):
+        from sweworld.envs.rebench import from_install_config
+        return from_install_config(extra, task.repo, tree, instance_id=task.instance_id)
     spec = sbs.spec_for(task.repo, task.version)
     if spec is not None:
         return from_spec(spec, task.repo, tree, None if task.version is None else str(task.version))

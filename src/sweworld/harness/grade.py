@@ -3,8 +3,9 @@
 1. ``extract_test_run``: the test output between the markers of THIS run (nonce), the exit code of
    the test command, whether the test patch applied. Marker lines without the nonce are ignored;
    the last end marker carrying the nonce wins (the real one is printed after the tests finish).
-2. ``parse_status``: ``swebench``'s log parser for the repository (``MAP_REPO_TO_PARSER``), else
-   ``parse_log_pytest``.
+2. ``parse_status``: the parser a SWE-rebench row names in ``install_config.log_parser``
+   (``log_parser_of``), else ``swebench``'s log parser for the repository (``MAP_REPO_TO_PARSER``),
+   else ``parse_log_pytest``.
 3. ``grade``: ``get_eval_tests_report`` + ``get_resolution_status``: FULL when every FAIL_TO_PASS and
    PASS_TO_PASS test passes (PASSED/XFAIL), PARTIAL when some FAIL_TO_PASS pass and every
    PASS_TO_PASS passes, NO otherwise. Only FULL is resolved.
@@ -38,11 +39,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
+from sweworld.errors import DatasetError
 from sweworld.harness.evalscript import (
     END_MARKER,
     EXIT_CODE_MARKER,
@@ -158,14 +161,47 @@ def _full_ids(status_map: dict[str, str], text: str, listed: list[str]) -> dict[
     return found
 
 
-def parse_status(task: Task, test_output: str) -> dict[str, str]:
-    """Test -> status (PASSED, FAILED, ERROR, SKIPPED, XFAIL) from ``swebench``'s parser for the repo,
-    ``parse_log_pytest`` for a repository it does not know; ANSI escapes stripped first, listed ids
-    with spaces matched whole as well as cut."""
+PARSER_MODULES = ("python", "javascript", "java", "go", "rust", "ruby", "php", "c")
+"""The modules of ``swebench.harness.log_parsers`` searched for a parser named by a row."""
+
+
+def _named_parser(task: Task) -> str | None:
+    config: Any = (task.model_extra or {}).get("install_config")
+    if isinstance(config, str) and config.strip().startswith("{"):
+        config = json.loads(config)
+    name = config.get("log_parser") if isinstance(config, dict) else None
+    return str(name) if name else None
+
+
+def log_parser_of(task: Task) -> Callable[[str, Any], dict[str, str]]:
+    """The log parser of ``task``: the one its ``install_config.log_parser`` names (SWE-rebench rows:
+    ``parse_log_pytest``, ``parse_log_pytest_options``, ``parse_log_pytest_v2``, or any parser of
+    ``swebench.harness.log_parsers``, or a repository name its registry knows), else ``swebench``'s
+    parser of the repository, else ``parse_log_pytest``. An unknown name is a ``DatasetError``."""
+    import importlib
+
     from swebench.harness.log_parsers import MAP_REPO_TO_PARSER
     from swebench.harness.log_parsers.python import parse_log_pytest
 
-    parser = MAP_REPO_TO_PARSER.get(task.repo, parse_log_pytest)
+    name = _named_parser(task)
+    if name is None:
+        return MAP_REPO_TO_PARSER.get(task.repo, parse_log_pytest)
+    parser = MAP_REPO_TO_PARSER.get(name)
+    for language in PARSER_MODULES:
+        if parser is None and name.startswith("parse_log_"):
+            parser = getattr(importlib.import_module(f"swebench.harness.log_parsers.{language}"), name, None)
+    if not callable(parser):
+        raise DatasetError(f"install_config names the log parser {name!r}, which swebench does not have",
+                           where=f"instance {task.instance_id}",
+                           hint="use parse_log_pytest, parse_log_pytest_options, parse_log_pytest_v2 or another "
+                                "parse_log_* function of swebench.harness.log_parsers")
+    return parser
+
+
+def parse_status(task: Task, test_output: str) -> dict[str, str]:
+    """Test -> status (PASSED, FAILED, ERROR, SKIPPED, XFAIL) from the task's parser (``log_parser_of``);
+    ANSI escapes stripped first, listed ids with spaces matched whole as well as cut."""
+    parser = log_parser_of(task)
     text = strip_ansi(test_output)
     status_map = dict(parser(text, _test_spec(task)))
     status_map.update(_full_ids(status_map, text, listed_tests(task)))

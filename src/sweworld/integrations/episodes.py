@@ -13,7 +13,10 @@ Where a framework's config has no room for them, ``$SWEWORLD_DATASET``, ``$SWEWO
   with the embedded world when no world is configured), one per distinct configuration in the
   process, so that concurrent samples share one environment builder;
 - ``instance_of_image(name)``: the instance id a SWE-bench-style image name stands for
-  (``swebench/sweb.eval.x86_64.django_1776_django-11099:latest`` -> ``django__django-11099``).
+  (``swebench/sweb.eval.x86_64.django_1776_django-11099:latest`` -> ``django__django-11099``), and
+  SWE-rebench's (``swerebench/sweb.eval.x86_64.<owner>_1776_<repo>-<n>[:tag]``, the row's
+  ``docker_image`` / ``image_name``; SWE-rebench lowercases the id, so ``task_of`` matches it against
+  the dataset's rows: their ``docker_image`` / ``image_name``, else their id in any case).
 """
 
 from __future__ import annotations
@@ -118,9 +121,44 @@ def load_task(instance_id: str, dataset: str = "default", split: str | None = No
     return load_tasks_of(dataset, split, [instance_id])[0]
 
 
+def _image_key(image: str) -> str:
+    """An image name without its registry host, tag or digest, lowercased."""
+    name = re.split(r"[@]", image.strip())[0]
+    last = name.rsplit("/", 1)
+    if ":" in last[-1]:
+        name = name[: len(name) - len(last[-1])] + last[-1].split(":", 1)[0]
+    return name.lower()
+
+
+def task_of_image(image: str, tasks: list[Task]) -> Task | None:
+    """The task of ``tasks`` that ``image`` stands for: the row whose ``docker_image`` or ``image_name``
+    is ``image`` (tag and digest aside), else the one whose id is the image's id in any case
+    (SWE-rebench lowercases ids in its image names); None when none is."""
+    key = _image_key(image)
+    for task in tasks:
+        extra = task.model_extra or {}
+        names = [extra.get(field) for field in ("docker_image", "image_name")]
+        if any(isinstance(n, str) and n and _image_key(n).split("/")[-1] == key.split("/")[-1] for n in names):
+            return task
+    wanted = instance_of_image(image)
+    if wanted is None:
+        return None
+    return next((t for t in tasks if t.instance_id.lower() == wanted.lower()), None)
+
+
 def task_of(spec: EpisodeSpec, *, where: str) -> Task:
-    """The task ``spec`` names (by id or image) in its dataset."""
-    return load_task(instance_id_of(spec, where=where), spec.dataset, spec.split)
+    """The task ``spec`` names (by id or image) in its dataset; an image whose id is not in the
+    dataset as it is written (SWE-rebench's lowercased ids) is looked up among its rows."""
+    instance_id = instance_id_of(spec, where=where)
+    try:
+        return load_task(instance_id, spec.dataset, spec.split)
+    except DatasetError:
+        if spec.instance_id or not spec.image:
+            raise
+        found = task_of_image(spec.image, load_tasks_of(spec.dataset, spec.split))
+        if found is None:
+            raise
+        return found
 
 
 def backend_config(spec: EpisodeSpec) -> Any:
@@ -185,4 +223,4 @@ def resolve_backend(backend: Any = "real", *, backend_options: dict[str, Any] | 
 
 
 __all__ = ["EpisodeSpec", "backend_config", "backend_for", "instance_id_of", "instance_of_image", "load_task",
-           "load_tasks_of", "resolve_backend", "source_of", "spec_of", "task_of", "with_scratch_dirs"]
+           "load_tasks_of", "resolve_backend", "source_of", "spec_of", "task_of", "task_of_image", "with_scratch_dirs"]
