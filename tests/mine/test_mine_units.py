@@ -197,3 +197,52 @@ def test_a_fix_merged_into_a_maintenance_branch_is_a_step(history: Path):
     backport = by_subject["Merge pull request #20 from someone/backport"]
     assert skip_reason(backport) is None
     assert [f.path for f in backport.files] == ["pkg/extra.py", "tests/test_extra.py"]
+
+
+def test_provenance_names_the_recipe_table_and_the_spec_version():
+    from sweworld.mine.recipes import provenance
+
+    swebench = provenance("psf/requests", "swebench", "2.0")
+    assert swebench["recipe_source"] == "swebench" and swebench["recipe_spec_version"] == "2.0"
+    assert swebench["recipe_specs"].startswith("swebench==")
+    assert provenance("getmoto/moto", "swegym", "5.0")["recipe_spec_version"] == "5.0"
+    assert provenance("getmoto/moto", "swegym", "0.0.1")["recipe_spec_version"] is None  # no spec: the default
+    assert provenance("someone/else", "inferred", "3.1") == {"recipe_source": "inferred", "recipe_spec_version": None,
+                                                            "recipe_specs": None}
+
+
+def _mine_excluding(tmp_path: Path, history: Path, rows: list[dict]) -> dict:
+    import json
+
+    excluded = tmp_path / "verified.jsonl"
+    excluded.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "out" / "tasks.jsonl"
+    result = CliRunner().invoke(app, ["mine", "--repo", str(history), "--name", "someone/pkg", "--out", str(out),
+                                      "--exclude", str(excluded), "--exclude", "lite"])
+    assert result.exit_code == 0, result.output
+    return json.loads(out.with_name(out.name + ".summary.json").read_text())
+
+
+@pytest.mark.parametrize("field, reason", [("base_commit", "base commit"), ("mined_from", "fix commit"),
+                                           ("instance_id", "instance id")])
+def test_exclude_drops_what_a_dataset_holds_and_counts_it(tmp_path: Path, history: Path, field, reason):
+    merge = first_parent_chain(history / ".git")[0]
+    row = {"instance_id": "someone__pkg-99", "repo": "someone/pkg", "base_commit": "0" * 40}
+    row.update({"base_commit": merge.first_parent} if field == "base_commit" else
+               {"mined_from": merge.sha} if field == "mined_from" else {"instance_id": "someone__pkg-13"})
+    summary = _mine_excluding(tmp_path, history, [row])
+    name = str(tmp_path / "verified.jsonl")
+    assert summary["candidates"] == 0 and summary["dropped"][f"excluded: {reason} in {name}"] == 1
+    assert summary["exclude"][name] == {"rows": 1, "excluded": 1} and summary["exclude"]["lite"]["excluded"] == 0
+
+
+def test_exclude_keeps_what_no_dataset_holds(tmp_path: Path, history: Path):
+    from sweworld.mine.candidates import screen
+    from sweworld.mine.exclude import Excluded
+
+    other = Task(instance_id="someone__pkg-99", repo="someone/pkg", base_commit="0" * 40, mined_from="1" * 40)
+    chain = first_parent_chain(history / ".git")
+    screened = screen(chain, mirror=history / ".git", repo="someone/pkg", source="local", limits=Limits(),
+                      tree_of=lambda sha: history, available_pythons=["3.11"], excluded=[Excluded.of("x", [other])])
+    assert [c.task.instance_id for c in screened.candidates] == ["someone__pkg-13"]
+    assert screened.candidates[0].task.model_extra["mined_from"] == chain[0].sha

@@ -21,6 +21,10 @@ Out = Annotated[Path, typer.Option("--out", "-o", callback=params.output_file, h
     "OUT.mine.jsonl (the ledger a rerun resumes from)."))]
 Commits = Annotated[list[str] | None, typer.Option("--commit", help="Mine this commit (repeatable) instead of a "
                                                    "range; each is diffed against its first parent.")]
+Exclude = Annotated[list[str] | None, typer.Option("--exclude", help=(
+    "A dataset (shipped name, file, directory or hub name, e.g. princeton-nlp/SWE-bench_Verified) whose "
+    "instances are not mined again: commits whose base commit, fix commit or instance id it holds are dropped "
+    "(repeatable)."))]
 
 
 def _model(url: str | None, name: str | None, api_key_env: str):
@@ -65,6 +69,7 @@ def mine(ctx: typer.Context, repo: Repo = None, out: Out = Path("tasks.jsonl"),
                                                        "problem statements (default: the commit message).")] = None,
          model: Annotated[str | None, typer.Option(help="Model name for --model-url.")] = None,
          api_key_env: Annotated[str, typer.Option(help="Env var holding the API key.")] = "OPENAI_API_KEY",
+         exclude: Exclude = None,
          runner: RunnerName = "local", ray_address: RayAddress = None, config: options.ConfigFile = None) -> None:
     """Mine a repository's history: commits that fix source and change tests, validated by real runs
     (FAIL_TO_PASS / PASS_TO_PASS), written as SWE-bench rows."""
@@ -80,7 +85,7 @@ def _mine_options(run: MineConfig):
                        workers=run.runner.workers, timeout=run.timeouts.evaluation,
                        limits=Limits(run.max_patch_lines or MAX_PATCH_LINES,
                                      run.max_test_patch_lines or MAX_TEST_PATCH_LINES),
-                       model=_model(run.model_url, run.model, run.api_key_env))
+                       model=_model(run.model_url, run.model, run.api_key_env), exclude=list(run.exclude or []))
 
 
 def run_mine(run: MineConfig) -> None:

@@ -117,6 +117,10 @@ class MineConfig(Strict):
     model_url: str | None = None
     model: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
+    exclude: list[str] | None = Field(default=None, description=(
+        "Datasets (shipped names, files, save_to_disk directories, hub names such as "
+        "princeton-nlp/SWE-bench_Verified) whose instances are not mined again: a commit whose base commit, "
+        "fix commit or instance id one of their rows has is dropped, counted as 'excluded: ...'."))
     backend: RealBackendConfig = Field(default_factory=RealBackendConfig)
     timeouts: Timeouts = Field(default_factory=Timeouts)
     runner: RunnerConfig = Field(default_factory=_runner(2))

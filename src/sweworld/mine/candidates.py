@@ -4,7 +4,14 @@ For each step that ``rules.skip_reason`` lets through: the diff split into ``pat
 ``test_patch``, ``base_commit`` = the first parent, ``version`` read from the tree and snapped as
 swebench does (``mine.version``), the statement from the message, and the environment: instances
 of one version share one ``environment_setup_commit`` (the newest base commit of that version among
-the candidates, as in SWE-bench's rows) and one recipe (``mine.recipes``).
+the candidates, as in SWE-bench's rows) and one recipe (``mine.recipes``). Steps that an excluded
+dataset already holds are dropped first (``mine.exclude``).
+
+Provenance written on every row: ``mined_from`` (the fix commit), ``version_read`` (what the tree
+said, and where), ``recipe_source`` (``swebench``, ``swegym`` or ``inferred``: which table's recipe
+builds it), ``recipe_spec_version`` (the version key of that table whose spec is used; null for an
+inferred recipe, or when the table has no spec for it and the default recipe builds it) and
+``recipe_specs`` (the table itself: ``swebench==<package version>`` or SWE-Gym's published specs).
 """
 
 from __future__ import annotations
@@ -17,8 +24,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from sweworld.mine.exclude import Excluded, exclusion_reason
 from sweworld.mine.history import Commit, step_diff, step_message
-from sweworld.mine.recipes import Choice, infer, version_for
+from sweworld.mine.recipes import Choice, infer, provenance, version_for
 from sweworld.mine.rules import Limits, skip_reason
 from sweworld.mine.split import split_diff
 from sweworld.mine.statement import message_statement, pull_number
@@ -67,9 +75,9 @@ def instance_id(repo: str, commit: Commit, taken: set[str]) -> str:
 
 def screen(commits: list[Commit], *, mirror: Path, repo: str, source: str, limits: Limits,
            tree_of: Callable[[str], Path], available_pythons: list[str],
-           on_step: Callable[[], None] | None = None) -> Screen:
+           on_step: Callable[[], None] | None = None, excluded: list[Excluded] | None = None) -> Screen:
     """Candidates of ``commits`` (newest first); ``tree_of(sha)`` checks out an environment commit
-    (only for recipes inferred from the tree)."""
+    (only for recipes inferred from the tree); steps ``excluded`` datasets hold are dropped."""
     out = Screen(steps=len(commits))
     taken: set[str] = set()
     drafts: list[tuple[Commit, str, dict[str, Any]]] = []
@@ -77,6 +85,9 @@ def screen(commits: list[Commit], *, mirror: Path, repo: str, source: str, limit
         if on_step:
             on_step()
         reason = skip_reason(commit, limits)
+        if reason is None and excluded:
+            reason = exclusion_reason(excluded, base_commit=commit.first_parent, fix_commit=commit.sha,
+                                      instance_id=instance_id(repo, commit, set(taken)))
         if reason is None:
             patch, test_patch = split_diff(step_diff(mirror, commit), what=commit.sha)
             if not patch.strip() or not test_patch.strip():
@@ -93,7 +104,7 @@ def screen(commits: list[Commit], *, mirror: Path, repo: str, source: str, limit
             "patch": patch, "test_patch": test_patch, "problem_statement": statement.text,
             "created_at": commit.committed, "version": version, "repo_source": source,
             "mined_from": commit.sha, "statement_source": statement.source,
-            "references": list(statement.references), "version_read": f"{read} ({where})", "recipe_source": kind}))
+            "references": list(statement.references), "version_read": f"{read} ({where})", **provenance(repo, kind, version)}))
     newest: dict[str, tuple[Commit, dict[str, Any]]] = {}
     for commit, _message, row in drafts:  # the newest step of a version gives its environment commit
         if row["version"] not in newest or _when(commit) > _when(newest[row["version"]][0]):

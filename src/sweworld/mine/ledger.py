@@ -19,12 +19,15 @@ from sweworld.tasks.rows import dump_row
 from sweworld.types import Task
 
 LEDGER_VERSION = 1
+PROVENANCE = ("recipe_spec_version", "recipe_specs")
+"""Row fields that describe the recipe without deciding the verdict (left out of the key, so that
+ledgers written before them still resume)."""
 
 
 def verdict_key(task: Task, timeout: float, runs: int) -> str:
     """What decides a verdict: the row without its statement, and the validation's settings."""
     row = dump_row(task)
-    for name in ("problem_statement", "hints_text", "statement_source", "references"):
+    for name in ("problem_statement", "hints_text", "statement_source", "references", *PROVENANCE):
         row.pop(name, None)
     payload = {"v": LEDGER_VERSION, "row": row, "timeout": timeout, "runs": runs}
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:20]

@@ -60,6 +60,10 @@ class MineOptions:
     """Runs per condition (before / after the fix); a test that differs between them is flaky."""
     model: ChatModel | None = None
     """Writes the statements of kept instances; None: the commit message."""
+    exclude: list[str] = field(default_factory=list)
+    """Datasets (shipped names, files, directories, hub names) whose instances are not mined again:
+    a step whose base commit, fix commit or instance id one of their rows has is dropped
+    (``mine.exclude``)."""
 
 
 def drop_key(verdict: Validation) -> str:

@@ -72,6 +72,25 @@ def version_for(repo: str, read: str | None) -> tuple[Kind, str]:
     return "inferred", read or "0.0"
 
 
+def provenance(repo: str, kind: Kind, version: str) -> dict[str, Any]:
+    """``recipe_source``, ``recipe_spec_version`` and ``recipe_specs`` of a mined row (see candidates.py)."""
+    if kind == "inferred":
+        return {"recipe_source": kind, "recipe_spec_version": None, "recipe_specs": None}
+    if kind == "swebench":
+        from importlib.metadata import PackageNotFoundError
+        from importlib.metadata import version as installed
+
+        try:
+            table = f"swebench=={installed('swebench')}"
+        except PackageNotFoundError:  # pragma: no cover - swebench is a dependency
+            table = "swebench"
+        found = swebench_specs.spec_for(repo, version) is not None
+    else:
+        table = "SWE-Gym specs (SWE-Gym/SWE-Bench-Fork, envs/swegym_specs.py)"
+        found = swegym_specs.spec_for(repo, version) is not None
+    return {"recipe_source": kind, "recipe_spec_version": version if found else None, "recipe_specs": table}
+
+
 def _classifiers(tree: Path) -> list[str]:
     text = ""
     for name in ("pyproject.toml", "setup.cfg", "setup.py"):

@@ -32,14 +32,17 @@ def mine_repository(repo: str, out: Path, options: MineOptions, *, backend: Any,
                     on_entry: Callable[[dict[str, Any]], None] | None = None) -> tuple[MineResult, dict[str, Any]]:
     """Mine ``repo`` (``--repo``'s text) into ``out``; ``backend`` validates (a real backend over ``repos``)."""
     from sweworld.envs.discovery import list_interpreters
+    from sweworld.mine.exclude import load_excluded
 
+    excluded = load_excluded(options.exclude) if options.exclude else []
     source, label, mirror = open_repository(repo, repos, name)
     history = steps(mirror, rev=options.rev, since=options.since, until=options.until, commits=options.commits)
     if on_stage:
         on_stage(f"screen {label}", len(history))
     screened = screen(history, mirror=mirror, repo=label, source=source.describe(), limits=options.limits,
                       tree_of=lambda sha: repos.tree(label, sha, source),
-                      available_pythons=[i.version for i in list_interpreters()], on_step=on_step)
+                      available_pythons=[i.version for i in list_interpreters()], on_step=on_step,
+                      excluded=excluded)
     if on_stage:
         on_stage(f"validate {label}", min(len(screened.candidates), options.max_candidates or 10**9))
     summary_path, ledger_path = output_paths(out)
@@ -47,7 +50,10 @@ def mine_repository(repo: str, out: Path, options: MineOptions, *, backend: Any,
                                  on_entry=on_entry)
     save_tasks(result.instances, out)
     summary = result.summary(repo=label, source=source.describe(), rev=options.rev, since=options.since,
-                             until=options.until, commits=options.commits, out=str(out))
+                             until=options.until, commits=options.commits, out=str(out),
+                             exclude={e.name: {"rows": len(e.instance_ids), "excluded": sum(
+                                 r.startswith("excluded: ") and r.endswith(f" in {e.name}")
+                                 for r in screened.skipped.values())} for e in excluded})
     summary["drops"] = [{k: e[k] for k in ("instance_id", "commit", "drop", "reason")}
                         for e in result.entries if not e["kept"]]
     summary_path.write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
