@@ -18,6 +18,7 @@ pytest.importorskip("openenv")
 from openenv.core.env_server.types import Action, Observation, State
 from openenv.core.generic_client import GenericEnvClient
 from typer.testing import CliRunner
+from websockets.exceptions import ConnectionClosed
 
 from realtasks import FIRST_BUG, MODULE
 from sweworld.cli.app import app as cli
@@ -141,8 +142,11 @@ def test_two_sessions_stay_apart_and_closing_leaves_no_episode_open(real_server,
         seen = bash(two, "pwd; echo \"[$MARK]\"; cat /testbed/only_one.txt").observation
         assert seen["exit_code"] == 1 and seen["output"].startswith("/testbed\n[]\n"), seen
         assert bash(one, "pwd; echo $MARK; cat /testbed/only_one.txt").observation["output"].startswith("/tmp\none\nmine\n")
-        with session(url) as third, pytest.raises(RuntimeError, match="CAPACITY_REACHED"):
-            third.reset()  # max_sessions=2
+        with session(url) as third, pytest.raises((RuntimeError, ConnectionClosed)) as refused:
+            third.reset()  # max_sessions=2: OpenEnv's server sends CAPACITY_REACHED and closes the socket
+        # the client reads the error, or (when the close comes first, under load) finds the socket closed
+        assert isinstance(refused.value, ConnectionClosed) or "CAPACITY_REACHED" in str(refused.value)
+        assert len(server.open_episodes()) == 2
         assert one.state()["step_count"] == 2 and two.state()["step_count"] == 1
     assert server.wait_closed(WAIT) and server.open_episodes() == []
 

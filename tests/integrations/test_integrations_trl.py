@@ -79,10 +79,10 @@ def warm(tmp_path_factory) -> tuple[Path, Path]:
     return root / "warm", agent
 
 
-def my_episodes() -> set[Path]:
-    """The episode directories on disk now."""
+def episodes_of(pid: int) -> set[Path]:
+    """The episode directories on disk whose owner is the process ``pid`` (other tests run beside this one)."""
     root = workdirs.root()
-    return set(root.iterdir()) if root.is_dir() else set()
+    return {d for d in (root.iterdir() if root.is_dir() else ()) if (workdirs.read_owner(d) or {}).get("pid") == pid}
 
 
 def regrade(backend_name: str, rollouts: list[dict], logs: Path) -> dict[str, float]:
@@ -112,10 +112,10 @@ def test_two_grpo_steps_from_the_cli_reward_each_rollout_with_its_own_verdict(wa
         "agent_config": str(agent), "out": str(out), "max_steps": 2, "num_generations": 4, "batch_size": 4,
         "grad_accum": 2, "max_completion_length": 512, "max_tool_calls": 3, "lr": 1e-3, "save_steps": 1,
         "seed": 0}))
-    before = my_episodes()
-    result = subprocess.run([sys.executable, "-m", "sweworld.cli.app", "train", "rl", "--config", str(config)],
-                            capture_output=True, text=True, env=ONE_THREAD)
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    run = subprocess.Popen([sys.executable, "-m", "sweworld.cli.app", "train", "rl", "--config", str(config)],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ONE_THREAD)
+    stdout, stderr = run.communicate()
+    assert run.returncode == 0, stdout[-3000:] + stderr[-3000:]
 
     # the run's files: resolved config, a checkpoint per step, the model, metrics per step, every rollout
     assert (out / "config.yaml").is_file() and "kind: " + backend in (out / "config.yaml").read_text()
@@ -148,4 +148,4 @@ def test_two_grpo_steps_from_the_cli_reward_each_rollout_with_its_own_verdict(wa
         assert all(0.0 <= r["reward"] <= 1.0 for r in rollouts) and len({r["reward"] for r in rollouts}) >= 2
 
     # no episode left open: the run's episode directories are gone with their episodes
-    assert my_episodes() - before == set()
+    assert episodes_of(run.pid) == set()
