@@ -88,6 +88,27 @@ def test_swebench_xarray_environment_yml(tmp_path: Path) -> None:
         resolve_recipe(task(repo="pydata/xarray", version="2022.06"), None)
 
 
+def test_swegym_environment_yml_is_found_where_swegym_looks(tmp_path: Path) -> None:
+    """SWE-Gym's specs say ``packages: environment.yml``; its harness looks in its own map
+    (modin: environment-dev.yml, dask: continuous_integration/environment-3.X.yaml first)."""
+    (tmp_path / "environment-dev.yml").write_text(
+        "name: modin\nchannels: [conda-forge]\ndependencies:\n  - pip\n  - pandas>=2.2,<2.4\n  - pytables>=3.8.0\n"
+        "  - pip:\n    - connectorx>=0.2.6a4\n")
+    recipe = resolve_recipe(task(repo="modin-project/modin", version="0.25"), tmp_path)
+    assert recipe.source == "swegym" and recipe.python == "3.9"
+    assert recipe.packages == ["connectorx>=0.2.6a4"] and "pandas>=2.2,<2.4" in recipe.optional_packages
+    (tmp_path / "environment-dev.yml").unlink()
+    with pytest.raises(EnvBuildError, match=r"environment-dev\.yml"):
+        resolve_recipe(task(repo="modin-project/modin", version="0.25"), tmp_path)
+    ci = tmp_path / "continuous_integration"
+    ci.mkdir()
+    (ci / "environment-3.9.yaml").write_text("name: test\ndependencies:\n  - toolz\n")
+    (ci / "environment-3.10.yaml").write_text("name: test\ndependencies:\n  - cloudpickle\n")
+    (tmp_path / "environment.yml").write_text("name: test\ndependencies:\n  - numpy\n")
+    recipe = resolve_recipe(task(repo="dask/dask", version="2024.1"), tmp_path)
+    assert recipe.optional_packages == ["cloudpickle"]
+
+
 def test_default_reads_extras_from_pyproject(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text(
         '[project]\nname = "x"\nversion = "1"\nrequires-python = ">=3.8,<3.12"\n'

@@ -14,7 +14,7 @@ import pytest
 
 from sweworld.envs.discovery import find_interpreter
 from sweworld.envs.recipe import EnvRecipe, resolve_recipe
-from sweworld.envs.scripts import env_stage_script, instance_stage_script
+from sweworld.envs.scripts import command_segments, env_stage_script, instance_stage_script
 from sweworld.errors import EnvBuildError
 from sweworld.types import Task
 
@@ -174,6 +174,43 @@ def test_constraints_bind_every_install_of_both_stages(tiny: tuple[Path, Path], 
     out = subprocess.run([str(venv / "bin" / "python"), "-c", "import six; print(six.__version__)"],
                          capture_output=True, text=True, cwd=tmp_path)
     assert out.stdout.strip() == "1.15.0", out.stderr
+
+
+def test_each_pip_install_of_a_shell_list_is_pre_resolved_as_of_the_cutoff() -> None:
+    """SWE-Gym's installs are shell lists (dvc: seven pip installs joined by ';', '&&', '|| true'):
+    each pip install is resolved by uv as of the recipe's date first, in order; others are not."""
+    assert command_segments('a "b;c" ; d && e || true; f') == ['a "b;c"', "d", "e", "true", "f"]
+    install = ('python -m pip install --upgrade pip; python -m pip install "cython<3.0.0" && '
+               "pip install -r tests/requirements.txt || true; sed -i s/a/b/ setup.py; "
+               'pip install -e ".[tests]"; pip install $EXTRA')
+    recipe = EnvRecipe(python="3.10", exclude_newer="2024-10-01", install=install)
+    script = instance_stage_script(recipe, uv=Path("/bin/uv"))
+    uv = "/bin/uv pip install --python /sweworld/venv/bin/python --exclude-newer 2024-10-01 "
+    pre = [line.split(" || ")[0] for line in script.splitlines() if line.startswith(uv)]
+    assert pre == [uv + "--upgrade pip", uv + '"cython<3.0.0"', uv + "-r tests/requirements.txt",
+                   uv + '-e ".[tests]"']
+    assert script.rstrip().endswith(install) and script.index(pre[-1]) < script.index(install)
+    assert uv not in instance_stage_script(recipe.model_copy(update={"exclude_newer": None}), uv=Path("/bin/uv"))
+
+
+@pytest.mark.network
+def test_a_pip_install_list_gets_the_releases_of_its_date(tiny: tuple[Path, Path], tmp_path: Path) -> None:
+    """pip has no date cutoff: without the pre-resolve, ``pip install six`` in a list takes today's six."""
+    from uv import find_uv_bin
+
+    tree, _dep = tiny
+    uv = Path(find_uv_bin())
+    recipe = EnvRecipe(python="3.12", exclude_newer="2020-01-01",
+                       install="python -m pip install six || true; python -m pip install attrs;")
+    venv = tmp_path / "venv"
+    env = bash(env_stage_script(recipe, python=find_interpreter("3.12").path, venv=str(venv), uv=uv,
+                                workdir=str(tree)), tmp_path)
+    assert env.returncode == 0, env.stderr[-3000:]
+    inst = bash(instance_stage_script(recipe, venv=str(venv), uv=uv, workdir=str(tree)), tmp_path)
+    assert inst.returncode == 0, inst.stderr[-3000:]
+    check = "import six, attr; print(six.__version__, attr.__version__)"
+    out = subprocess.run([str(venv / "bin" / "python"), "-c", check], capture_output=True, text=True, cwd=tmp_path)
+    assert out.stdout.strip() == "1.13.0 19.3.0", out.stderr
 
 
 def test_constraints_keep_existing_env_keys_and_come_from_the_era_table() -> None:

@@ -225,13 +225,25 @@ def default_recipe(tree: Path | None) -> EnvRecipe:
 
 # --- translation of swebench-style fields -------------------------------------------------------
 
-def _packages(value: str | None, repo: str, tree: Path | None, notes: list[str]) -> dict[str, Any]:
+def _spec_paths(repo: str, source: str, kind: Literal["yml", "reqs"]) -> list[str]:
+    """Where the spec table of ``source`` looks for ``packages: environment.yml`` /
+    ``requirements.txt`` of ``repo`` (SWE-Gym's own map for its specs: modin's is environment-dev.yml)."""
+    if source == "swegym":
+        table = swegym_specs.ENV_YML_PATHS if kind == "yml" else swegym_specs.REQS_PATHS
+        key = next((name for name in table if name.lower() == repo.lower()), None)
+        if key is not None:
+            return list(table[key])
+    return sbs.env_yml_paths(repo) if kind == "yml" else sbs.reqs_paths(repo)
+
+
+def _packages(value: str | None, repo: str, tree: Path | None, notes: list[str],
+              source: str = "swebench") -> dict[str, Any]:
     """Normalise a 'packages' field: conda package list, requirements file or environment.yml."""
     if not value or not value.strip():
         return {}
     value = value.strip()
     if value.endswith((".yml", ".yaml")):
-        candidates = sbs.env_yml_paths(repo) if value == "environment.yml" else []
+        candidates = _spec_paths(repo, source, "yml") if value == "environment.yml" else []
         candidates = candidates or [value]
         if tree is None:
             raise EnvBuildError(f"{repo}: packages '{value}' must be read from the tree at the env commit",
@@ -242,7 +254,7 @@ def _packages(value: str | None, repo: str, tree: Path | None, notes: list[str])
         pip_reqs, conda_reqs = sbs.read_environment_yml(found, tree, notes)
         return {"packages": pip_reqs, "optional_packages": conda_reqs}
     if value.endswith(".txt") or value == "requirements":
-        candidates = (sbs.reqs_paths(repo) if value == "requirements.txt" else []) or [value]
+        candidates = (_spec_paths(repo, source, "reqs") if value == "requirements.txt" else []) or [value]
         if tree is None:
             notes.append(f"requirements {candidates} installed from the tree with -r (not read here)")
             return {"requirements_files": candidates}
@@ -267,7 +279,7 @@ def from_spec(spec: dict[str, Any], repo: str, tree: Path | None, version: str |
     """Translate a swebench-style spec dict (of ``repo`` at release line ``version``; swebench's or
     SWE-Gym's, which share the shape) into an EnvRecipe."""
     notes: list[str] = []
-    fields = _packages(spec.get("packages"), repo, tree, notes)
+    fields = _packages(spec.get("packages"), repo, tree, notes, source)
     if spec.get("no_use_env"):
         notes.append("no_use_env: conda env created first, then updated from the yml (same result here)")
     for key, why in sbs.IGNORED_KEYS.items():

@@ -88,14 +88,38 @@ def _pip(recipe: EnvRecipe, venv: str, uv: Path | None) -> str:
 _PIP_INSTALL = re.compile(r"^\s*(?:python\S*\s+-m\s+pip|pip\S*)\s+install\s+(.*)$")
 
 
+def command_segments(command: str) -> list[str]:
+    """The simple commands of a shell list (split at unquoted ``;``, ``&&`` and ``||``), stripped."""
+    out, current, quote, i = [], "", None, 0
+    while i < len(command):
+        char = command[i]
+        if quote:
+            quote = None if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == ";" or command.startswith(("&&", "||"), i):
+            out.append(current)
+            current, i = "", i + (1 if char == ";" else 2)
+            continue
+        current += char
+        i += 1
+    return [part.strip() for part in [*out, current] if part.strip()]
+
+
 def _pre_resolve(recipe: EnvRecipe, venv: str, uv: Path | None) -> list[str]:
-    """With a date cutoff, the dependencies of a ``pip install`` are first resolved by uv as of that
-    date (pip 24 has no cutoff); the recipe's own command then finds them installed. Best effort."""
-    match = _PIP_INSTALL.match(recipe.install or "")
-    if not (recipe.exclude_newer and _uses_uv(recipe, uv) and match) or any(c in match.group(1) for c in ";&|`$"):
+    """With a date cutoff, the dependencies of each ``pip install`` of the install command (one, or
+    each of a shell list like SWE-Gym's ``pip install A; pip install B || true; pip install -e .``)
+    are first resolved by uv as of that date, in order (pip 24 has no cutoff); the recipe's own
+    commands then find them installed. Best effort: a failure is echoed, the install runs as written."""
+    if not (recipe.exclude_newer and _uses_uv(recipe, uv)):
         return []
-    return [f"{_pip(recipe, venv, uv)} {match.group(1)} || echo 'sweworld: dependencies not pre-resolved as of "
-            f"{recipe.exclude_newer}' >&2"]
+    lines = []
+    for segment in command_segments(recipe.install or ""):
+        match = _PIP_INSTALL.match(segment)
+        if match and not any(c in match.group(1) for c in "|&`$"):
+            lines.append(f"{_pip(recipe, venv, uv)} {match.group(1)} || echo 'sweworld: dependencies not "
+                         f"pre-resolved as of {recipe.exclude_newer}' >&2")
+    return lines
 
 
 def _heredoc(path_var: str, lines: list[str]) -> list[str]:
