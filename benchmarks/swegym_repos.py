@@ -151,10 +151,14 @@ def mine_one(location: str, name: str, args: argparse.Namespace, repos: RepoStor
         entries = result.entries
         save_tasks(result.instances, out)
     spec_lines = sorted({str(c.task.version) for c in screened.candidates})
+    version_of = {c.task.instance_id: str(c.task.version) for c in chosen}
+    per_version = {v: f"{sum(e['kept'] for e in entries if version_of.get(e['instance_id']) == v)} kept of "
+                      f"{sum(version_of.get(e['instance_id']) == v for e in entries)}" for v in spec_lines}
     return {"repo": label, "steps": screened.steps, "candidates": total, "chosen": len(chosen),
             "versions_in_window": sorted({str(v) for v in screened.versions}), "versions_tried": spec_lines,
             "validated": len(entries), "kept": sum(bool(e["kept"]) for e in entries),
             "drops": dict(Counter(e["drop"] for e in entries if not e["kept"]).most_common()),
+            "per_version": per_version,
             "cpu_seconds": state["cpu_seconds"] if group is not None or args.report else None,
             "envs": environments(builder, chosen), "trees_bytes": disk_usage(repos.root / "trees" /
                                                                             label.replace("/", "__"))}
@@ -214,7 +218,8 @@ def main() -> None:
         print(row(r))
     print(f"SWE-Gym: a {SWEGYM_IMAGE_MB} MB image per instance")
     for r in results:
-        print(f"{r['repo']}: drops {r['drops'] or 'none'}")
+        print(f"{r['repo']}: {'; '.join(f'{v}: {n}' for v, n in r['per_version'].items())}; "
+              f"drops {r['drops'] or 'none'}")
         for version, e in r["envs"].items():
             for cause, n in Counter(e["failures"]).most_common():
                 print(f"  {version}: {n} x {cause}")
