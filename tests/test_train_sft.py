@@ -153,7 +153,9 @@ def test_a_lora_adapter_on_world_rows_with_assistant_only_loss_loads_back(export
     summary = train_sft(data, SFTTrainOptions(model=str(tiny), out=out, lora=True, lora_r=8, max_steps=6,
                                               batch_size=4, learning_rate=3e-2, assistant_only_loss=True,
                                               logging_steps=1, max_length=limit))
-    assert summary.lora and summary.kinds == {"swt": 6, "swr": 2} and summary.losses[-1] < summary.losses[0]
+    # what it learned is judged below on the kept rows' replies: the logged losses alternate between a batch of
+    # four rows and one of the fifth (five rows, batches of four), so first and last are not comparable
+    assert summary.lora and summary.kinds == {"swt": 6, "swr": 2} and len(summary.losses) == 6
     assert summary.too_long == sum(n > limit for n in lengths) > 0
     assert summary.rows_trained == len(rows) - summary.too_long
     assert summary.tokens == sum(n for n in lengths if n <= limit)
