@@ -96,3 +96,24 @@ def test_a_malformed_test_patch_still_gives_its_files():
     broken = "diff --git a/tests/test_x.py b/tests/test_x.py\n--- a/tests/test_x.py\n+++ b/tests/test_x.py\n@@ -1,5 +1,5 @@\n x\n"
     assert test_files(broken) == ["tests/test_x.py"]
     assert base_test_files(broken) == (["tests/test_x.py"], [])
+
+
+MYPY_CASES = (modify("test-data/unit/check-classes.test", "[out]\n", "[out]\n")
+              + create("test-data/unit/check-narrowing.test",
+                       "[case testNarrowOnIsinstance]\nx: int | str\n[builtins fixtures/isinstance.pyi]\n\n"
+                       "[case testNarrowOnIsinstance-skip]\nx: int\n\n[case testNarrowOnIsinstance]\n"))
+
+
+def test_a_command_ending_in_k_runs_the_mypy_cases_the_test_patch_adds():
+    from sweworld.envs.recipe import resolve_recipe
+    from sweworld.world.context import test_command
+
+    mypy = task("python/mypy", MYPY_CASES).model_copy(update={"version": "1.10"})
+    recipe = resolve_recipe(mypy, None)  # SWE-Gym's spec: "pytest -rA -k", nothing read from a tree
+    assert recipe.source == "swegym" and recipe.test_cmd == "pytest -rA -k"
+    # SWE-Gym's make_test_command: the added case names joined with " or ", once each, and no files
+    assert test_directives(mypy, recipe.test_cmd) == ["testNarrowOnIsinstance or testNarrowOnIsinstance-skip"]
+    assert test_command(mypy, recipe.test_cmd) == "pytest -rA -k 'testNarrowOnIsinstance or testNarrowOnIsinstance-skip'"
+    assert test_directives(task("python/mypy", modify("mypy/test/testcheck.py")), "pytest -n0 -rA -k") == []
+    assert test_directives(mypy, "pytest -rA") == ["test-data/unit/check-classes.test",
+                                                   "test-data/unit/check-narrowing.test"]

@@ -21,7 +21,8 @@ _APT = "apt-get -y update && apt-get -y upgrade && apt-get install -y "
 
 # -- python/mypy -------------------------------------------------------------------------------
 # SWE-Gym's make_test_command() appends to this test_cmd (ending in "-k") the quoted names of the
-# "[case NAME]" blocks found in the test patch, joined with " or "; no test files are passed.
+# "[case NAME]" blocks found in the test patch, joined with " or "; no test files are passed
+# (harness.directives.test_directives does the same for any test_cmd ending in "-k").
 _MYPY_PRE = ["git submodule update --init mypy/typeshed || true"]
 _MYPY_INSTALL = "python -m pip install -r test-requirements.txt; python -m pip install -e .; "
 _MYPY = [

@@ -12,6 +12,10 @@ whose tests already live in the repository (empty ``test_patch``) get the files 
   ``test_name (module.sub.Class.test_name)`` -> ``module.sub`` (a module label).
 
 Bare test names (sympy's ``test_foo``) name no file and give nothing.
+
+A test command that ends in ``-k`` (SWE-Gym's mypy specs) gets one directive instead: the names of the
+``[case NAME]`` blocks the test patch adds, joined with `` or `` (SWE-Gym's ``make_test_command``; no
+test files), or none when the patch adds no case.
 """
 
 from __future__ import annotations
@@ -107,8 +111,20 @@ def id_targets(test_ids: list[str]) -> list[str]:
     return sorted(p for p in out if p)
 
 
-def test_directives(task: Task) -> list[str]:
-    """What the test command runs on: files, or Django module labels (see the module docstring)."""
+_CASE = re.compile(r"^\+\[case ([^\]\s]+)\]", re.MULTILINE)
+
+
+def added_cases(test_patch: str) -> list[str]:
+    """The names of the ``[case NAME]`` blocks (mypy's data-driven tests) that ``test_patch`` adds, in order."""
+    return list(dict.fromkeys(_CASE.findall(test_patch)))
+
+
+def test_directives(task: Task, test_cmd: str | None = None) -> list[str]:
+    """What the test command (``test_cmd``, the recipe's) runs on: files, Django module labels, or a
+    ``-k`` expression of the added mypy cases (see the module docstring)."""
+    if test_cmd is not None and test_cmd.split()[-1:] == ["-k"]:
+        cases = added_cases(task.test_patch)
+        return [" or ".join(cases)] if cases else []
     if not task.test_patch.strip():
         return id_targets([*task.FAIL_TO_PASS, *task.PASS_TO_PASS])
     from swebench.harness.constants import MAP_REPO_VERSION_TO_SPECS, NON_TEST_EXTS

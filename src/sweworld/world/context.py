@@ -179,7 +179,7 @@ def test_command(task: Task, test_cmd: str | None = None) -> str:
 
     if test_cmd is None:
         test_cmd = recipe_test_cmd(task)
-    return " ".join([test_cmd.strip(), *(shlex.quote(d) for d in test_directives(task))])
+    return " ".join([test_cmd.strip(), *(shlex.quote(d) for d in test_directives(task, test_cmd))])
 
 
 test_command.__test__ = False  # type: ignore[attr-defined]  # not a pytest test when imported
