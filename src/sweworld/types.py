@@ -123,3 +123,13 @@ class ServiceLines(BaseModel):
 
     start: tuple[str, ...] = ()
     stop: tuple[str, ...] = ()
+
+
+def install_config_of(row: dict[str, Any]) -> dict[str, Any] | None:
+    """A SWE-rebench row's ``install_config`` as a dict (it may arrive JSON-encoded), None when it has none;
+    ``row`` is the row, or a ``Task``'s ``model_extra``."""
+    value = row.get("install_config")
+    if isinstance(value, str) and value.strip():
+        value = json.loads(value)
+    return value if isinstance(value, dict) and value else None
+

@@ -98,8 +98,6 @@ def run_sft(run: TrainSFTConfig) -> None:
                      f"{out / SUMMARY}", **common.PLAIN)
 
 
-RL_PATHS = {**options.BACKEND}
-
 
 @app.command("rl", context_settings=MORE)
 def rl(ctx: typer.Context,
@@ -121,7 +119,7 @@ def rl(ctx: typer.Context,
        config: options.ConfigFile = None) -> None:
     """GRPO with TRL on a dataset's episodes, the backend's verdict as the reward (SWE-World's RL recipe
     with --backend sim). The rest of the settings (group size, lengths, LoRA, vLLM server...) go in --config."""
-    run = options.resolve(ctx, TrainRLConfig, RL_PATHS)
+    run = options.resolve(ctx, TrainRLConfig, options.BACKEND)
     out = run.out or Path("runs/train") / f"{Path(run.model.rstrip('/')).name or 'model'}-grpo"
     run_rl(run.model_copy(update={"out": out}))
 

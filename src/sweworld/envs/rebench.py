@@ -32,7 +32,6 @@ Here, without conda or Docker:
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
 from pathlib import Path
@@ -41,6 +40,7 @@ from typing import Any
 from sweworld.envs import swebench_specs as sbs
 from sweworld.envs.recipe import DEFAULT_TEST_CMD, EnvRecipe
 from sweworld.errors import EnvBuildError
+from sweworld.types import install_config_of
 
 LOCALE = {"LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
 """What the fork prefixes to ``install`` and ``test_cmd``."""
@@ -64,14 +64,6 @@ NO_PIP = {
 }
 _LIB_ON_PYPI = {"libcst", "librosa", "libsass", "libarchive-c"}
 _NAME = re.compile(r"^\s*([A-Za-z0-9_][A-Za-z0-9._\-]*)")
-
-
-def install_config_of(row: dict[str, Any]) -> dict[str, Any] | None:
-    """The row's ``install_config`` as a dict (it may arrive JSON-encoded), None when it has none."""
-    value = row.get("install_config")
-    if isinstance(value, str) and value.strip():
-        value = json.loads(value)
-    return value if isinstance(value, dict) and value else None
 
 
 def _norm(name: str) -> str:

@@ -55,7 +55,7 @@ from sweworld.harness.evalscript import (
     WORKDIR_FAILED_MARKER,
     marker,
 )
-from sweworld.types import Task
+from sweworld.types import Task, install_config_of
 
 ACCEPTED_EXIT_CODES = frozenset({0, 1})
 """Exit codes of a test command that ran the tests (pytest, Django, SymPy: 1 = tests failed)."""
@@ -166,10 +166,7 @@ PARSER_MODULES = ("python", "javascript", "java", "go", "rust", "ruby", "php", "
 
 
 def _named_parser(task: Task) -> str | None:
-    config: Any = (task.model_extra or {}).get("install_config")
-    if isinstance(config, str) and config.strip().startswith("{"):
-        config = json.loads(config)
-    name = config.get("log_parser") if isinstance(config, dict) else None
+    name = (install_config_of(task.model_extra or {}) or {}).get("log_parser")
     return str(name) if name else None
 
 

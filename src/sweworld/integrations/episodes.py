@@ -209,18 +209,54 @@ def backend_for(spec: EpisodeSpec) -> Backend:
         return _BACKENDS[key]
 
 
+def plain_config(value: Any) -> Any:
+    """A trainer's config value as plain Python: OmegaConf's ``DictConfig``/``ListConfig`` (SkyRL's
+    ``env_config``, verl's hydra options) become dicts and lists; anything else is returned as it is."""
+    try:
+        from omegaconf import DictConfig, ListConfig, OmegaConf
+    except ImportError:  # no OmegaConf installed: nothing can be one
+        return value
+    if isinstance(value, (DictConfig, ListConfig)):
+        return OmegaConf.to_container(value, resolve=True)
+    return value
+
+
+def backend_spec(backend: str, *, backend_options: dict[str, Any] | None = None, repos_dir: str | None = None,
+                 dataset: str | None = None, where: str = "backend") -> EpisodeSpec:
+    """The ``EpisodeSpec`` of a trainer's backend name and options (``dataset``: the tasks a sim or hybrid
+    world reads its baselines from); wrong keys are one ``ConfigError`` naming ``where``."""
+    data: dict[str, Any] = {"backend": backend, "backend_options": dict(plain_config(backend_options) or {})}
+    data.update({k: v for k, v in (("repos_dir", repos_dir), ("dataset", dataset)) if v})
+    return spec_of(data, where=where)
+
+
 def resolve_backend(backend: Any = "real", *, backend_options: dict[str, Any] | None = None,
-                    repos_dir: str | None = None, where: str = "backend") -> Backend:
+                    repos_dir: str | None = None, dataset: str | None = None, where: str = "backend") -> Backend:
     """A trainer's ``backend``: a ``Backend`` or a ``BackendConfig`` as it is (through ``make_backend``), a
     name (``real``, ``sim``, ``hybrid``) with ``backend_options`` through ``backend_for`` (one per
-    configuration in the process; sim and hybrid embedded unless told otherwise); wrong options are one
-    ``ConfigError`` naming ``where``."""
+    configuration in the process; sim and hybrid embedded unless told otherwise, their world reading
+    ``dataset``'s tasks); wrong options are one ``ConfigError`` naming ``where``."""
     from sweworld.backends import make_backend
     if not isinstance(backend, str):
         return make_backend(backend)
-    return backend_for(spec_of({"backend": backend, "backend_options": dict(backend_options or {}),
-                                **({"repos_dir": repos_dir} if repos_dir else {})}, where=where))
+    return backend_for(backend_spec(backend, backend_options=backend_options, repos_dir=repos_dir, dataset=dataset,
+                                    where=where))
 
 
-__all__ = ["EpisodeSpec", "backend_config", "backend_for", "instance_id_of", "instance_of_image", "load_task",
-           "load_tasks_of", "resolve_backend", "source_of", "spec_of", "task_of", "task_of_image", "with_scratch_dirs"]
+__all__ = [
+    "EpisodeSpec",
+    "backend_config",
+    "backend_for",
+    "backend_spec",
+    "instance_id_of",
+    "instance_of_image",
+    "load_task",
+    "load_tasks_of",
+    "plain_config",
+    "resolve_backend",
+    "source_of",
+    "spec_of",
+    "task_of",
+    "task_of_image",
+    "with_scratch_dirs",
+]

@@ -47,7 +47,7 @@ from sweworld.agents.loop import first_messages
 from sweworld.config import timeouts
 from sweworld.errors import DatasetError, InfraError, WorldError
 from sweworld.harness.predictions import Prediction
-from sweworld.integrations.episodes import backend_config, load_tasks_of, resolve_backend, spec_of
+from sweworld.integrations.episodes import backend_config, backend_spec, load_tasks_of, resolve_backend
 from sweworld.rl.rewards import reward_of
 from sweworld.tools import ToolSet, default_tools
 from sweworld.types import Task
@@ -111,10 +111,10 @@ class EnvironmentFactory:
         self.options = options
         self.tasks = {t.instance_id: t for t in _tasks_of(dataset, options)}
         self.where = f"dataset {dataset!s:.80}"
+        self.dataset = str(dataset) if isinstance(dataset, (str, Path)) else None  # what a sim world reads
         if isinstance(options.backend, str):  # wrong options fail here, once, not in every rollout's reset
-            backend_config(spec_of({"backend": options.backend, "backend_options": options.backend_options,
-                                    **({"repos_dir": options.repos_dir} if options.repos_dir else {})},
-                                   where="environment_factory"))
+            backend_config(backend_spec(options.backend, backend_options=options.backend_options,
+                                        repos_dir=options.repos_dir, dataset=self.dataset, where="environment_factory"))
         self._backend: Backend | None = None
         self._lock = threading.Lock()
         self.results: list[Rollout] = []
@@ -134,7 +134,8 @@ class EnvironmentFactory:
         with self._lock:
             if self._backend is None:
                 self._backend = resolve_backend(self.options.backend, backend_options=self.options.backend_options,
-                                                repos_dir=self.options.repos_dir, where="environment_factory")
+                                                repos_dir=self.options.repos_dir, dataset=self.dataset,
+                                                where="environment_factory")
             return self._backend
 
     def task(self, row: dict[str, Any]) -> Task:

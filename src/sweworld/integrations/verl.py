@@ -51,12 +51,11 @@ from verl.utils.rollout_trace import rollout_trace_op
 
 from sweworld import names
 from sweworld.agents.actions import parse_text_action, tools_prompt
-from sweworld.backends import Backend, make_backend
 from sweworld.config import timeouts
 from sweworld.errors import DatasetError
 from sweworld.executor import Executor
 from sweworld.harness.predictions import Prediction
-from sweworld.integrations.episodes import backend_for, load_tasks_of, spec_of
+from sweworld.integrations.episodes import load_tasks_of, plain_config, resolve_backend, spec_of
 from sweworld.registry import load
 from sweworld.rl.rewards import reward_of
 from sweworld.tools import ToolSet, default_tools
@@ -104,17 +103,6 @@ class _Trajectory:
     format_errors: int = 0
 
 
-def _plain(value: Any) -> Any:
-    """A hydra/OmegaConf value as plain Python (the loop's yaml options arrive as ``DictConfig``)."""
-    try:
-        from omegaconf import DictConfig, ListConfig, OmegaConf
-    except ImportError:  # pragma: no cover - verl depends on omegaconf
-        return value
-    if isinstance(value, (DictConfig, ListConfig)):
-        return OmegaConf.to_container(value, resolve=True)
-    return value
-
-
 _TASKS: dict[tuple[str, str | None], dict[str, Task]] = {}
 _TASKS_LOCK = threading.Lock()
 
@@ -156,11 +144,12 @@ class SWEWorldAgentLoop(AgentLoopBase):
         super().__init__(*args, **kwargs)
         del tools  # verl's BaseTool list (ToolAgentLoop's); the episode has sweworld's own tools
         multi_turn = self.rollout_config.multi_turn
-        self.spec_data: dict[str, Any] = {"backend_options": dict(_plain(backend_options) or {})}
+        self.spec_data: dict[str, Any] = {"backend_options": dict(plain_config(backend_options) or {})}
         for key, value in (("dataset", dataset), ("split", split), ("repos_dir", repos_dir)):
             if value is not None:
                 self.spec_data[key] = value
-        self.backend = self._backend(_plain(backend))
+        self.backend = resolve_backend(plain_config(backend), backend_options=self.spec_data["backend_options"],
+                                       repos_dir=repos_dir, dataset=dataset, where="verl agent loop config")
         self.max_turns = int(max_turns or multi_turn.get("max_assistant_turns") or DEFAULT_MAX_TURNS)
         self.tool_format = tool_format or multi_turn.get("format") or "hermes"
         self.tool_parser = ToolParser.get_tool_parser(self.tool_format, self.tokenizer)
@@ -173,11 +162,6 @@ class SWEWorldAgentLoop(AgentLoopBase):
         self.eval_timeout = float(eval_timeout)
         self.log_dir = log_dir
         self.response_length = int(self.rollout_config.response_length)
-
-    def _backend(self, backend: Any) -> Backend:
-        if not isinstance(backend, str):
-            return make_backend(backend)
-        return backend_for(spec_of({**self.spec_data, "backend": backend}, where="verl agent loop config"))
 
     # ------------------------------------------------------------------ the row
 

@@ -95,7 +95,7 @@ def grpo_config(run: TrainRLConfig, out: Path, gpu: bool):
         **({"vllm_server_base_url": run.vllm_server_base_url} if run.vllm_server_base_url else {}))
 
 
-def trainer_for(run: TrainRLConfig, backend: Backend, out: Path, factory: sw.EnvironmentFactory | None = None):
+def trainer_for(run: TrainRLConfig, backend: Backend, out: Path):
     """TRL's ``GRPOTrainer`` over ``backend``'s episodes of the run's tasks, and its environment factory."""
     import torch
     from trl import GRPOTrainer
@@ -103,9 +103,8 @@ def trainer_for(run: TrainRLConfig, backend: Backend, out: Path, factory: sw.Env
     require(lora=run.lora)
     tokenizer = load_tokenizer(run.model, run.chat_template)
     tokenizer.padding_side = "left"
-    factory = factory or sw.environment_factory(run.dataset, backend=backend, split=run.split,
-                                                instance_ids=run.instance_ids, log_dir=out / "eval-logs",
-                                                eval_timeout=run.eval_timeout, record=out / ROLLOUTS)
+    factory = sw.environment_factory(run.dataset, backend=backend, split=run.split, instance_ids=run.instance_ids,
+                                     log_dir=out / "eval-logs", eval_timeout=run.eval_timeout, record=out / ROLLOUTS)
     train = sw.dataset(list(factory.tasks.values()), agent_config=run.agent_config)
     peft = None
     if run.lora:

@@ -29,7 +29,7 @@ from typing import Any
 
 from sweworld.agents.actions import format_error_message, parse_text_action, tools_prompt
 from sweworld.backends import Backend
-from sweworld.integrations.episodes import resolve_backend
+from sweworld.integrations.episodes import plain_config, resolve_backend
 from sweworld.integrations.gym import SWEEnv
 from sweworld.rl.rewards import reward_of
 from sweworld.types import Task
@@ -38,19 +38,6 @@ try:  # optional: the class works the same without SkyRL
     from skyrl_gym.envs.base_text_env import BaseTextEnv as _Base
 except ImportError:
     _Base = object
-
-
-def _plain(config: Any) -> dict[str, Any]:
-    """``env_config`` as a dict (SkyRL hands an OmegaConf ``DictConfig``)."""
-    if config is None:
-        return {}
-    try:
-        from omegaconf import DictConfig, OmegaConf
-        if isinstance(config, DictConfig):
-            return dict(OmegaConf.to_container(config, resolve=True))  # type: ignore[arg-type]
-    except ImportError:
-        pass
-    return dict(config)
 
 
 def _backend(config: dict[str, Any]) -> Backend:
@@ -65,7 +52,7 @@ class SWEWorldTextEnv(_Base):  # type: ignore[misc,valid-type]
     def __init__(self, env_config: Any = None, extras: dict[str, Any] | None = None):
         if _Base is not object:
             super().__init__()
-        config = _plain(env_config)
+        config = dict(plain_config(env_config) or {})
         extras = dict(extras or {})
         if "task" not in extras:
             raise ValueError("SWEWorldTextEnv needs extras['task'] (a Task or a SWE-bench row)")
