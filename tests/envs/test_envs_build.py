@@ -172,6 +172,25 @@ def test_tasks_with_the_same_env_key_share_env_and_layer(tmp_path, six_task, six
     assert sorted(p.name for p in (six_layer.env.path / "instances").iterdir()) == layers_before
 
 
+def test_a_task_sharing_the_environment_installs_and_tests_with_its_own_recipe(tmp_path, six_task, six_layer):
+    """The env key covers the env stage only: a task that shares it with another pre_install and
+    test_cmd gets a layer of its own pre_install and its own test command, not the first builder's."""
+    row = smoke_row()
+    builder = EnvBuilder()
+    first = builder.recipe(six_task)
+    other = {**row, "instance_id": "sweworld-test__six-own-install",
+             "pre_install": ["echo own-install > /testbed/sweworld-own-install.txt"],
+             "test_cmd": first.test_cmd + " -x"}
+    task = write_tasks(tmp_path / "own.jsonl", [other]).by_id("sweworld-test__six-own-install")
+    assert builder.key(task) == six_layer.env.key
+    layer = builder.instance(task)
+    assert layer.env.path == six_layer.env.path and layer.key != six_layer.key
+    assert layer.env.recipe.pre_install == other["pre_install"] and layer.env.recipe.test_cmd == other["test_cmd"]
+    assert (layer.path / "testbed" / "sweworld-own-install.txt").read_text() == "own-install\n"
+    again = builder.instance(six_task)
+    assert (again.key, again.env.recipe.pre_install, again.env.recipe.test_cmd) == (six_layer.key, [], first.test_cmd)
+
+
 def test_episode_writes_do_not_reach_the_shared_layers(six_layer):
     shared = [six_layer.path, six_layer.env.venv, six_layer.env.path / "env.json", six_layer.tree]
     before = tree_digest(*shared)

@@ -173,7 +173,10 @@ class EnvBuilder:
                 meta = read_meta(final / "env.json")
         announce("env", key, self.source)
         interp = find_interpreter(meta["python"])
-        return Environment(key, mark_used(final), EnvRecipe.model_validate(meta["recipe"]), interp)
+        # The task's own recipe, not the one stored by whichever task built the environment first: the
+        # key covers the env stage only, and tasks sharing it (a SWE-rebench version, a spec version
+        # after a recipe fix) may differ in pre_install, install, test_cmd and env_vars.
+        return Environment(key, mark_used(final), recipe, interp)
 
     def _build_env(self, task: Task, recipe: EnvRecipe, key: str, final: Path) -> None:
         where = f"instance {task.instance_id} (env {key})"
@@ -233,8 +236,7 @@ class EnvBuilder:
         if not meta.get("complete"):
             return None
         fills = submodule_fill.plan(self.repos.base_tree(task), task.repo, self.repos)
-        final = env_path / "instances" / self._layer_key(task, meta["key"], EnvRecipe.model_validate(meta["recipe"]),
-                                                          fills)
+        final = env_path / "instances" / self._layer_key(task, meta["key"], recipe, fills)
         return final / "testbed" if read_meta(final / "meta.json").get("complete") else None
 
     def build_env(self, task: Task, tree: Path) -> dict[str, str]:
