@@ -21,7 +21,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, field_validator
 
 from sweworld.envs import swebench_specs as sbs
-from sweworld.envs import swegym_specs
+from sweworld.envs import pdm_install, swegym_specs
 from sweworld.envs.era import SWEBENCH_ERA_DATE, era_constraints, era_seeds
 from sweworld.envs.services import stand_ins
 from sweworld.errors import EnvBuildError
@@ -292,6 +292,7 @@ def from_spec(spec: dict[str, Any], repo: str, tree: Path | None, version: str |
         notes.append("eval exports a locale (LANG/LC_ALL): it must exist on the host (`locale -a`); "
                      "C.UTF-8 is the usual substitute")
     pre = sbs.drop_system_commands(list(spec.get("pre_install") or []), "pre_install", notes)
+    pre, install = pdm_install.translate(pre, spec.get("install"), notes)
     python = str(spec.get("python") or DEFAULT_PYTHON)
     seeds = era_seeds(python)
     if seeds:
@@ -306,7 +307,7 @@ def from_spec(spec: dict[str, Any], repo: str, tree: Path | None, version: str |
     return EnvRecipe(python=python, seed_packages=seeds, exclude_newer=SWEBENCH_ERA_DATE if seeds else None,
                      constraints=constraints, services=services, **fields,
                      pip_packages=list(spec.get("pip_packages") or []),
-                     pre_install=pre, install=spec.get("install"), test_cmd=_test_cmd(spec.get("test_cmd")),
+                     pre_install=pre, install=install, test_cmd=_test_cmd(spec.get("test_cmd")),
                      eval_commands=evals, env_vars=env_vars, source=source, notes=notes)
 
 

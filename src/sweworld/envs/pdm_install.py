@@ -1,0 +1,59 @@
+"""SWE-Gym's pdm installs (pydantic), made to run in a virtualenv without pipx, root or pre-commit hooks.
+
+SWE-Gym's pydantic specs install pdm with pipx (``apt-get install pipx; pipx install pdm``), then run
+``pdm add pre-commit; make install``; ``make install`` is ``pdm install --group :all`` followed by
+``pre-commit install --install-hooks`` (git clones of every hook repository from GitHub). Here:
+
+- pdm goes into a tool venv of its own (``PDM_VENV``, made with the environment's interpreter), not
+  into the environment the tests run in, pinned to the release SWE-Gym's images of late 2024 had;
+- ``make install`` becomes its ``pdm install --group :all``: the repository's own ``pdm.lock``
+  decides every version, into the active virtualenv (pdm uses ``$VIRTUAL_ENV``); the ``docs`` group
+  is left out when the lock has one (its ``mike`` is fetched from GitHub with git; no test uses it);
+- ``pdm add pre-commit`` and the hooks are left out: they re-lock the project and fetch linters the
+  tests never run.
+"""
+
+from __future__ import annotations
+
+import re
+
+PDM_VENV = "/tmp/sweworld-pdm"
+PDM_PIN = "pdm==2.19.3"
+"""The pdm of October 2024 (the era of SWE-Gym's images); it runs on Python 3.8 and reads lock files 4.x."""
+
+_PIPX_PDM = re.compile(r"^\s*pipx\s+install\s+pdm\b")
+_PIPX_OTHER = re.compile(r"^\s*pipx\s+ensurepath\s*$|^\s*which\s+python\s*$|^\s*python\s+--version\s*$")
+_LOCAL_BIN_PATH = re.compile(r'^\s*export\s+PATH="\$HOME/\.local/bin:\$PATH"\s*$')
+
+
+def uses_pdm(pre_install: list[str]) -> bool:
+    return any(_PIPX_PDM.match(c) for c in pre_install)
+
+
+def translate(pre_install: list[str], install: str | None, notes: list[str]) -> tuple[list[str], str | None]:
+    """(pre_install, install) of a spec that installs pdm with pipx, for a virtualenv build."""
+    if not uses_pdm(pre_install):
+        return pre_install, install
+    pre = [c for c in pre_install if not (_PIPX_OTHER.match(c) or _LOCAL_BIN_PATH.match(c))]
+    pre = [f'python -m venv {PDM_VENV} && {PDM_VENV}/bin/python -m pip install -q "{PDM_PIN}"'
+           if _PIPX_PDM.match(c) else c for c in pre]
+    notes.append(f"pipx install pdm -> {PDM_PIN} in a tool venv of its own ({PDM_VENV}), not in the test environment")
+    if install is None:
+        return pre, install
+    from sweworld.envs.scripts import command_segments  # scripts imports recipe, which imports this
+
+    kept = []
+    for segment in command_segments(install):
+        if _LOCAL_BIN_PATH.match(segment):
+            continue  # pipx's bin directory: pdm is called by its path
+        if segment.startswith("pdm add "):
+            notes.append(f"dropped install step `{segment}` (pre-commit re-locks the project; the tests do not use it)")
+        elif segment == "make install":
+            kept.append(f"{PDM_VENV}/bin/pdm install --group :all $(grep -qs '^groups = .*\"docs\"' pdm.lock "
+                        "&& echo --without docs)")
+            notes.append("make install -> pdm install --group :all --without docs (its Makefile's install, without "
+                         "`pre-commit install --install-hooks`, which clones hook repositories from GitHub, and "
+                         "without the docs group, whose mike is a git requirement on GitHub)")
+        else:
+            kept.append(segment)
+    return pre, "; ".join(kept) + ";"
