@@ -159,3 +159,15 @@ def test_python_field_is_normalised() -> None:
     assert EnvRecipe(python="python3.9").python == "3.9"
     with pytest.raises(ValueError):
         EnvRecipe(python="latest")
+
+def test_swegym_env_patches_run_on_a_copy_of_the_yml(tmp_path: Path) -> None:
+    """dask's spec deletes the pip section (dask/distributed from GitHub) with ``sed`` before the
+    environment is created; the tree's file stays as it was."""
+    ci = tmp_path / "continuous_integration"
+    ci.mkdir()
+    text = "name: test\ndependencies:\n  - toolz\n  - pip\n  - pip:\n    - git+https://github.com/dask/distributed\n"
+    (ci / "environment-3.10.yaml").write_text(text)
+    recipe = resolve_recipe(task(repo="dask/dask", version="2024.1"), tmp_path)
+    assert recipe.packages == [] and recipe.optional_packages == ["toolz"]
+    assert any(n.startswith("env_patches `sed -i") for n in recipe.notes)
+    assert (ci / "environment-3.10.yaml").read_text() == text

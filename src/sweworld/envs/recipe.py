@@ -15,13 +15,14 @@ import configparser
 import hashlib
 import json
 import re
+import shutil
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from sweworld.envs import swebench_specs as sbs
 from sweworld.envs import pdm_install, swegym_specs
+from sweworld.envs import swebench_specs as sbs
 from sweworld.envs.era import SWEBENCH_ERA_DATE, era_constraints, era_seeds
 from sweworld.envs.services import stand_ins
 from sweworld.errors import EnvBuildError
@@ -236,9 +237,28 @@ def _spec_paths(repo: str, source: str, kind: Literal["yml", "reqs"]) -> list[st
     return sbs.env_yml_paths(repo) if kind == "yml" else sbs.reqs_paths(repo)
 
 
+def _patched_yml(found: Path, patches: list[str], notes: list[str]) -> Path:
+    """A copy of ``found`` named ``environment.yml`` in a directory of its own, after the spec's
+    ``env_patches`` (shell commands SWE-Gym's harness runs on the file before ``conda env create``,
+    e.g. dask's ``sed`` that deletes the GitHub-only pip section) ran on it there."""
+    import subprocess
+    import tempfile
+
+    work = Path(tempfile.mkdtemp(prefix="sweworld-yml-"))
+    target = work / "environment.yml"
+    shutil.copyfile(found, target)
+    for patch in patches:
+        proc = subprocess.run(["bash", "-c", patch], cwd=work, capture_output=True, text=True, timeout=60)
+        if proc.returncode != 0:
+            raise EnvBuildError(f"env_patches command `{patch}` failed on {found.name}: {proc.stderr.strip()[-300:]}")
+        notes.append(f"env_patches `{patch}` applied to {found.name}")
+    return target
+
+
 def _packages(value: str | None, repo: str, tree: Path | None, notes: list[str],
-              source: str = "swebench") -> dict[str, Any]:
-    """Normalise a 'packages' field: conda package list, requirements file or environment.yml."""
+              source: str = "swebench", patches: list[str] | None = None) -> dict[str, Any]:
+    """Normalise a 'packages' field: conda package list, requirements file or environment.yml
+    (``patches``: the spec's ``env_patches``, run on a copy of the yml before it is read)."""
     if not value or not value.strip():
         return {}
     value = value.strip()
@@ -251,7 +271,14 @@ def _packages(value: str | None, repo: str, tree: Path | None, notes: list[str],
         found = sbs.first_existing(tree, candidates)
         if found is None:
             raise EnvBuildError(f"{repo}: no environment file at {candidates} in {tree}")
-        pip_reqs, conda_reqs = sbs.read_environment_yml(found, tree, notes)
+        if patches:
+            patched = _patched_yml(found, patches, notes)
+            try:
+                pip_reqs, conda_reqs = sbs.read_environment_yml(patched, patched.parent, notes)
+            finally:
+                shutil.rmtree(patched.parent, ignore_errors=True)
+        else:
+            pip_reqs, conda_reqs = sbs.read_environment_yml(found, tree, notes)
         return {"packages": pip_reqs, "optional_packages": conda_reqs}
     if value.endswith(".txt") or value == "requirements":
         candidates = (_spec_paths(repo, source, "reqs") if value == "requirements.txt" else []) or [value]
@@ -279,7 +306,7 @@ def from_spec(spec: dict[str, Any], repo: str, tree: Path | None, version: str |
     """Translate a swebench-style spec dict (of ``repo`` at release line ``version``; swebench's or
     SWE-Gym's, which share the shape) into an EnvRecipe."""
     notes: list[str] = []
-    fields = _packages(spec.get("packages"), repo, tree, notes, source)
+    fields = _packages(spec.get("packages"), repo, tree, notes, source, list(spec.get("env_patches") or []))
     if spec.get("no_use_env"):
         notes.append("no_use_env: conda env created first, then updated from the yml (same result here)")
     for key, why in sbs.IGNORED_KEYS.items():
