@@ -20,10 +20,11 @@ from typer.testing import CliRunner
 import sweworld.datasets
 from sweworld.cli.app import app
 from sweworld.envs import EnvBuilder
+from sweworld.envs.rebench import to_row
 from sweworld.harness.predictions import Prediction
 from sweworld.integrations.episodes import task_of_image
 from sweworld.tasks import load_tasks
-from sweworld.types import ENV_FIELDS, Task
+from sweworld.types import Task
 
 pytestmark = [pytest.mark.bwrap, pytest.mark.network, pytest.mark.slow]
 
@@ -34,15 +35,9 @@ FROZEN = ["coverage==7.6.1", "iniconfig==2.0.0", "packaging==24.1", "pluggy==1.5
 
 def rebench_row(task: Task) -> dict:
     """``task`` as SWE-rebench publishes a row: its recipe in install_config, its pip freeze beside it."""
-    own = set(ENV_FIELDS) - {"repo_source"}  # where the repository comes from stays
-    row = {k: v for k, v in task.model_dump(mode="json").items() if k not in own and v is not None}
-    image = "swerebench/sweb.eval.x86_64." + task.instance_id.lower().replace("__", "_1776_")
-    row.update(install_config={"python": task.python, "packages": "requirements.txt", "reqs_path": ["requirements.txt"],
-                               "env_yml_path": None, "pre_install": None, "install": "pip install -e .",
-                               "pip_packages": ["pytest"], "no_use_env": None, "env_vars": None,
-                               "test_cmd": TEST_CMD, "log_parser": "parse_log_pytest"},
-               requirements="\n".join(FROZEN) + "\n", docker_image=image, image_name=image)
-    return row
+    return to_row(task, {"python": task.python, "packages": "requirements.txt", "reqs_path": ["requirements.txt"],
+                         "install": "pip install -e .", "pip_packages": ["pytest"], "test_cmd": TEST_CMD,
+                         "log_parser": "parse_log_pytest"}, requirements="\n".join(FROZEN) + "\n")
 
 
 @pytest.fixture(scope="module")

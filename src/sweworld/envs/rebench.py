@@ -38,9 +38,10 @@ from pathlib import Path
 from typing import Any
 
 from sweworld.envs import swebench_specs as sbs
+from sweworld.envs import swegym_installs
 from sweworld.envs.recipe import DEFAULT_TEST_CMD, EnvRecipe
 from sweworld.errors import EnvBuildError
-from sweworld.types import install_config_of
+from sweworld.types import ENV_FIELDS, Task, install_config_of
 
 LOCALE = {"LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
 """What the fork prefixes to ``install`` and ``test_cmd``."""
@@ -244,7 +245,7 @@ def from_install_config(row: dict[str, Any], repo: str, tree: Path | None, *, in
         notes.append("no_use_env: conda create then env update in SWE-rebench; the same pip environment here")
     packages = _packages(config, row, repo, tree, where, notes)
     pre = sbs.drop_system_commands(_list(config.get("pre_install")), "pre_install", notes)
-    install = str(config.get("install") or "").strip() or None
+    pre, install = swegym_installs.translate(pre, str(config.get("install") or "").strip() or None, notes)
     env_vars = {**LOCALE, **_env_vars(config.get("env_vars"), notes)}
     test_cmd = config.get("test_cmd") or DEFAULT_TEST_CMD
     if isinstance(test_cmd, list):
@@ -253,3 +254,28 @@ def from_install_config(row: dict[str, Any], repo: str, tree: Path | None, *, in
                      pip_packages=_list(config.get("pip_packages")), pre_install=pre,
                      install=f"LANG=C.UTF-8 LC_ALL=C.UTF-8 {install}" if install else None,
                      test_cmd=str(test_cmd), env_vars=env_vars, source="swerebench", notes=notes)
+
+
+IMAGE_PREFIX = "swerebench/sweb.eval.x86_64."
+
+
+def image_of(instance_id: str) -> str:
+    """The image SWE-rebench names for an instance (``__`` written ``_1776_``, lower case)."""
+    return IMAGE_PREFIX + instance_id.lower().replace("__", "_1776_")
+
+
+def to_row(task: Task, install_config: dict[str, Any], *, requirements: str | None = None,
+           environment: str | None = None) -> dict[str, Any]:
+    """``task`` as SWE-rebench publishes a row: sweworld's environment fields dropped (where the
+    repository comes from stays), the recipe in ``install_config`` (``KEYS``), the frozen
+    ``requirements`` (a ``pip freeze``) or ``environment`` (a ``conda env export``) beside it, and
+    ``docker_image`` / ``image_name`` as SWE-rebench names the image."""
+    own = set(ENV_FIELDS) - {"repo_source"}
+    row = {k: v for k, v in task.model_dump(mode="json").items() if k not in own and v is not None}
+    row["install_config"] = {key: install_config.get(key) for key in KEYS}
+    if requirements is not None:
+        row["requirements"] = requirements
+    if environment is not None:
+        row["environment"] = environment
+    row["docker_image"] = row["image_name"] = image_of(task.instance_id)
+    return row

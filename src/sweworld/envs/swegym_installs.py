@@ -1,6 +1,6 @@
-"""SWE-Gym's pdm installs (pydantic), made to run in a virtualenv without pipx, root or pre-commit hooks.
+"""SWE-Gym's installs that need root or a global tool, made to run in a virtualenv build.
 
-SWE-Gym's pydantic specs install pdm with pipx (``apt-get install pipx; pipx install pdm``), then run
+pdm (pydantic). SWE-Gym's pydantic specs install pdm with pipx (``apt-get install pipx; pipx install pdm``), then run
 ``pdm add pre-commit; make install``; ``make install`` is ``pdm install --group :all`` followed by
 ``pre-commit install --install-hooks`` (git clones of every hook repository from GitHub). Here:
 
@@ -11,6 +11,10 @@ SWE-Gym's pydantic specs install pdm with pipx (``apt-get install pipx; pipx ins
   is left out when the lock has one (its ``mike`` is fetched from GitHub with git; no test uses it);
 - ``pdm add pre-commit`` and the hooks are left out: they re-lock the project and fetch linters the
   tests never run.
+
+npm (bokeh). SWE-Gym's bokeh specs run ``cd bokehjs && npm install --location=global npm && npm ci``:
+the global upgrade of npm writes to the system's prefix, so it is left out and the host's node and
+npm run ``npm ci`` (bokehjs's own lock file) as the spec says.
 """
 
 from __future__ import annotations
@@ -30,7 +34,20 @@ def uses_pdm(pre_install: list[str]) -> bool:
     return any(_PIPX_PDM.match(c) for c in pre_install)
 
 
+_GLOBAL_NPM = re.compile(r"npm\s+install\s+(?:--location=global|-g|--global)\s+npm(?:@\S+)?\s*&&\s*")
+
+
 def translate(pre_install: list[str], install: str | None, notes: list[str]) -> tuple[list[str], str | None]:
+    """(pre_install, install) of a spec, for a virtualenv build: global npm upgrades left out, pdm
+    installed aside (``translate_pdm``)."""
+    for command in pre_install:
+        if _GLOBAL_NPM.search(command):
+            notes.append("left out `npm install --location=global npm` (writes the system's prefix): the host's npm runs")
+    pre_install = [_GLOBAL_NPM.sub("", c) for c in pre_install]
+    return translate_pdm(pre_install, install, notes)
+
+
+def translate_pdm(pre_install: list[str], install: str | None, notes: list[str]) -> tuple[list[str], str | None]:
     """(pre_install, install) of a spec that installs pdm with pipx, for a virtualenv build."""
     if not uses_pdm(pre_install):
         return pre_install, install
