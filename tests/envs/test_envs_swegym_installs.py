@@ -10,8 +10,8 @@ def test_pydantic_spec_installs_pdm_aside_and_runs_the_makefiles_swegym_installs
     recipe = from_spec(SWEGYM_SPECS["pydantic/pydantic"]["2.5"], "pydantic/pydantic", None, "2.5", source="swegym")
     assert recipe.pre_install == [f'python -m venv {swegym_installs.PDM_VENV} && {swegym_installs.PDM_VENV}/bin/python '
                                   f'-m pip install -q "{swegym_installs.PDM_PIN}"']
-    assert recipe.install.startswith(f"{swegym_installs.PDM_VENV}/bin/pdm install --group :all ")
-    assert "--without docs" in recipe.install and "pdm add" not in recipe.install and "make" not in recipe.install
+    assert recipe.install == f"{swegym_installs.PDM_VENV}/bin/pdm install {swegym_installs._GROUPS_BUT_DOCS};"
+    assert "pdm add" not in recipe.install and "make" not in recipe.install
     notes = "\n".join(recipe.notes)
     assert "pdm add pre-commit" in notes and "make install -> pdm install" in notes and "apt-get install -y pipx" in notes
     script = instance_stage_script(recipe)
@@ -41,3 +41,13 @@ def test_bokeh_spec_leaves_out_the_global_npm_upgrade_and_keeps_npm_ci():
     pre, install = swegym_installs.translate(list(spec["pre_install"]), spec["install"], notes)
     assert pre == ["cd bokehjs && npm ci && cd ../"] and install == spec["install"]
     assert len(notes) == 1 and "--location=global" in notes[0]
+
+
+def test_the_groups_of_a_pdm_lock_but_docs_and_default(tmp_path):
+    import subprocess
+
+    (tmp_path / "pdm.lock").write_text('[metadata]\ngroups = ["default", "docs", "email", "testing"]\n'
+                                       'lock_version = "4.3"\n')
+    out = subprocess.run(["bash", "-c", f"echo {swegym_installs._GROUPS_BUT_DOCS}"], cwd=tmp_path,
+                         capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["-G", "email", "-G", "testing"]
