@@ -13,6 +13,8 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from sweworld.envs import vcs
+
 # Spec keys that sweworld translates into an EnvRecipe; the rest are recorded in notes.
 SUPPORTED_KEYS = ("python", "packages", "pip_packages", "pre_install", "install", "test_cmd",
                   "eval_commands", "no_use_env", "env_vars_test")
@@ -178,8 +180,8 @@ def read_requirements(path: Path, root: Path, notes: list[str], _seen: set[Path]
         if line.startswith(("-e .", ".[", "-e ./", "--editable .")) or line in (".", "-e."):
             notes.append(f"{rel}: self-install line '{line}' dropped (the repo is installed by 'install')")
             continue
-        replaced = _replace_yanked(line)
-        if replaced != line:
+        replaced = _replace_yanked(vcs.rewrite(line, str(rel), notes))
+        if replaced != line and not vcs.from_index(line):
             notes.append(f"{rel}: yanked '{line}' replaced by '{replaced}'")
         if replaced:
             out.append(replaced)
@@ -206,7 +208,7 @@ def read_environment_yml(path: Path, root: Path, notes: list[str]) -> tuple[list
                 if line.startswith(("-e .", ".")):
                     notes.append(f"{rel}: self-install line '{line}' dropped")
                     continue
-                replaced = _replace_yanked(line)
+                replaced = _replace_yanked(vcs.rewrite(line, str(rel), notes))
                 if replaced:
                     pip_reqs.append(replaced)
             continue

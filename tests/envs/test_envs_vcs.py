@@ -1,0 +1,28 @@
+"""VCS requirements installed from the package index when SWEWORLD_VCS_FROM_INDEX is set."""
+
+from pathlib import Path
+
+from sweworld.envs import swebench_specs as sbs
+from sweworld.envs import vcs
+
+
+def test_the_distribution_a_vcs_requirement_names():
+    assert vcs.from_index("isort@git+https://github.com/timothycrosley/isort") == "isort"
+    assert vcs.from_index("mike @ git+https://github.com/jimporter/mike.git") == "mike"
+    assert vcs.from_index("git+https://github.com/modin-project/modin-spreadsheet.git@49ffd89#egg=modin-spreadsheet") \
+        == "modin-spreadsheet"
+    assert vcs.from_index("-e git+https://github.com/a/b.git#egg=b[x]") == "b[x]"
+    assert vcs.from_index("git+https://github.com/dask/distributed") is None  # names nothing: kept as written
+    assert vcs.from_index("requests>=2") is None
+
+
+def test_requirements_and_yml_pip_lines_follow_the_switch(tmp_path: Path, monkeypatch):
+    (tmp_path / "req.txt").write_text("pytest\nisort@git+https://github.com/timothycrosley/isort\n")
+    (tmp_path / "env.yml").write_text("dependencies:\n  - pip:\n"
+                                      "    - git+https://github.com/x/modin-spreadsheet.git@1#egg=modin-spreadsheet\n")
+    notes: list[str] = []
+    assert sbs.read_requirements(tmp_path / "req.txt", tmp_path, notes)[1].startswith("isort@git+")
+    monkeypatch.setenv(vcs.ENV_VAR, "1")
+    assert sbs.read_requirements(tmp_path / "req.txt", tmp_path, notes) == ["pytest", "isort"]
+    assert sbs.read_environment_yml(tmp_path / "env.yml", tmp_path, notes)[0] == ["modin-spreadsheet"]
+    assert sum(vcs.ENV_VAR in n for n in notes) == 2 and not any("yanked" in n for n in notes)
