@@ -10,12 +10,12 @@ def test_pydantic_spec_installs_pdm_aside_and_runs_the_makefiles_swegym_installs
     recipe = from_spec(SWEGYM_SPECS["pydantic/pydantic"]["2.5"], "pydantic/pydantic", None, "2.5", source="swegym")
     assert recipe.pre_install == [f'python -m venv {swegym_installs.PDM_VENV} && {swegym_installs.PDM_VENV}/bin/python '
                                   f'-m pip install -q "{swegym_installs.PDM_PIN}"']
-    assert recipe.install == f"{swegym_installs.PDM_VENV}/bin/pdm install {swegym_installs._GROUPS_BUT_DOCS};"
+    assert recipe.install == f"{swegym_installs.PDM_VENV}/bin/pdm sync {swegym_installs._GROUPS_BUT_DOCS};"
     assert "pdm add" not in recipe.install and "make" not in recipe.install
     notes = "\n".join(recipe.notes)
-    assert "pdm add pre-commit" in notes and "make install -> pdm install" in notes and "apt-get install -y pipx" in notes
+    assert "pdm add pre-commit" in notes and "make install -> pdm sync" in notes and "apt-get install -y pipx" in notes
     script = instance_stage_script(recipe)
-    assert script.index("pip install -q") < script.index("pdm install")
+    assert script.index("pip install -q") < script.index("pdm sync")
 
 
 def test_python37_spec_keeps_its_own_commands_and_other_specs_are_untouched():

@@ -6,9 +6,11 @@ pdm (pydantic). SWE-Gym's pydantic specs install pdm with pipx (``apt-get instal
 
 - pdm goes into a tool venv of its own (``PDM_VENV``, made with the environment's interpreter), not
   into the environment the tests run in, pinned to the release SWE-Gym's images of late 2024 had;
-- ``make install`` becomes its ``pdm install --group :all``: the repository's own ``pdm.lock``
-  decides every version, into the active virtualenv (pdm uses ``$VIRTUAL_ENV``); every group but
-  ``docs`` (its ``mike`` is fetched from GitHub with git; no test uses it);
+- ``make install`` (``pdm install --group :all``) becomes ``pdm sync`` of every group but ``docs``:
+  the repository's own ``pdm.lock`` decides every version, into the active virtualenv (pdm uses
+  ``$VIRTUAL_ENV``); ``pdm install`` would re-lock (pdm 2.19 no longer matches the hash of a lock
+  written by an older pdm) and so resolve every group anew; ``docs`` has ``mike`` from GitHub, which
+  no test uses;
 - ``pdm add pre-commit`` and the hooks are left out: they re-lock the project and fetch linters the
   tests never run.
 
@@ -35,8 +37,7 @@ def uses_pdm(pre_install: list[str]) -> bool:
 
 
 #: ``-G NAME`` for each group the lock file's metadata lists, but ``default`` (always installed) and
-#: ``docs``; named one by one because ``--group :all --without docs`` still installs docs' packages
-#: from a lock file of format 4.3, which does not say which group a package belongs to.
+#: ``docs`` (``--group :all`` would take docs' packages too).
 _GROUPS_BUT_DOCS = ("$(sed -n 's/^groups = \\[\\(.*\\)\\]/\\1/p' pdm.lock | tr -d '\",' | tr ' ' '\\n' "
                     "| grep -v -x -e docs -e default -e '' | sed 's/^/-G /')")
 _GLOBAL_NPM = re.compile(r"npm\s+install\s+(?:--location=global|-g|--global)\s+npm(?:@\S+)?\s*&&\s*")
@@ -71,11 +72,11 @@ def translate_pdm(pre_install: list[str], install: str | None, notes: list[str])
         if segment.startswith("pdm add "):
             notes.append(f"dropped install step `{segment}` (pre-commit re-locks the project; the tests do not use it)")
         elif segment == "make install":
-            kept.append(f"{PDM_VENV}/bin/pdm install {_GROUPS_BUT_DOCS}")
-            notes.append("make install -> pdm install of every group of pdm.lock but docs (its Makefile's "
-                         "`pdm install --group :all`, without `pre-commit install --install-hooks`, which clones "
-                         "hook repositories from GitHub, and without the docs group, whose mike is a git "
-                         "requirement on GitHub)")
+            kept.append(f"{PDM_VENV}/bin/pdm sync {_GROUPS_BUT_DOCS}")
+            notes.append("make install -> pdm sync of every group of pdm.lock but docs (its Makefile's `pdm install "
+                         "--group :all` from the lock as it is: pdm install re-locks a lock whose hash it no longer "
+                         "matches, resolving anew; without `pre-commit install --install-hooks`, which clones hook "
+                         "repositories from GitHub, and without the docs group, whose mike is a git requirement on GitHub)")
         else:
             kept.append(segment)
     return pre, "; ".join(kept) + ";"
