@@ -12,7 +12,9 @@ def test_the_distribution_a_vcs_requirement_names():
     assert vcs.from_index("git+https://github.com/modin-project/modin-spreadsheet.git@49ffd89#egg=modin-spreadsheet") \
         == "modin-spreadsheet"
     assert vcs.from_index("-e git+https://github.com/a/b.git#egg=b[x]") == "b[x]"
-    assert vcs.from_index("git+https://github.com/dask/distributed") is None  # names nothing: kept as written
+    assert vcs.from_index("git+https://github.com/dask/distributed") == "distributed"  # the repository's name
+    assert vcs.from_index("git+https://github.com/modin-project/modin-spreadsheet.git@49ffd89f683f") \
+        == "modin-spreadsheet"
     assert vcs.from_index("requests>=2") is None
 
 

@@ -1,11 +1,12 @@
 """Requirements fetched from a code host (``git+https://...``), for machines that reach a package index
 but not the code host (a cluster behind a PyPI proxy).
 
-With ``SWEWORLD_VCS_FROM_INDEX=1`` a VCS requirement that names its distribution
-(``name @ git+https://...``, ``git+https://...#egg=name``, ``-e git+...#egg=name``) read from a
-requirements file or an environment yml's pip section is installed from the index instead: the
-release the build's date cutoff allows, not the commit the URL names. Off by default: where the code
-host is reachable the URL is installed as written.
+With ``SWEWORLD_VCS_FROM_INDEX=1`` a VCS requirement read from a requirements file or an environment
+yml's pip section is installed from the index instead, by the distribution it names (``name @
+git+https://...``, ``git+https://...#egg=name``) or else by its repository's name
+(``git+https://github.com/dask/distributed`` -> ``distributed``): the release the build's date cutoff
+allows, not the commit the URL names. Off by default: where the code host is reachable the URL is
+installed as written.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ ENV_VAR = "SWEWORLD_VCS_FROM_INDEX"
 _VCS = re.compile(r"(?:^|\s|@\s*)(?:git|hg|svn|bzr)\+[a-z]+://", re.I)
 _NAMED = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?\s*@\s*(?:git|hg|svn|bzr)\+", re.I)
 _EGG = re.compile(r"[#&]egg=([A-Za-z0-9][A-Za-z0-9._-]*(?:\[[^\]]*\])?)")
+_REPO = re.compile(r"\+[a-z]+://[^\s#@]+?/([A-Za-z0-9][A-Za-z0-9._-]*?)(?:\.git)?/?(?:[@#\s]|$)", re.I)
 
 
 def enabled() -> bool:
@@ -24,15 +26,18 @@ def enabled() -> bool:
 
 
 def from_index(line: str) -> str | None:
-    """The index requirement standing for the VCS requirement ``line`` (its distribution name, with
-    extras), or None when ``line`` is no VCS requirement or does not name its distribution."""
+    """The index requirement standing for the VCS requirement ``line`` (the distribution it names, with
+    extras, else its repository's name), or None when ``line`` is no VCS requirement."""
     if not _VCS.search(line):
         return None
     named = _NAMED.match(line)
     if named:
         return named.group(1) + (named.group(2) or "")
     egg = _EGG.search(line)
-    return egg.group(1) if egg else None
+    if egg:
+        return egg.group(1)
+    repo = _REPO.search(line)
+    return repo.group(1) if repo else None
 
 
 def rewrite(line: str, where: str, notes: list[str]) -> str:
