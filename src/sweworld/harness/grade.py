@@ -5,7 +5,7 @@
    the last end marker carrying the nonce wins (the real one is printed after the tests finish).
 2. ``parse_status``: the parser a SWE-rebench row names in ``install_config.log_parser``
    (``log_parser_of``), else ``swebench``'s log parser for the repository (``MAP_REPO_TO_PARSER``),
-   else ``parse_log_pytest``.
+   else SWE-Gym's where it has its own (pydantic: ``harness/swegym_parsers.py``), else ``parse_log_pytest``.
 3. ``grade``: ``get_eval_tests_report`` + ``get_resolution_status``: FULL when every FAIL_TO_PASS and
    PASS_TO_PASS test passes (PASSED/XFAIL), PARTIAL when some FAIL_TO_PASS pass and every
    PASS_TO_PASS passes, NO otherwise. Only FULL is resolved.
@@ -46,6 +46,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, Field
 
 from sweworld.errors import DatasetError
+from sweworld.harness import swegym_parsers
 from sweworld.harness.evalscript import (
     END_MARKER,
     EXIT_CODE_MARKER,
@@ -173,8 +174,9 @@ def _named_parser(task: Task) -> str | None:
 def log_parser_of(task: Task) -> Callable[[str, Any], dict[str, str]]:
     """The log parser of ``task``: the one its ``install_config.log_parser`` names (SWE-rebench rows:
     ``parse_log_pytest``, ``parse_log_pytest_options``, ``parse_log_pytest_v2``, or any parser of
-    ``swebench.harness.log_parsers``, or a repository name its registry knows), else ``swebench``'s
-    parser of the repository, else ``parse_log_pytest``. An unknown name is a ``DatasetError``."""
+    ``swebench.harness.log_parsers``, SWE-Gym's ``parse_log_pytest_pydantic``, or a repository name
+    its registry knows), else ``swebench``'s parser of the repository, else SWE-Gym's (pydantic), else
+    ``parse_log_pytest``. An unknown name is a ``DatasetError``."""
     import importlib
 
     from swebench.harness.log_parsers import MAP_REPO_TO_PARSER
@@ -182,8 +184,8 @@ def log_parser_of(task: Task) -> Callable[[str, Any], dict[str, str]]:
 
     name = _named_parser(task)
     if name is None:
-        return MAP_REPO_TO_PARSER.get(task.repo, parse_log_pytest)
-    parser = MAP_REPO_TO_PARSER.get(name)
+        return MAP_REPO_TO_PARSER.get(task.repo) or swegym_parsers.BY_REPO.get(task.repo.lower(), parse_log_pytest)
+    parser = MAP_REPO_TO_PARSER.get(name) or swegym_parsers.BY_NAME.get(name)
     for language in PARSER_MODULES:
         if parser is None and name.startswith("parse_log_"):
             parser = getattr(importlib.import_module(f"swebench.harness.log_parsers.{language}"), name, None)
