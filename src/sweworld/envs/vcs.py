@@ -49,3 +49,27 @@ def rewrite(line: str, where: str, notes: list[str]) -> str:
         return line
     notes.append(f"{where}: '{line}' installed from the package index as '{name}' ({ENV_VAR})")
     return name
+
+
+_REQ_FILE = re.compile(r"(?:^|\s)(?:-r|--requirement)(?:\s+|=)(\S+)")
+_SED = ("sed -i -E "
+        "'s#^[[:space:]]*([A-Za-z0-9][A-Za-z0-9._-]*)[[:space:]]*@[[:space:]]*(git|hg|svn|bzr)\\+[^[:space:]]+#\\1#; "
+        "s#^[[:space:]]*(-e[[:space:]]+)?(git|hg|svn|bzr)\\+[^[:space:]]*[\\#\\&]egg=([A-Za-z0-9][A-Za-z0-9._-]*)"
+        "[^[:space:]]*#\\3#'")
+
+
+def install_rewrites(install: str | None, notes: list[str]) -> list[str]:
+    """With ``SWEWORLD_VCS_FROM_INDEX`` set: commands for the instance stage that rewrite, in the
+    requirement files the install's ``pip install -r FILE`` reads, each VCS requirement naming its
+    distribution to that name (the tree's copy; the change is left out of diffs as every install
+    change is). Nothing otherwise."""
+    if not (enabled() and install):
+        return []
+    from sweworld.envs.scripts import command_segments  # scripts imports recipe, which imports this
+
+    files = [m.group(1) for s in command_segments(install) if " install" in s for m in _REQ_FILE.finditer(s)]
+    if not files:
+        return []
+    notes.append(f"VCS requirements of {' '.join(files)} installed from the package index by name ({ENV_VAR})")
+    quoted = " ".join(f"'{f}'" for f in dict.fromkeys(files))
+    return [f"for f in {quoted}; do [ -f \"$f\" ] && {_SED} \"$f\"; done; true"]
