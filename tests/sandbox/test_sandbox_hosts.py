@@ -27,3 +27,14 @@ def test_stand_in_host_resolves_inside_the_episode_only(small_tree) -> None:
         assert "small tree" in sb.run(FETCH, timeout=60).output
     with Sandbox({"/testbed": Layers([tree])}, base_commit=commit) as plain:
         assert plain.run("getent hosts httpbin.org").exit_code != 0  # no network, no such name
+
+
+def test_the_sandbox_resolves_its_own_host_name(small_tree) -> None:
+    """As in a container: dask's and modin's workers look up gethostbyname(gethostname())."""
+    tree, commit = small_tree
+    lookup = "python3 -c 'import socket; print(socket.gethostname(), socket.gethostbyname(socket.gethostname()))'"
+    for config in (SandboxConfig(), SandboxConfig(hosts={"httpbin.org": "127.0.0.1"})):
+        with Sandbox({"/testbed": Layers([tree])}, config=config, base_commit=commit) as sb:
+            result = sb.run(lookup)
+            assert result.exit_code == 0 and result.output.split() == ["sandbox", "127.0.0.1"], result.output
+            assert sb.run("cat /etc/hostname").output.strip() == "sandbox"

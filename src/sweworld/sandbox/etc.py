@@ -23,6 +23,10 @@ ETC_ENTRIES = (
     "xdg", "gai.conf", "host.conf", "magic", "inputrc", "profile",
 )
 SKIP = {"private"}
+HOSTNAME = "sandbox"
+"""The sandbox's host name (its own UTS namespace); ``hosts`` maps it to the loopback address, as a
+container's ``/etc/hosts`` maps its own, so that ``gethostbyname(gethostname())`` resolves (dask's
+and modin's workers, ray, MPI and many test suites ask it)."""
 #: ``/etc/profile.d/sweworld.sh``: a login shell (``bash --login``, as inspect's ``bash()`` tool runs
 #: commands) rebuilds ``PATH`` in ``/etc/profile``; this puts the episode's virtualenv first again.
 PROFILE = """# sweworld: the episode's environment stays first on PATH in login shells
@@ -35,7 +39,7 @@ fi
 
 
 def _fingerprint() -> str:
-    digest = hashlib.sha256(PROFILE.encode())
+    digest = hashlib.sha256((PROFILE + HOSTNAME).encode())
     for name in ETC_ENTRIES:
         path = Path("/etc", name)
         try:
@@ -61,6 +65,20 @@ def _copy(src: Path, dest: Path) -> None:
             pass
 
 
+def _own_name(staging: Path) -> None:
+    """``hostname`` is the sandbox's; ``hosts`` (the host's entries) also names it."""
+    hosts = staging / "hosts"
+    try:
+        text = hosts.read_text(encoding="utf-8", errors="replace") if hosts.exists() else "127.0.0.1 localhost\n"
+    except OSError:
+        text = "127.0.0.1 localhost\n"
+    for path in (hosts, staging / "hostname"):
+        if path.is_symlink() or path.exists():
+            path.unlink()
+    hosts.write_text(text.rstrip("\n") + f"\n127.0.0.1 {HOSTNAME}\n")
+    (staging / "hostname").write_text(HOSTNAME + "\n")
+
+
 @functools.lru_cache(maxsize=4)
 def _snapshot(fingerprint: str) -> Path:
     final = paths.subdir("sandbox-etc") / fingerprint
@@ -73,6 +91,7 @@ def _snapshot(fingerprint: str) -> Path:
         src = Path("/etc", name)
         if src.exists() or src.is_symlink():
             _copy(src, staging / name)
+    _own_name(staging)
     (staging / "profile.d").mkdir(exist_ok=True)
     (staging / "profile.d" / "sweworld.sh").write_text(PROFILE)
     try:

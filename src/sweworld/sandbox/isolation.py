@@ -27,7 +27,7 @@ from pathlib import Path
 
 from sweworld.errors import SandboxError
 from sweworld.sandbox.config import SandboxConfig
-from sweworld.sandbox.etc import etc_snapshot
+from sweworld.sandbox.etc import HOSTNAME, etc_snapshot
 from sweworld.sandbox.frames import encode_msg
 
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -129,7 +129,7 @@ def bwrap_args(layout: Layout, config: SandboxConfig) -> list[str]:
         _mount_system(args)
         args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/dev/shm",
                  "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-                 "--hostname", "sandbox", "--new-session"]
+                 "--hostname", HOSTNAME, "--new-session"]
         if not config.network:
             args.append("--unshare-net")
         for path in [*interpreter_prefixes(), *layout.ro_paths, *config.ro_paths]:
