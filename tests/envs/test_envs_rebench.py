@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from sweworld.envs.recipe import env_key, pinned_by_version, resolve_recipe
+from sweworld.envs.scripts import env_stage_script
 from sweworld.errors import EnvBuildError
 from sweworld.types import Task
 
@@ -46,6 +47,7 @@ def test_requirements_txt_uses_the_frozen_requirements_not_reqs_path():
     assert recipe.source == "swerebench" and recipe.python == "3.9"
     assert recipe.packages == ["iniconfig==2.1.0", "packaging==24.2", "pluggy==1.5.0", "pytest==8.3.5"]
     assert recipe.requirements_files == [] and recipe.pip_packages == ["pytest"]
+    assert recipe.packages_frozen and "--no-deps -r" in env_stage_script(recipe, python=Path("/usr/bin/python3"))
     assert recipe.install == "LANG=C.UTF-8 LC_ALL=C.UTF-8 pip install -e ."
     assert recipe.test_cmd == TEST_CMD and recipe.env_vars == {"LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
     assert any("frozen 'requirements'" in n for n in recipe.notes)
@@ -58,7 +60,8 @@ def test_without_frozen_requirements_reqs_path_is_read_from_the_tree(tmp_path: P
     (tmp_path / "requirements" / "base.txt").write_text("attrs==23.1.0\n")
     (tmp_path / "requirements" / "dev.txt").write_text("-r base.txt\n-e .\npytest>=7  # tests\n")
     recipe = resolve_recipe(row({"reqs_path": ["requirements/dev.txt"]}), tmp_path)
-    assert recipe.packages == ["attrs==23.1.0", "pytest>=7"]
+    assert recipe.packages == ["attrs==23.1.0", "pytest>=7"] and not recipe.packages_frozen
+    assert "packages_frozen" not in recipe.env_stage_fields()
     with pytest.raises(EnvBuildError, match="reqs_path") as info:
         resolve_recipe(row({"reqs_path": ["nothing.txt"]}), tmp_path)
     assert "0b01001001__spectree-64" in str(info.value)

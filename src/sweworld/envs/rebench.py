@@ -18,7 +18,9 @@ the row, in the keys of SWE-bench's specs, and its fork of the SWE-bench harness
 Here, without conda or Docker:
 
 - ``requirements.txt``: the row's ``requirements`` field (the frozen ``pip freeze`` SWE-rebench
-  publishes) when it has one, else the ``reqs_path`` files read from the tree at the env commit.
+  publishes) when it has one, installed as it is (``--no-deps``: a freeze is a closed set, and may pin
+  what a resolver refuses, e.g. boto3 and a botocore of another release), else the ``reqs_path``
+  files read from the tree at the env commit.
 - ``environment.yml``: the row's ``environment`` field (the frozen ``conda env export``) when it has
   one, else the ``env_yml_path`` files of the tree. Its pip section is installed as it is; its conda
   dependencies become pip requirements (``name=1.2=build`` -> ``name==1.2``) where PyPI has them;
@@ -244,6 +246,8 @@ def from_install_config(row: dict[str, Any], repo: str, tree: Path | None, *, in
     if config.get("no_use_env"):
         notes.append("no_use_env: conda create then env update in SWE-rebench; the same pip environment here")
     packages = _packages(config, row, repo, tree, where, notes)
+    frozen = str(config.get("packages") or "").strip() == "requirements.txt" and bool(
+        isinstance(row.get("requirements"), str) and row["requirements"].strip())
     pre = sbs.drop_system_commands(_list(config.get("pre_install")), "pre_install", notes)
     pre, install = swegym_installs.translate(pre, str(config.get("install") or "").strip() or None, notes)
     pre += vcs.install_rewrites(install, notes)
@@ -251,7 +255,7 @@ def from_install_config(row: dict[str, Any], repo: str, tree: Path | None, *, in
     test_cmd = config.get("test_cmd") or DEFAULT_TEST_CMD
     if isinstance(test_cmd, list):
         test_cmd = " && ".join(test_cmd)
-    return EnvRecipe(python=_python(config.get("python"), notes), packages=packages,
+    return EnvRecipe(python=_python(config.get("python"), notes), packages=packages, packages_frozen=frozen,
                      pip_packages=_list(config.get("pip_packages")), pre_install=pre,
                      install=f"LANG=C.UTF-8 LC_ALL=C.UTF-8 {install}" if install else None,
                      test_cmd=str(test_cmd), env_vars=env_vars, source="swerebench", notes=notes)

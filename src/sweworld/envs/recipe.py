@@ -60,6 +60,9 @@ class EnvRecipe(BaseModel):
         default_factory=list,
         description="Env stage: best-effort requirements (conda deps of an environment.yml); tried "
                     "together, then one by one, failures logged and skipped.")
+    packages_frozen: bool = Field(
+        default=False, description="Env stage: `packages` is a complete frozen set (a `pip freeze`), installed "
+                                   "as it is, without resolving (--no-deps): a freeze may pin what a resolver refuses.")
     pip_packages: list[str] = Field(default_factory=list, description="Env stage: installed after `packages`.")
     install_repo_in_env: bool = Field(
         default=False,
@@ -92,13 +95,14 @@ class EnvRecipe(BaseModel):
         return f"{match.group(1)}.{match.group(2)}"
 
     def env_stage_fields(self) -> dict[str, Any]:
-        """The fields that decide the env stage (and only those; ``constraints`` only when there are
-        some, so that adding the field kept every existing key)."""
+        """The fields that decide the env stage (and only those; ``constraints`` and ``packages_frozen``
+        only when set, so that adding them kept every existing key)."""
         fields = self.model_dump(include={"python", "seed_packages", "exclude_newer", "packages", "requirements_files",
                                           "optional_packages", "pip_packages", "install_repo_in_env", "install_extras",
-                                          "constraints"})
-        if not fields["constraints"]:
-            del fields["constraints"]
+                                          "constraints", "packages_frozen"})
+        for key in ("constraints", "packages_frozen"):  # only when set, so that adding them kept every key
+            if not fields[key]:
+                del fields[key]
         return fields
 
 

@@ -159,7 +159,7 @@ def env_stage_script(recipe: EnvRecipe, *, python: Path, venv: str = DEFAULT_VEN
             lines.append(f"{pip} setuptools wheel")
     if recipe.packages:
         lines += _heredoc("SWEWORLD_REQS", recipe.packages)
-        lines.append(f'{pip} -r "$SWEWORLD_REQS"')
+        lines.append(f'{pip}{" --no-deps" if recipe.packages_frozen else ""} -r "$SWEWORLD_REQS"')
     if recipe.requirements_files:
         cands = " ".join(shlex.quote(f) for f in recipe.requirements_files)
         lines.append(f'SWEWORLD_FOUND=""; for f in {cands}; do if [ -f "$f" ]; then {pip} -r "$f"; '
