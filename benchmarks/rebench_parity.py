@@ -7,7 +7,7 @@ For each repository mined by ``benchmarks/swegym_repos.py`` (its kept rows, ``OW
 under ``--ledgers``), ``--per-repo`` instances are written as SWE-rebench publishes a row
 (``envs.rebench.to_row``): no sweworld environment fields; ``install_config`` from SWE-Gym's spec of
 the row's version (python, pre_install, install, pip_packages, test_cmd; ``packages:
-requirements.txt`` with ``reqs_path``; ``log_parser: parse_log_pytest``); beside it the frozen
+requirements.txt`` with ``reqs_path``; ``log_parser``: SWE-Gym's for the repository); beside it the frozen
 ``requirements``, the ``pip freeze`` of the instance's SWE-Gym-route layer (as SWE-rebench freezes its
 built environments); ``docker_image`` / ``image_name`` as SWE-rebench names them. The gold patch and
 the empty patch are then graded through both routes (the rows' own SWE-Gym route, whose layers the
@@ -27,7 +27,7 @@ from pathlib import Path
 from sweworld.backends.real import evaluate_instance
 from sweworld.envs import EnvBuilder, episode_sandbox
 from sweworld.envs.rebench import to_row
-from sweworld.envs.swegym_specs import REQS_PATHS, spec_for
+from sweworld.envs.swegym_specs import LOG_PARSERS, REQS_PATHS, spec_for
 from sweworld.errors import SWEWorldError
 from sweworld.harness.predictions import Prediction
 from sweworld.tasks import load_tasks
@@ -47,7 +47,7 @@ def install_config(task: Task) -> dict:
     return {"python": spec.get("python"), "packages": "requirements.txt",
             "reqs_path": REQS_PATHS.get(task.repo, ["requirements.txt"]), "pre_install": spec.get("pre_install"),
             "install": spec.get("install"), "pip_packages": spec.get("pip_packages"),
-            "test_cmd": spec.get("test_cmd"), "log_parser": "parse_log_pytest"}
+            "test_cmd": spec.get("test_cmd"), "log_parser": LOG_PARSERS.get(task.repo, "parse_log_pytest")}
 
 
 def verdicts(task: Task, builder: EnvBuilder, logs: Path) -> tuple[bool | str, bool | str]:
