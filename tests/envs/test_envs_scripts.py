@@ -14,7 +14,8 @@ import pytest
 
 from sweworld.envs.discovery import find_interpreter
 from sweworld.envs.recipe import EnvRecipe, resolve_recipe
-from sweworld.envs.scripts import command_segments, env_stage_script, instance_stage_script
+from sweworld.envs.scripts import env_stage_script, instance_stage_script
+from sweworld.envs.shell import command_segments
 from sweworld.errors import EnvBuildError
 from sweworld.types import Task
 

@@ -208,17 +208,23 @@ def _from_tree(tree: Path | None, paths: list[str], what: str, where: str) -> Pa
 
 
 def _packages(config: dict[str, Any], row: dict[str, Any], repo: str, tree: Path | None, where: str,
-              notes: list[str]) -> list[str]:
+              notes: list[str]) -> tuple[list[str], bool]:
+    """(pip requirements, whether they are the row's frozen ``pip freeze``)."""
     packages = str(config.get("packages") or "").strip()
     if packages == "requirements.txt":
         frozen = row.get("requirements")
         if isinstance(frozen, str) and frozen.strip():
-            notes.append("requirements: the row's frozen 'requirements' field (not reqs_path)")
-            return _pip_lines(frozen.splitlines(), repo, "requirements", notes)
+            notes.append("requirements: the row's frozen 'requirements' field (not reqs_path), installed as it is")
+            return _pip_lines(frozen.splitlines(), repo, "requirements", notes), True
         paths = _list(config.get("reqs_path")) or sbs.reqs_paths(repo) or ["requirements.txt"]
         found = _from_tree(tree, paths, "reqs_path", where)
         notes.append(f"requirements read from {found.relative_to(tree)} at the environment commit")
-        return sbs.read_requirements(found, tree, notes)
+        return sbs.read_requirements(found, tree, notes), False
+    return _conda_packages(config, row, repo, tree, where, packages, notes), False
+
+
+def _conda_packages(config: dict[str, Any], row: dict[str, Any], repo: str, tree: Path | None, where: str,
+                    packages: str, notes: list[str]) -> list[str]:
     if packages == "environment.yml":
         frozen = row.get("environment")
         if isinstance(frozen, str) and frozen.strip():
@@ -245,9 +251,7 @@ def from_install_config(row: dict[str, Any], repo: str, tree: Path | None, *, in
         notes.append(f"install_config keys not read here: {', '.join(unknown)}")
     if config.get("no_use_env"):
         notes.append("no_use_env: conda create then env update in SWE-rebench; the same pip environment here")
-    packages = _packages(config, row, repo, tree, where, notes)
-    frozen = str(config.get("packages") or "").strip() == "requirements.txt" and bool(
-        isinstance(row.get("requirements"), str) and row["requirements"].strip())
+    packages, frozen = _packages(config, row, repo, tree, where, notes)
     pre = sbs.drop_system_commands(_list(config.get("pre_install")), "pre_install", notes)
     pre, install = swegym_installs.translate(pre, str(config.get("install") or "").strip() or None, notes)
     pre += vcs.install_rewrites(install, notes)

@@ -16,6 +16,8 @@ import hashlib
 import json
 import re
 import shutil
+import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any, Literal
 
@@ -245,9 +247,6 @@ def _patched_yml(found: Path, patches: list[str], notes: list[str]) -> Path:
     """A copy of ``found`` named ``environment.yml`` in a directory of its own, after the spec's
     ``env_patches`` (shell commands SWE-Gym's harness runs on the file before ``conda env create``,
     e.g. dask's ``sed`` that deletes the GitHub-only pip section) ran on it there."""
-    import subprocess
-    import tempfile
-
     work = Path(tempfile.mkdtemp(prefix="sweworld-yml-"))
     target = work / "environment.yml"
     shutil.copyfile(found, target)

@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from sweworld.envs.recipe import EnvRecipe
+from sweworld.envs.shell import command_segments
 from sweworld.errors import EnvBuildError
 
 DEFAULT_VENV = "/sweworld/venv"
@@ -86,24 +87,6 @@ def _pip(recipe: EnvRecipe, venv: str, uv: Path | None) -> str:
 
 
 _PIP_INSTALL = re.compile(r"^\s*(?:python\S*\s+-m\s+pip|pip\S*)\s+install\s+(.*)$")
-
-
-def command_segments(command: str) -> list[str]:
-    """The simple commands of a shell list (split at unquoted ``;``, ``&&`` and ``||``), stripped."""
-    out, current, quote, i = [], "", None, 0
-    while i < len(command):
-        char = command[i]
-        if quote:
-            quote = None if char == quote else quote
-        elif char in "'\"":
-            quote = char
-        elif char == ";" or command.startswith(("&&", "||"), i):
-            out.append(current)
-            current, i = "", i + (1 if char == ";" else 2)
-            continue
-        current += char
-        i += 1
-    return [part.strip() for part in [*out, current] if part.strip()]
 
 
 def _pre_resolve(recipe: EnvRecipe, venv: str, uv: Path | None) -> list[str]:

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import re
 
+from sweworld.envs.shell import command_segments
+
 PDM_VENV = "/tmp/sweworld-pdm"
 PDM_PIN = "pdm==2.19.3"
 """The pdm of October 2024 (the era of SWE-Gym's images); it runs on Python 3.8 and reads lock files 4.x."""
@@ -63,8 +65,6 @@ def translate_pdm(pre_install: list[str], install: str | None, notes: list[str])
     notes.append(f"pipx install pdm -> {PDM_PIN} in a tool venv of its own ({PDM_VENV}), not in the test environment")
     if install is None:
         return pre, install
-    from sweworld.envs.scripts import command_segments  # scripts imports recipe, which imports this
-
     kept = []
     for segment in command_segments(install):
         if _LOCAL_BIN_PATH.match(segment):

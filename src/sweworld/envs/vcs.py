@@ -14,6 +14,8 @@ from __future__ import annotations
 import os
 import re
 
+from sweworld.envs.shell import command_segments
+
 ENV_VAR = "SWEWORLD_VCS_FROM_INDEX"
 _VCS = re.compile(r"(?:^|\s|@\s*)(?:git|hg|svn|bzr)\+[a-z]+://", re.I)
 _NAMED = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?\s*@\s*(?:git|hg|svn|bzr)\+", re.I)
@@ -65,8 +67,6 @@ def install_rewrites(install: str | None, notes: list[str]) -> list[str]:
     change is). Nothing otherwise."""
     if not (enabled() and install):
         return []
-    from sweworld.envs.scripts import command_segments  # scripts imports recipe, which imports this
-
     files = [m.group(1) for s in command_segments(install) if " install" in s for m in _REQ_FILE.finditer(s)]
     if not files:
         return []
