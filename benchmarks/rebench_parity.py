@@ -27,9 +27,10 @@ from pathlib import Path
 from sweworld.backends.real import evaluate_instance
 from sweworld.envs import EnvBuilder, episode_sandbox
 from sweworld.envs.rebench import to_row
-from sweworld.envs.swegym_specs import LOG_PARSERS, REQS_PATHS, spec_for
+from sweworld.envs.swegym_specs import REQS_PATHS, spec_for
 from sweworld.errors import SWEWorldError
 from sweworld.harness.predictions import Prediction
+from sweworld.harness.swegym_parsers import parser_name
 from sweworld.tasks import load_tasks
 from sweworld.types import Task
 
@@ -47,7 +48,7 @@ def install_config(task: Task) -> dict:
     return {"python": spec.get("python"), "packages": "requirements.txt",
             "reqs_path": REQS_PATHS.get(task.repo, ["requirements.txt"]), "pre_install": spec.get("pre_install"),
             "install": spec.get("install"), "pip_packages": spec.get("pip_packages"),
-            "test_cmd": spec.get("test_cmd"), "log_parser": LOG_PARSERS.get(task.repo, "parse_log_pytest")}
+            "test_cmd": spec.get("test_cmd"), "log_parser": parser_name(task.repo)}
 
 
 def verdicts(task: Task, builder: EnvBuilder, logs: Path) -> tuple[bool | str, bool | str]:

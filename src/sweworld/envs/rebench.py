@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from sweworld.envs import swebench_specs as sbs
-from sweworld.envs import swegym_installs, vcs
+from sweworld.envs import swegym_installs
 from sweworld.envs.recipe import DEFAULT_TEST_CMD, EnvRecipe
 from sweworld.errors import EnvBuildError
 from sweworld.types import ENV_FIELDS, Task, install_config_of
@@ -254,7 +254,6 @@ def from_install_config(row: dict[str, Any], repo: str, tree: Path | None, *, in
     packages, frozen = _packages(config, row, repo, tree, where, notes)
     pre = sbs.drop_system_commands(_list(config.get("pre_install")), "pre_install", notes)
     pre, install = swegym_installs.translate(pre, str(config.get("install") or "").strip() or None, notes)
-    pre += vcs.install_rewrites(install, notes)
     env_vars = {**LOCALE, **_env_vars(config.get("env_vars"), notes)}
     test_cmd = config.get("test_cmd") or DEFAULT_TEST_CMD
     if isinstance(test_cmd, list):

@@ -24,7 +24,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, field_validator
 
 from sweworld.envs import swebench_specs as sbs
-from sweworld.envs import swegym_installs, swegym_specs, vcs
+from sweworld.envs import swegym_installs, swegym_specs
 from sweworld.envs.era import SWEBENCH_ERA_DATE, era_constraints, era_seeds
 from sweworld.envs.services import stand_ins
 from sweworld.errors import EnvBuildError
@@ -323,7 +323,6 @@ def from_spec(spec: dict[str, Any], repo: str, tree: Path | None, version: str |
                      "C.UTF-8 is the usual substitute")
     pre = sbs.drop_system_commands(list(spec.get("pre_install") or []), "pre_install", notes)
     pre, install = swegym_installs.translate(pre, spec.get("install"), notes)
-    pre += vcs.install_rewrites(install, notes)
     python = str(spec.get("python") or DEFAULT_PYTHON)
     seeds = era_seeds(python)
     if seeds:

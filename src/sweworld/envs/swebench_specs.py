@@ -180,8 +180,9 @@ def read_requirements(path: Path, root: Path, notes: list[str], _seen: set[Path]
         if line.startswith(("-e .", ".[", "-e ./", "--editable .")) or line in (".", "-e."):
             notes.append(f"{rel}: self-install line '{line}' dropped (the repo is installed by 'install')")
             continue
-        replaced = _replace_yanked(vcs.rewrite(line, str(rel), notes))
-        if replaced != line and not vcs.from_index(line):
+        line = vcs.rewrite(line, str(rel), notes)
+        replaced = _replace_yanked(line)
+        if replaced != line:
             notes.append(f"{rel}: yanked '{line}' replaced by '{replaced}'")
         if replaced:
             out.append(replaced)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 
+from sweworld.envs import vcs
 from sweworld.envs.shell import command_segments
 
 PDM_VENV = "/tmp/sweworld-pdm"
@@ -46,13 +47,14 @@ _GLOBAL_NPM = re.compile(r"npm\s+install\s+(?:--location=global|-g|--global)\s+n
 
 
 def translate(pre_install: list[str], install: str | None, notes: list[str]) -> tuple[list[str], str | None]:
-    """(pre_install, install) of a spec, for a virtualenv build: global npm upgrades left out, pdm
-    installed aside (``translate_pdm``)."""
+    """(pre_install, install) of a spec or a SWE-Rebench row, for a virtualenv build: global npm
+    upgrades left out, pdm installed aside (``translate_pdm``), then the rewrites of the install's
+    requirement files that ``SWEWORLD_VCS_FROM_INDEX`` asks for (``vcs.install_rewrites``)."""
     for command in pre_install:
         if _GLOBAL_NPM.search(command):
             notes.append("left out `npm install --location=global npm` (writes the system's prefix): the host's npm runs")
-    pre_install = [_GLOBAL_NPM.sub("", c) for c in pre_install]
-    return translate_pdm(pre_install, install, notes)
+    pre, install = translate_pdm([_GLOBAL_NPM.sub("", c) for c in pre_install], install, notes)
+    return pre + vcs.install_rewrites(install, notes), install
 
 
 def translate_pdm(pre_install: list[str], install: str | None, notes: list[str]) -> tuple[list[str], str | None]:

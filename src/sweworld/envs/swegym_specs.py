@@ -217,13 +217,7 @@ SWEGYM_SPECS: dict[str, dict[str, dict[str, Any]]] = {
     for repo, groups in _GROUPS.items()
 }
 
-# Log parser function per repo in SWE-Gym's log_parsers.py. The per-repo names there (parse_log_moto,
-# parse_log_dvc, ...) are aliases of these; parse_log_pytest_pydantic exists only in SWE-Gym's fork
-# (parse_log_pytest, plus stripping "[...]" after FAILED and accepting "test STATUS" lines).
-LOG_PARSERS: dict[str, str] = {
-    **{repo: "parse_log_pytest" for repo in _GROUPS},
-    "pydantic/pydantic": "parse_log_pytest_pydantic",
-}
+# Log parsers per repository (SWE-Gym's log_parsers.py): harness/swegym_parsers.py, where grading lives.
 
 # MAP_REPO_TO_REQS_PATHS entries for these repos (neither spec uses packages="requirements.txt").
 REQS_PATHS: dict[str, list[str]] = {

@@ -1,10 +1,12 @@
-"""The log parser SWE-Gym's fork of the SWE-bench harness adds for pydantic.
+"""The log parsers of SWE-Gym's fork of the SWE-bench harness.
 
-pydantic's test command (``pytest -rA --tb=short -vv -o console_output_style=classic``) runs with
-``pytest-pretty``, which replaces pytest's short summary, so the ``STATUS test-id`` lines that
-``parse_log_pytest`` reads are missing; the ``-vv`` progress lines (``test-id STATUS``) remain.
-SWE-Gym's ``parse_log_pytest_pydantic`` reads both forms, after stripping ANSI colour codes and
-control characters and the ``[...]`` that may follow ``FAILED``. Written here from that description.
+SWE-Gym grades every repository of its specs with ``parse_log_pytest`` (its per-repository names,
+``parse_log_moto``, ``parse_log_dvc``..., are aliases) except pydantic. pydantic's test command
+(``pytest -rA --tb=short -vv -o console_output_style=classic``) runs with ``pytest-pretty``, which
+replaces pytest's short summary, so the ``STATUS test-id`` lines that ``parse_log_pytest`` reads are
+missing and only the ``-vv`` progress lines (``test-id STATUS``) remain. SWE-Gym's
+``parse_log_pytest_pydantic`` is ``swebench``'s ``parse_log_pytest_v2`` (both forms, ANSI codes and
+control characters stripped) after the ``[...]`` that may follow ``FAILED`` is removed.
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-STATUSES = ("FAILED", "PASSED", "SKIPPED", "ERROR", "XFAIL")
 _COLOUR = re.compile(r"\[(\d+)m")
 _CONTROL = str.maketrans("", "", "".join(chr(c) for c in range(1, 32)))
 _FAILED_NOTE = re.compile(r"FAILED\s*\[.*?\]")
@@ -20,19 +21,18 @@ _FAILED_NOTE = re.compile(r"FAILED\s*\[.*?\]")
 
 def parse_log_pytest_pydantic(log: str, test_spec: Any = None) -> dict[str, str]:
     """Test id -> status from ``STATUS test-id[ - message]`` and ``test-id STATUS`` lines."""
-    out: dict[str, str] = {}
-    for raw in log.split("\n"):
-        line = _FAILED_NOTE.sub("FAILED", _COLOUR.sub("", raw).translate(_CONTROL))
-        parts = line.replace(" - ", " ").split() if line.startswith("FAILED") else line.split()
-        if len(parts) < 2:
-            continue
-        if line.startswith(STATUSES):
-            out[parts[1]] = parts[0]
-        elif line.endswith(STATUSES):
-            out[parts[0]] = parts[-1]
-    return out
+    from swebench.harness.log_parsers.python import parse_log_pytest_v2
+
+    lines = (_FAILED_NOTE.sub("FAILED", _COLOUR.sub("", line).translate(_CONTROL)) for line in log.split("\n"))
+    return parse_log_pytest_v2("\n".join(lines), test_spec)
 
 
-#: SWE-Gym's parser per repository where it is not swebench's (``envs/swegym_specs.LOG_PARSERS``).
-BY_REPO = {"pydantic/pydantic": parse_log_pytest_pydantic}
+#: The parser SWE-Gym names per repository where it is not ``parse_log_pytest`` (keys lower case).
+PARSER_NAMES = {"pydantic/pydantic": "parse_log_pytest_pydantic"}
 BY_NAME = {"parse_log_pytest_pydantic": parse_log_pytest_pydantic}
+BY_REPO = {repo: BY_NAME[name] for repo, name in PARSER_NAMES.items()}
+
+
+def parser_name(repo: str) -> str:
+    """The name of SWE-Gym's log parser for ``repo``."""
+    return PARSER_NAMES.get(repo.lower(), "parse_log_pytest")
