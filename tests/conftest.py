@@ -6,18 +6,26 @@ import os
 import shutil
 import stat
 import subprocess
+import uuid
 from pathlib import Path
 
 import pytest
+
+from sweworld.isolation_probes import SECRET_VARIABLE
 
 TEST_HOME = Path(os.environ.get("SWEWORLD_TEST_HOME") or Path("~/.cache/sweworld-test").expanduser())
 
 
 @pytest.fixture(scope="session", autouse=True)
 def sweworld_home() -> Path:
-    """Every test shares one cache (sdists, mirrors, environments) that survives between runs."""
+    """Every test shares one cache (sdists, mirrors, environments) that survives between runs.
+
+    A secret is planted in the environment of the test process, and so of every process it starts
+    (servers, CLI runs), before any episode opens: the isolation probes (``check_isolation``) look
+    for it in every process an episode can see."""
     TEST_HOME.mkdir(parents=True, exist_ok=True)
     os.environ["SWEWORLD_HOME"] = str(TEST_HOME)
+    os.environ.setdefault(SECRET_VARIABLE, f"sk-planted-{uuid.uuid4().hex}")
     return TEST_HOME
 
 

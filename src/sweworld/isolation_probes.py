@@ -9,7 +9,12 @@ through ``run`` and returns the broken expectations (empty: isolated):
 - host files: a file written on the host outside the episode's mounts is not readable;
 - host processes: the calling process is not visible (own pid namespace);
 - the host is read-only outside the workspace and tmp;
-- limits: the memory (address space) and file-size limits are set for what the seam runs.
+- limits: the memory (address space) and file-size limits are set for what the seam runs;
+- host leaks: no process the episode can see carries the launching process's environment (the value
+  of ``SWEWORLD_PROBE_SECRET``, planted there before the episode opened) or a path of sweworld's cache
+  (``$SWEWORLD_HOME``) in its ``environ``, ``cmdline``, ``mountinfo`` or open file descriptors;
+- confinement: the episode has no ``CAP_SYS_ADMIN`` (it could remount its read-only binds writable)
+  and cannot write ``/proc/sys`` (run by root, it would set the host's sysctls).
 """
 
 from __future__ import annotations
@@ -99,9 +104,47 @@ def _probe_limits(run: Run) -> list[str]:
     return broken
 
 
+SECRET_VARIABLE = "SWEWORLD_PROBE_SECRET"
+_LEAK_SCRIPT = ("for p in /proc/[0-9]*; do for f in environ cmdline mountinfo; do "
+                "tr '\\0' '\\n' < $p/$f 2>/dev/null; done; for fd in $p/fd/*; do readlink $fd 2>/dev/null; done; "
+                "done; true")
+
+
+def _cache_home() -> str:
+    chosen = os.environ.get("SWEWORLD_HOME")
+    root = chosen or os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "sweworld")
+    return os.path.realpath(root)
+
+
+def _probe_host_leaks(run: Run) -> list[str]:
+    _, out = run(_LEAK_SCRIPT)
+    broken = []
+    secret = os.environ.get(SECRET_VARIABLE)
+    if secret and secret in out:
+        broken.append(f"host leaks: the launching process's {SECRET_VARIABLE} is readable in the episode's /proc")
+    home = _cache_home()
+    leaked = sorted({line.strip()[:200] for line in out.splitlines() if home in line})
+    if leaked:
+        broken.append(f"host leaks: sweworld's cache path {home} is named in the episode's /proc: {leaked[:3]}")
+    return broken
+
+
+def _probe_confinement(run: Run) -> list[str]:
+    _, out = run("grep '^CapEff' /proc/self/status; [ -w /proc/sys/kernel/core_pattern ] && echo SYSCTL-WRITABLE; true")
+    broken = []
+    caps = out.split("CapEff:")[-1].split()[0] if "CapEff:" in out else ""
+    if not caps or int(caps, 16) & (1 << 21):
+        broken.append(f"confinement: the episode holds CAP_SYS_ADMIN (CapEff {caps or 'unread'}) and may remount "
+                      "its read-only binds")
+    if "SYSCTL-WRITABLE" in out:
+        broken.append("confinement: /proc/sys is writable from the episode")
+    return broken
+
+
 PROBES: dict[str, Callable[[Run], list[str]]] = {
     "network": _probe_network, "host_files": _probe_host_file, "host_processes": _probe_host_processes,
-    "read_only_host": _probe_read_only_host, "limits": _probe_limits,
+    "read_only_host": _probe_read_only_host, "limits": _probe_limits, "host_leaks": _probe_host_leaks,
+    "confinement": _probe_confinement,
 }
 
 
@@ -114,4 +157,4 @@ def check_isolation(run: Run, *, skip: tuple[str, ...] = ()) -> list[str]:
     return broken
 
 
-__all__ = ["PROBES", "Run", "check_isolation"]
+__all__ = ["PROBES", "SECRET_VARIABLE", "Run", "check_isolation"]

@@ -43,15 +43,27 @@ def subdir(*parts: str) -> Path:
     return path
 
 
-def _writable_and_retry(func, path: str, _exc: object) -> None:
+def _writable_and_retry(func, path: str, exc: object) -> None:
     """``rmtree``'s error handler: the parent directory (and ``path`` when it is a directory, e.g. an
-    overlay work dir created mode 000) are made writable and the call retried. A file keeps its mode:
-    unlinking it needs only its directory, and it may be a hard link shared with another tree."""
+    overlay work dir created mode 000) are made writable and the step retried. A file keeps its mode:
+    unlinking it needs only its directory, and it may be a hard link shared with another tree.
+
+    A removal (``unlink``, ``rmdir``) is retried as it was called. Any other step failed on reading a
+    directory (``os.open``, ``os.scandir``, ``os.lstat``: rmtree could not enter it, and they take more
+    arguments than a path), so that directory is removed anew, now that it can be entered. Only an
+    ordinary user meets this: root enters a mode-000 directory without asking."""
+    opened = False
     with contextlib.suppress(OSError, NotImplementedError):
         os.chmod(os.path.dirname(path), stat.S_IRWXU)
         if stat.S_ISDIR(os.lstat(path).st_mode):
             os.chmod(path, stat.S_IRWXU)
-    func(path)
+            opened = True
+    if func in (os.unlink, os.remove, os.rmdir):
+        func(path)
+    elif opened:
+        remove_tree(Path(path))
+    else:  # not ours to open (another user's directory): the error rmtree met stands
+        raise exc[1] if isinstance(exc, tuple) else exc  # onerror passes exc_info, onexc the exception
 
 
 def remove_tree(path: Path) -> None:

@@ -26,6 +26,7 @@ from harbor.models.task.task import Task as HarborTask
 from harbor.models.trial.paths import TrialPaths
 from harbor.verifier.verifier import Verifier
 
+from infra_failure import DIE, dies_on_marker
 from sweworld.errors import ConfigError
 from sweworld.integrations.episodes import load_task
 from sweworld.integrations.harbor import EpisodeError, SweworldEnvironment
@@ -254,8 +255,8 @@ def test_a_dead_episode_is_one_clear_error(tmp_path):
     env = environment(write_task(tmp_path / "tasks"), tmp_path)
     asyncio.run(env.start(force_build=False))
     try:
-        with pytest.raises(EpisodeError, match="died"):
-            run(env, "kill -9 -1; sleep 5")  # every process of the episode
+        with dies_on_marker(), pytest.raises(EpisodeError, match="died"):
+            run(env, DIE)  # its sandbox killed from the host
         with pytest.raises(EpisodeError, match="closed or died"):
             run(env, "echo hi")
     finally:

@@ -20,6 +20,7 @@ from openenv.core.generic_client import GenericEnvClient
 from typer.testing import CliRunner
 from websockets.exceptions import ConnectionClosed
 
+from infra_failure import DIE, dies_on_marker
 from realtasks import FIRST_BUG, MODULE
 from sweworld.cli.app import app as cli
 from sweworld.errors import ConfigError
@@ -179,7 +180,8 @@ def test_an_infrastructure_failure_ends_the_episode_and_the_server_goes_on(real_
     server, url = real_server
     with session(url, server) as env:
         env.reset(instance_id=task.instance_id)
-        died = bash(env, "kill -9 $PPID; sleep 30")
+        with dies_on_marker():
+            died = bash(env, DIE)
         assert died.done and died.reward == 0.0 and "infrastructure failure" in died.observation["error"], died
         assert server.open_episodes() == []
         env.reset(instance_id=task.instance_id)

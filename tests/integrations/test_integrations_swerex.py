@@ -44,6 +44,7 @@ from swerex.runtime.abstract import (
 from swerex.runtime.remote import RemoteRuntime
 from typer.testing import CliRunner
 
+from infra_failure import DIE, dies_on_marker
 from sweworld.cli.app import app as cli
 from sweworld.integrations.episodes import EpisodeSpec
 from sweworld.integrations.swerex import RexServer, ServerThread, create_app
@@ -341,8 +342,8 @@ def test_a_dead_episode_says_so_until_closed(dataset, backend, task):
 
         async def go():
             await rt.create_session(CreateBashSessionRequest())
-            with pytest.raises(SwerexException, match=f"the episode of {task.instance_id} died"):
-                await bash(rt, "kill -9 $PPID; sleep 30", "default")
+            with dies_on_marker(), pytest.raises(SwerexException, match=f"the episode of {task.instance_id} died"):
+                await bash(rt, DIE, "default")
             with pytest.raises(SwerexException, match="died"):
                 await rt.execute(Command(command="true", shell=True))
             await rt.close()

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from infra_failure import DIE, dies_on_marker
 from realtasks import FIRST_BUG, MODULE
 from sweworld.errors import SandboxError
 from sweworld.integrations import trl as sw
@@ -39,21 +40,24 @@ def owned_by(pid: int) -> set[Path]:
             if d.is_dir() and (workdirs.read_owner(d) or {}).get("pid") == pid}
 
 
-def processes() -> dict[int, tuple[int, str, str]]:
-    """pid -> (parent pid, start time, command line) of every process."""
+def processes() -> dict[int, tuple[int, str, str, str]]:
+    """pid -> (parent pid, start time, command line, working directory) of every process. A sandbox's
+    bubblewrap names no host path on its command line (its arguments come from a memfd); its working
+    directory is its episode's directory."""
     found = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
                 fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
                 cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                cwd = os.readlink(f"/proc/{entry}/cwd")
             except OSError:
                 continue
-            found[int(entry)] = (int(fields[1]), fields[19], cmdline)
+            found[int(entry)] = (int(fields[1]), fields[19], cmdline, cwd)
     return found
 
 
-def below(pid: int) -> dict[int, tuple[int, str, str]]:
+def below(pid: int) -> dict[int, tuple[int, str, str, str]]:
     """The processes below ``pid``."""
     table, found, frontier = processes(), {}, {pid}
     while frontier:
@@ -63,11 +67,11 @@ def below(pid: int) -> dict[int, tuple[int, str, str]]:
     return found
 
 
-def survivors(recorded: dict[int, tuple[int, str, str]], episode: Path) -> list[str]:
-    """Of ``recorded`` (same pid and start time), and of processes naming ``episode``, those alive."""
+def survivors(recorded: dict[int, tuple[int, str, str, str]], episode: Path) -> list[str]:
+    """Of ``recorded`` (same pid and start time), and of processes in or naming ``episode``, those alive."""
     table = processes()
     return [row[2] for pid, row in table.items()
-            if (pid in recorded and recorded[pid][1] == row[1]) or str(episode) in row[2]]
+            if (pid in recorded and recorded[pid][1] == row[1]) or str(episode) in row[2] or row[3] == str(episode)]
 
 
 def wait_for(check, what: str, proc: subprocess.Popen | None = None, limit: float = 300.0):
@@ -104,7 +108,7 @@ def test_a_trainer_killed_mid_step_leaves_what_env_gc_removes(task, tmp_path):
                            "the trainer's tool call", trainer)
         held = below(trainer.pid)
         assert any("sleep 300" in row[2] for row in held.values()), held  # killed inside the step
-        assert any("bwrap" in row[2] and str(episode) in row[2] for row in held.values()), held
+        assert any("bwrap" in row[2] and row[3] == str(episode) for row in held.values()), held
     finally:
         trainer.kill()
         trainer.wait()
@@ -126,8 +130,11 @@ def test_a_tool_call_that_kills_its_sandbox_raises_scores_zero_and_the_batch_goe
     env.reset(instance_id=task.instance_id)
     (episode,) = owned_by(os.getpid()) - before
     assert "hi" in env.execute_bash("echo hi")
-    with pytest.raises(SandboxError, match="sandbox died"):
-        env.execute_bash("kill -9 -1")
+    # every other process of the episode dies, its server does not (the pid namespace's first process)
+    assert "survived" in env.execute_bash("sleep 100 & kill -9 -1; echo survived")
+    assert "hi" in env.execute_bash("echo hi")
+    with dies_on_marker(), pytest.raises(SandboxError, match="sandbox died"):
+        env.execute_bash(DIE)
     assert not episode.exists()  # the failed episode is closed at once
     assert env.get_reward() == 0.0
     assert env.result.error.startswith("execute_bash: SandboxError: ") and env.result.resolved is None
@@ -194,7 +201,7 @@ def test_no_episode_stays_open(task, factory, ending):
     assert env.get_reward() == 1.0
     assert not episode.exists()
     assert owned_by(os.getpid()) == before
-    assert not [row for row in processes().values() if str(episode) in row[2]]
+    assert not [row for row in processes().values() if str(episode) in row[2] or row[3] == str(episode)]
     assert env.result.submitted is (ending == "submit")
 
 
@@ -205,9 +212,9 @@ def test_a_sandbox_that_dies_between_calls_scores_zero_and_is_closed(task, facto
     (episode,) = owned_by(os.getpid()) - before
     fix(env)
     for pid, row in processes().items():  # killed from outside (the OOM killer, an operator)
-        if "bwrap" in row[2] and str(episode) in row[2]:
+        if "bwrap" in row[2] and row[3] == str(episode):
             os.kill(pid, signal.SIGKILL)
-    wait_for(lambda: not [row for row in processes().values() if str(episode) in row[2]], "the sandbox to die", limit=60)
+    wait_for(lambda: not [row for row in processes().values() if row[3] == str(episode)], "the sandbox to die", limit=60)
     try:
         assert env.get_reward() == 0.0
         assert env.result.error and "SandboxError" in env.result.error

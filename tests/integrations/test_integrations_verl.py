@@ -36,6 +36,7 @@ from verl.protocol import DataProto
 from verl.utils.dataset.rl_dataset import RLHFDataset
 from verl.workers.rollout.replica import TokenOutput
 
+from infra_failure import DIE, dies_on_marker
 from sweworld.agents.actions import render_text_action
 from sweworld.agents.policies import OraclePolicy
 from sweworld.errors import DatasetError, SandboxError
@@ -221,8 +222,9 @@ def test_a_change_that_fixes_nothing_is_graded_zero_in_text_actions(task, tokeni
 @real
 def test_a_tool_call_that_raises_ends_with_reward_zero_and_the_error(task, tokenizer, backend, dataset):
     recording = Recording(backend)
-    manager = server(tokenizer, [tool_call("execute_bash", {"command": "kill -9 -1; sleep 5"}), *gold(task)])
-    output = run_loop(tokenizer, manager, row_of(task, dataset), backend=recording)
+    manager = server(tokenizer, [tool_call("execute_bash", {"command": DIE}), *gold(task)])
+    with dies_on_marker():
+        output = run_loop(tokenizer, manager, row_of(task, dataset), backend=recording)
     info = output.extra_fields["sweworld"]
     assert output.reward_score == 0.0 and info["stop_reason"] == "error"
     assert info["error"].startswith("SandboxError") and "died" in info["error"], info

@@ -24,6 +24,8 @@ def test_the_probes_see_an_unisolated_episode_leak(small_tree):
     assert any(b.startswith("host files") for b in broken), broken
     assert any(b.startswith("host processes") for b in broken), broken
     assert any(b.startswith("limits") for b in broken), broken
+    assert any(b.startswith("host leaks") for b in broken), broken  # the planted secret, in the host's /proc
+    assert any(b.startswith("confinement") for b in broken), broken
 
 
 def test_the_probes_find_nothing_in_an_isolated_episode(sandbox):

@@ -125,7 +125,7 @@ def test_gc_refuses_an_age_it_cannot_read(home, bad):
 
 SANDBOX = ("import sys\nfrom pathlib import Path\nfrom sweworld.sandbox import Layers, Sandbox\n"
            "sb = Sandbox({'/testbed': Layers([Path(sys.argv[1])])}, base_commit=sys.argv[2])\n"
-           "sb.run('true')\n"  # the start runs in the background: its log exists once a command ran
+           "sb.run('true')\n"  # the start runs in the background: its state exists once a command ran
            "path = sb.episode_dir\n")
 
 
@@ -133,7 +133,7 @@ SANDBOX = ("import sys\nfrom pathlib import Path\nfrom sweworld.sandbox import L
 def test_the_next_sandbox_sweeps_the_episode_of_a_sigkilled_sandbox_process(home, small_tree):
     tree, commit = small_tree
     orphan = killed_owner(SANDBOX, str(tree), commit)
-    assert (orphan / "sandbox.log").exists()
+    assert (orphan / "owner.json").exists() and (orphan / "tmp/.sweworld/config").exists()
     from sweworld.sandbox import Layers, Sandbox
     with Sandbox({"/testbed": Layers([tree])}, base_commit=commit) as sb:
         assert sb.run("cat README").output == "small tree\n"

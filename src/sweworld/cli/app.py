@@ -10,6 +10,7 @@ from sweworld import __version__
 from sweworld.cli import (
     common,
     datasets_cmd,
+    doctor_cmd,
     env,
     eval_cmd,
     exec_cmd,
@@ -41,6 +42,7 @@ app.command("synth")(synth_cmd.synth)
 app.command("mine")(mine_cmd.mine)
 app.command("select", context_settings=export_cmd.MORE)(select_cmd.select)
 app.command("demo")(demo.demo)
+app.command("doctor")(doctor_cmd.doctor)
 app.add_typer(world_cmd.app, name="world")
 app.add_typer(export_cmd.app, name="export")
 app.add_typer(train_cmd.app, name="train")

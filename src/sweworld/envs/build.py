@@ -311,7 +311,7 @@ class StagedBuild:
         except SandboxError as exc:
             remove_tree(self.staging)
             raise EnvBuildError(f"the {what} sandbox failed: {exc.message}", where=self.where,
-                                log_path=str(self.log_path)) from exc
+                                log_path=str(self.log_path), hint=exc.hint) from exc
         except BaseException:
             remove_tree(self.staging)
             raise

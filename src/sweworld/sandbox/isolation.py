@@ -3,11 +3,21 @@
 Debian 12's bubblewrap (0.8) has no ``--overlay``, so the namespaces are composed deliberately:
 
 1. ``unshare --user --map-root-user --mount`` gives a private mount namespace without root;
-2. a tiny POSIX-sh stage mounts each overlay there (``userxattr``: unprivileged overlayfs, kernel
-   >= 5.11) on an empty directory of the episode;
+2. a tiny POSIX-sh stage (``stage.py``) mounts each overlay there (``userxattr``: unprivileged
+   overlayfs, kernel >= 5.11) on an empty directory of the episode, with options that name no host
+   path;
 3. ``bwrap`` then builds the sandbox's root from read-only system directories, binds the merged
    overlays at their targets (``/testbed``, ``/sweworld/venv``), unshares pid, net, ipc and uts, and
-   starts the in-sandbox server (``server.py``) with the host's interpreter, isolated (``-I -S``).
+   starts the in-sandbox server (``server.py``) as the pid namespace's first process, with the
+   host's interpreter, isolated (``-I -S``).
+
+Nothing of the host reaches the episode through these processes: all three start with
+``LAUNCH_ENV`` and nothing else (bubblewrap's ``--clearenv`` cleans only its child, while its own
+environment stays readable in ``/proc``), bubblewrap reads its arguments (every host path it mounts)
+from a memfd (``--args FD``, closed once read), and the server's standard error is a pipe, not a
+host file. The episode runs with Docker's default capabilities at most (never ``CAP_SYS_ADMIN``:
+no remounting its read-only binds writable) and sees ``/proc/sys`` read-only (host root mapped to
+the episode's root would otherwise write the host's sysctls).
 
 Everything dies with the host process (``--die-with-parent``); the overlays vanish with the mount
 namespace; their upper directories stay on disk for the caller.
@@ -27,24 +37,28 @@ from pathlib import Path
 
 from sweworld.errors import SandboxError
 from sweworld.sandbox.config import SandboxConfig
+from sweworld.sandbox.diagnose import is_setuid
 from sweworld.sandbox.etc import HOSTNAME, etc_snapshot
 from sweworld.sandbox.frames import encode_msg
+from sweworld.sandbox.stage import Names, Overlay, mount_lines
 
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 SANDBOX_PATH = "/sweworld/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 SERVER_FILES = ("server.py", "frames.py", "capture.py")
 """The in-sandbox server and the two modules it loads beside itself."""
-
-
-@dataclass
-class Overlay:
-    """A copy-on-write directory: ``lowers`` (top first) under a writable ``upper``, seen at ``target``."""
-
-    target: str
-    lowers: list[Path]
-    upper: Path
-    work: Path
-    merged: Path
+LAUNCH_ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8"}
+"""The whole environment of unshare, the mount stage and bubblewrap: bubblewrap's processes keep it,
+and the episode can read theirs (``/proc/<pid>/environ``), so never the host's."""
+CAPABILITIES = ("CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER", "CAP_FSETID", "CAP_KILL", "CAP_SETGID",
+                "CAP_SETUID", "CAP_SETPCAP", "CAP_SETFCAP", "CAP_NET_BIND_SERVICE", "CAP_NET_RAW",
+                "CAP_SYS_CHROOT", "CAP_AUDIT_WRITE")
+"""What the episode's root may do: Docker's default set but ``CAP_MKNOD`` (no device nodes in a user
+namespace anyway). Without ``CAP_SYS_ADMIN`` nothing can be mounted or remounted inside, so the
+read-only binds stay read-only; without ``CAP_SYS_PTRACE`` the server's ``/proc/1`` is out of reach."""
+PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/fs")
+"""Bound read-only over the episode's ``/proc``, as Docker does. Their write checks compare uids,
+not capabilities: run by root, the episode's root is the host's, and could set the host's sysctls
+(``kernel.core_pattern``: code run as host root) or trigger sysrq."""
 
 
 @dataclass
@@ -63,20 +77,17 @@ class Layout:
     overlays: list[Overlay] = field(default_factory=list)
     binds: list[Bind] = field(default_factory=list)
     tmp: Path | None = None
+    #: what is bound at /tmp: ``tmp`` itself, or an overlay over it (``stage.Wrapper``)
+    tmp_mount: Path | None = None
+    #: what is bound at /etc: the host's snapshot (``etc.etc_snapshot``), or an overlay over it
+    etc: Path | None = None
+    #: the directory the mount stage runs in (``stage.Names``): the episode's; None: absolute paths
+    stage: Path | None = None
     #: empty writable directories (``SandboxConfig.scratch_dirs``), bound right after /tmp for the same
     #: reason: host paths below one (an interpreter under /root) bound later stay visible
     scratch: list[Bind] = field(default_factory=list)
     ro_paths: list[str] = field(default_factory=list)
     workdir: str = "/testbed"
-
-
-def check_path(path: Path | str) -> str:
-    """Overlay options are comma- and colon-separated: refuse paths that would break them."""
-    text = str(path)
-    if any(ch in text for ch in ",:\n"):
-        raise SandboxError(f"path {text!r} contains ',', ':' or a newline, which overlay options cannot carry",
-                           hint="set SWEWORLD_HOME to a directory whose path has none of them")
-    return text
 
 
 def require(tool: str, package: str) -> str:
@@ -88,22 +99,29 @@ def require(tool: str, package: str) -> str:
     return found
 
 
-def overlay_mount_lines(overlays: list[Overlay]) -> list[str]:
-    lines = []
-    for ov in overlays:
-        lower = ":".join(check_path(p) for p in ov.lowers)
-        opts = f"userxattr,lowerdir={lower},upperdir={check_path(ov.upper)},workdir={check_path(ov.work)}"
-        lines.append(f"mount -t overlay overlay -o {shlex.quote(opts)} {shlex.quote(str(ov.merged))}")
-    return lines
+def overlay_mount_lines(overlays: list[Overlay], stage: Path | None = None) -> list[str]:
+    """The stage's mount commands (``stage.mount_lines``): relative to ``stage`` when given."""
+    return mount_lines(overlays, Names(stage) if stage is not None else None)
 
 
-def _mount_system(args: list[str]) -> None:
+def _mount_system(args: list[str], etc: Path | None) -> None:
     for path in SYSTEM_DIRS:
         if os.path.islink(path):
             args += ["--symlink", os.readlink(path), path]
         elif os.path.isdir(path):
             args += ["--ro-bind", path, path]
-    args += ["--ro-bind", str(etc_snapshot()), "/etc"]
+    args += ["--ro-bind", str(etc or etc_snapshot()), "/etc"]
+
+
+def _confine(args: list[str], caps: bool) -> None:
+    """Read-only /proc/sys (and friends) and the capability set of the episode's processes (``caps``
+    False: bubblewrap runs setuid for an ordinary user, drops them all itself and refuses the options)."""
+    for path in PROC_READ_ONLY:
+        args += ["--ro-bind-try", path, path]
+    if caps:
+        args += ["--cap-drop", "ALL"]
+        for cap in CAPABILITIES:
+            args += ["--cap-add", cap]
 
 
 def server_python() -> str:
@@ -117,25 +135,33 @@ def interpreter_prefixes() -> list[str]:
     return sorted(p for p in prefixes if not p.startswith("/usr"))
 
 
-def bwrap_args(layout: Layout, config: SandboxConfig) -> list[str]:
+def bwrap_args(layout: Layout, config: SandboxConfig, *, pid1: bool = False) -> list[str]:
+    """bubblewrap's options (without the program: ``--`` and the command follow). ``pid1``: the
+    command is the pid namespace's first process (``--as-pid-1``) and reaps the orphans itself."""
     args = [require("bwrap", "bubblewrap")]
+    caps = os.geteuid() == 0 or not is_setuid(args[0])
     if config.isolation == "none":
         args += ["--bind", "/", "/", "--dev-bind", "/dev", "/dev", "--proc", "/proc"]
-    if layout.tmp is not None:  # first: host paths below /tmp bound later stay visible above it
-        args += ["--bind", str(layout.tmp), "/tmp"]
+    tmp = layout.tmp_mount or layout.tmp
+    if tmp is not None:  # first: host paths below /tmp bound later stay visible above it
+        args += ["--bind", str(tmp), "/tmp"]
     for bind in layout.scratch:
         args += ["--bind", str(bind.source), bind.target]
     if config.isolation != "none":
-        _mount_system(args)
+        _mount_system(args, layout.etc)
         args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/dev/shm",
                  "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
                  "--hostname", HOSTNAME, "--new-session"]
+        _confine(args, caps)
+        if pid1:
+            args.append("--as-pid-1")
         if not config.network:
             args.append("--unshare-net")
         for path in [*interpreter_prefixes(), *layout.ro_paths, *config.ro_paths]:
             args += ["--ro-bind", path, path]
     for ov in layout.overlays:
-        args += ["--bind", str(ov.merged), ov.target]
+        if ov.target is not None:
+            args += ["--bind", str(ov.merged), ov.target]
     for bind in layout.binds:
         args += ["--bind" if bind.writable else "--ro-bind", str(bind.source), bind.target]
     if config.isolation != "none":
@@ -170,8 +196,32 @@ def server_config(config: SandboxConfig, workdir: str) -> bytes:
     return encode_msg(msg)
 
 
-def command(layout: Layout, config: SandboxConfig) -> list[str]:
-    """The full argv: unshare, mount the overlays, exec bwrap, start the server."""
+@dataclass
+class Launch:
+    """How a sandbox is started: ``argv``, then the number of a memfd holding bubblewrap's own
+    arguments (``--args FD``: every host path it mounts, out of the episode's sight), then ``tail``."""
+
+    argv: list[str]
+    bwrap: list[str]
+    tail: list[str] = field(default_factory=list)
+
+    def spawn(self, **popen) -> subprocess.Popen:
+        """``subprocess.Popen`` of the sandbox with ``LAUNCH_ENV`` and the memfd."""
+        fd = os.memfd_create("sweworld-bwrap-args", os.MFD_CLOEXEC)
+        try:
+            data = memoryview(b"".join(arg.encode() + b"\0" for arg in self.bwrap))
+            while data:
+                data = data[os.write(fd, data):]
+            os.lseek(fd, 0, os.SEEK_SET)
+            return subprocess.Popen([*self.argv, str(fd), *self.tail], env=LAUNCH_ENV, pass_fds=(fd,), **popen)
+        finally:
+            os.close(fd)
+
+
+def command(layout: Layout, config: SandboxConfig, route: str = "userns") -> Launch:
+    """The sandbox's start. ``userns``: unshare, mount the overlays, exec bwrap (its arguments from the
+    memfd), start the server. ``setuid-bwrap``: bwrap alone (setuid root: no user namespace, no
+    overlays, no capabilities to set)."""
     if layout.tmp is None:
         raise SandboxError("a sandbox layout needs a tmp directory")
     state = layout.tmp / ".sweworld"
@@ -180,11 +230,19 @@ def command(layout: Layout, config: SandboxConfig) -> list[str]:
         shutil.copyfile(Path(__file__).with_name(name), state / name)
     (state / "config").write_bytes(server_config(config, layout.workdir))
     server = [server_python(), "-I", "-S", "/tmp/.sweworld/server.py", "/tmp/.sweworld/config"]
-    stage = ["set -e", *overlay_mount_lines(layout.overlays),
-             "exec " + shlex.join([*bwrap_args(layout, config), "--", *server])]
+    pid1 = config.isolation != "none"
+    if route == "setuid-bwrap":
+        if layout.overlays:
+            raise SandboxError("overlay workspaces need a user namespace, which this host refuses",
+                               hint="use the copy workspace (workspace 'auto' or 'copy')")
+        bwrap = bwrap_args(layout, config, pid1=pid1)
+        return Launch([bwrap[0], "--args"], bwrap[1:], ["--", *server])
+    bwrap = bwrap_args(layout, config, pid1=pid1)
+    stage = ["set -e", *overlay_mount_lines(layout.overlays, layout.stage),
+             f'exec {shlex.quote(bwrap[0])} --args "$1" -- {shlex.join(server)}']
     unshare = require("unshare", "util-linux")
-    return [unshare, "--user", "--map-root-user", "--mount", "--propagation", "private", "--",
-            "/bin/sh", "-c", "\n".join(stage)]
+    return Launch([unshare, "--user", "--map-root-user", "--mount", "--propagation", "private", "--",
+                   "/bin/sh", "-c", "\n".join(stage), "sweworld-stage"], bwrap[1:])
 
 
 @functools.cache
@@ -199,10 +257,10 @@ def overlay_support() -> tuple[bool, str]:
         for name in ("lower", "upper", "work", "merged"):
             (root / name).mkdir()
         ov = Overlay("/x", [root / "lower"], root / "upper", root / "work", root / "merged")
-        script = "set -e\n" + "\n".join(overlay_mount_lines([ov]))
+        script = "set -e\n" + "\n".join(overlay_mount_lines([ov], root))
         try:
             proc = subprocess.run([unshare, "--user", "--map-root-user", "--mount", "--", "/bin/sh", "-c", script],
-                                  capture_output=True, text=True, timeout=30)
+                                  capture_output=True, text=True, timeout=30, env=LAUNCH_ENV)
         except (OSError, subprocess.TimeoutExpired) as exc:
             return False, str(exc)
     if proc.returncode != 0:

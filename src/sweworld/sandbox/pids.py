@@ -1,9 +1,15 @@
-"""Process limit for sandboxes started by root.
+"""Process limits: per episode, and for all of one user's episodes together.
 
-``RLIMIT_NPROC`` is counted per user namespace, so for an ordinary user it bounds the sandbox
-exactly. The kernel never enforces it for processes whose real uid is host root (``INIT_USER``),
-however, so when sweworld runs as root it puts the sandbox in a pids cgroup (v1 ``pids`` hierarchy
-or cgroup v2) with ``pids.max``. Where neither is available the limit is reported as not enforced.
+Per episode. Since Linux 5.14 ``RLIMIT_NPROC`` is counted per user namespace, so for an ordinary
+user it bounds the episode (its own namespace) exactly. The kernel never enforces it for processes
+whose real uid is host root (``INIT_USER``), however, so when sweworld runs as root it puts the
+sandbox in a pids cgroup (v1 ``pids`` hierarchy or cgroup v2) with ``pids.max``. Where neither is
+available the limit is reported as not enforced.
+
+All episodes together (``reserve_for_user``). A user namespace also checks every fork against the
+``RLIMIT_NPROC`` its creator had, counting all the user's processes. sweworld lowers its own soft
+limit once, before its first episode, to the hard limit less ``USER_RESERVE``: however many episodes
+run and whatever they start, the user's own shell and other programs keep that many processes.
 """
 
 from __future__ import annotations
@@ -11,6 +17,8 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
+import platform
+import resource
 import threading
 import time
 import uuid
@@ -108,10 +116,45 @@ class PidsCgroup:
             path.rmdir()
 
 
-def enforcement(limit: int | None) -> str:
-    """How the process limit is enforced for a sandbox started now."""
+USER_RESERVE = 256
+"""Processes of the user that no number of episodes can take (see the module docstring)."""
+_RESERVED: list[tuple[int, int]] = []
+
+
+def reserve_for_user(reserve: int = USER_RESERVE) -> tuple[int, int] | None:
+    """Lower this process's soft ``RLIMIT_NPROC`` to the hard limit less ``reserve`` (once; never
+    raised). Returns (soft, hard) as set, None where the user has no finite limit (or is root, whom
+    the kernel does not count)."""
+    if _RESERVED:
+        return _RESERVED[0]
+    soft, hard = resource.getrlimit(resource.RLIMIT_NPROC)
+    if os.geteuid() == 0 or hard == resource.RLIM_INFINITY or hard <= 2 * reserve:
+        return None
+    wanted = hard - reserve if soft == resource.RLIM_INFINITY else min(soft, hard - reserve)
+    with contextlib.suppress(ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_NPROC, (wanted, hard))
+        _RESERVED.append((wanted, hard))
+        return _RESERVED[0]
+    return None
+
+
+def per_namespace_rlimits() -> bool:
+    """Whether this kernel counts ``RLIMIT_NPROC`` per user namespace (Linux >= 5.14)."""
+    release = platform.release().split("-")[0].split(".")
+    try:
+        return (int(release[0]), int(release[1])) >= (5, 14)
+    except (ValueError, IndexError):
+        return True
+
+
+def enforcement(limit: int | None, route: str = "userns") -> str:
+    """How the process limit is enforced for a sandbox started now on ``route`` (``sandbox.route``)."""
     if limit is None:
         return "none"
-    if os.geteuid() != 0:
-        return "rlimit"
-    return "cgroup" if _pids_root() is not None else "not enforced (root without a pids cgroup)"
+    if os.geteuid() == 0:
+        return "cgroup" if _pids_root() is not None else "not enforced (root without a pids cgroup)"
+    if route != "userns":
+        return "rlimit (counting every process of the user: the episode has no user namespace of its own)"
+    if not per_namespace_rlimits():
+        return "rlimit (counting every process of the user: kernel < 5.14)"
+    return "rlimit"

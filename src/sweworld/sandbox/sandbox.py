@@ -14,11 +14,12 @@ from pathlib import Path
 
 from sweworld.errors import SandboxError
 from sweworld.paths import remove_tree
-from sweworld.sandbox import conda_shim, isolation, pids, workdirs
+from sweworld.sandbox import conda_shim, isolation, pids, route, workdirs
 from sweworld.sandbox.config import SandboxConfig
 from sweworld.sandbox.etc import etc_snapshot
 from sweworld.sandbox.isolation import Bind, Layout, Overlay
 from sweworld.sandbox.session import ServerSession
+from sweworld.sandbox.stage import Wrapper
 from sweworld.types import ExecResult
 
 log = logging.getLogger(__name__)
@@ -85,13 +86,13 @@ class _Resources:
     cgroup: pids.PidsCgroup | None = None
     starter: Future | None = None
 
-    def start(self, argv: list[str], preexec) -> None:
+    def start(self, launch: isolation.Launch, preexec) -> None:
         """Start the sandbox's agent in the background: opening an episode returns at once and the
         namespaces come up while the caller does other work (an agent's first model call); the first
         operation waits for them (``started``). The start runs on a long-lived thread: bubblewrap's
         ``--die-with-parent`` kills the sandbox when the *thread* that spawned it ends."""
         def run() -> None:
-            self.session = ServerSession(argv, self.episode_dir / "sandbox.log", preexec=preexec)
+            self.session = ServerSession(launch, self.episode_dir / "sandbox.log", preexec=preexec)
         self.starter = _STARTER.submit(run)
 
     def started(self) -> None:
@@ -141,46 +142,70 @@ class Sandbox:
         if self.config.isolation == "none":
             log.warning("sandbox isolation is OFF (--isolation none): commands can write the host and use the network")
         try:
-            layout, self.workspace_mode = self._layout(mounts, ro_paths or [])
-            argv = isolation.command(layout, self.config)
+            chosen = route.route()
+            chosen.check()
+            layout, self.workspace_mode = self._layout(mounts, ro_paths or [], chosen.kind)
+            launch = isolation.command(layout, self.config, chosen.kind)
             preexec = None
             if self.config.processes is not None and self.config.isolation != "none":
+                pids.reserve_for_user()
                 self._res.cgroup = pids.PidsCgroup(self.config.processes)
                 preexec = self._res.cgroup.enter if self._res.cgroup.path is not None else None
-            self._res.start(argv, preexec)
+            self._res.start(launch, preexec)
         except BaseException:
             self.close()
             raise
-        self.info = {"isolation": self.config.isolation, "workspace": self.workspace_mode,
-                     "process_limit": pids.enforcement(self.config.processes) if self.config.isolation != "none"
-                     else "none", "episode_dir": str(self.episode_dir)}
+        self.info = {"isolation": self.config.isolation, "route": chosen.kind, "workspace": self.workspace_mode,
+                     "process_limit": pids.enforcement(self.config.processes, chosen.kind)
+                     if self.config.isolation != "none" else "none", "episode_dir": str(self.episode_dir)}
 
-    def _layout(self, mounts: dict[str, Layers | Dir], ro_paths: list[str]) -> tuple[Layout, str]:
+    def _layout(self, mounts: dict[str, Layers | Dir], ro_paths: list[str], kind: str) -> tuple[Layout, str]:
         mode = self.config.workspace
-        if mode == "auto":
+        if kind != "userns" and mode == "overlay":
+            raise SandboxError("overlay workspaces need a user namespace, which this host refuses "
+                               f"(route {kind})", hint="use workspace 'auto' or 'copy'")
+        if mode == "auto" and kind != "userns":
+            mode = "copy"
+        elif mode == "auto":
             ok, why = isolation.overlay_support()
             mode = "overlay" if ok else "copy"
             if not ok:
                 log.warning("overlay workspaces unavailable (%s); falling back to copies", why)
         layout = Layout(tmp=self.episode_dir / "tmp", ro_paths=list(ro_paths), workdir=self.workdir)
         layout.tmp.mkdir(exist_ok=True)
-        if self.config.hosts and self.config.isolation != "none":
-            hosts = self.episode_dir / "hosts"
+        isolated = self.config.isolation != "none"
+        # overlays name no host path in /proc/*/mountinfo, binds do: with overlays at hand, the
+        # episode's cache-side binds become overlays too (stage.py)
+        wrap = Wrapper(self.episode_dir) if mode == "overlay" and isolated else None
+        if wrap is not None:
+            layout.stage = self.episode_dir
+            layout.tmp_mount = wrap.writable(layout.tmp, "tmp")
+        etc_layers = [etc_snapshot()]
+        if self.config.hosts and isolated:
+            extra = self.episode_dir / "etc"
+            extra.mkdir(exist_ok=True)
             base = etc_snapshot() / "hosts"
             text = base.read_text(encoding="utf-8", errors="replace") if base.is_file() else "127.0.0.1 localhost\n"
-            hosts.write_text(text.rstrip("\n") + "\n" + "".join(f"{addr} {name}\n"
-                                                                for name, addr in self.config.hosts.items()))
-            layout.binds.append(Bind(hosts, "/etc/hosts", False))
-        for n, target in enumerate(self.config.scratch_dirs if self.config.isolation != "none" else []):
+            (extra / "hosts").write_text(text.rstrip("\n") + "\n" + "".join(
+                f"{addr} {name}\n" for name, addr in self.config.hosts.items()))
+            if wrap is None:
+                layout.binds.append(Bind(extra / "hosts", "/etc/hosts", False))
+            else:
+                etc_layers.insert(0, extra)
+        if wrap is not None:
+            layout.etc = wrap.read_only(etc_layers, "etc")
+        for n, target in enumerate(self.config.scratch_dirs if isolated else []):
             if target not in mounts:
                 scratch = self.episode_dir / f"scratch{n}"
                 scratch.mkdir(exist_ok=True)
-                layout.scratch.append(Bind(scratch, target, True))
-        if self.config.conda_shim and self.config.isolation != "none" and conda_shim.MOUNT not in mounts:
-            layout.binds.append(Bind(conda_shim.shim_dir(), conda_shim.MOUNT, False))
+                layout.scratch.append(Bind(wrap.writable(scratch, "scratch") if wrap else scratch, target, True))
+        if self.config.conda_shim and isolated and conda_shim.MOUNT not in mounts:
+            shim = conda_shim.shim_dir()
+            layout.binds.append(Bind(wrap.read_only([shim], "shim") if wrap else shim, conda_shim.MOUNT, False))
         for n, (target, spec) in enumerate(mounts.items()):
             if isinstance(spec, Dir):
-                layout.binds.append(Bind(spec.path, target, spec.writable))
+                hide = wrap is not None and not spec.writable and spec.path.is_dir()
+                layout.binds.append(Bind(wrap.read_only([spec.path]) if hide else spec.path, target, spec.writable))
                 continue
             upper = spec.upper or self.episode_dir / f"upper{n}"
             if mode == "copy":
@@ -194,6 +219,8 @@ class Sandbox:
             remove_tree(work)
             work.mkdir(parents=True)
             layout.overlays.append(Overlay(target, list(spec.lowers), upper, work, merged))
+        if wrap is not None:
+            layout.overlays = [*wrap.overlays, *layout.overlays]
         return layout, mode
 
     # -- Executor -----------------------------------------------------------------------------
@@ -221,6 +248,10 @@ class Sandbox:
              cap: int | None = None) -> ExecResult:
         """A stateless command (fresh ``bash -c``) that leaves the persistent shell untouched."""
         return self._live().run("exec", command, cwd=cwd, timeout=timeout or self.config.timeout, cap=cap)
+
+    def ping(self) -> dict[str, bytes]:
+        """The server's ``ping`` reply: its pid and whether it made itself non-dumpable."""
+        return self._live().request({"op": "ping"}, 10)
 
     def _path(self, path: str) -> str:
         return path if path.startswith("/") else f"{self.workdir}/{path}"

@@ -11,6 +11,12 @@ Ops: ``run`` (in the persistent shell), ``exec`` (a fresh ``bash -c``, stateless
 (the pid namespace makes that exact) and the shell restarted with its last cwd and exports.
 Output is read while the command runs; past the cap only the head and the tail are kept.
 
+The server is the pid namespace's first process (bwrap ``--as-pid-1``): no process of the episode
+can signal it, and it reaps the orphans. Once it has answered ``ready`` it makes itself
+non-dumpable (``prctl(PR_SET_DUMPABLE, 0)``), so that the episode's processes, which run without
+``CAP_SYS_PTRACE``, cannot open its ``/proc/1/fd`` (the host's request and reply pipes) nor read its
+``/proc/1/environ``; what it runs is dumpable again after ``execve``.
+
 This module is executed as a script; it imports nothing from sweworld, only its two siblings
 ``frames`` and ``capture`` (copied beside it into the sandbox, see ``isolation.SERVER_FILES``).
 """
@@ -80,7 +86,7 @@ def zombie(pid):
 
 
 def kill_all_but_me():
-    """SIGKILL every process of this pid namespace except pid 1 (bwrap's init) and ourselves.
+    """SIGKILL every process of this pid namespace except pid 1 (ourselves, or bwrap's init) and ourselves.
 
     Without a pid namespace of our own (isolation 'none') only our descendants are killed.
     """
@@ -304,12 +310,25 @@ def number(request, key, default=None):
     return float(value) if value else default
 
 
+PR_SET_DUMPABLE = 4
+PROTECTED = False  # set once ready: whether undumpable() took
+
+
+def undumpable():
+    """``prctl(PR_SET_DUMPABLE, 0)``; False where ctypes cannot load (the host then reports it)."""
+    try:
+        import ctypes
+        return ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0
+    except (ImportError, OSError, AttributeError):
+        return False
+
+
 def handle(request, shell, config):
     op = text(request, "op")
     timeout = number(request, "timeout")
     cap = int(number(request, "cap", 0)) or config["output_cap"]
     if op == "ping":
-        return {"ok": True, "pid": os.getpid()}
+        return {"ok": True, "pid": os.getpid(), "undumpable": PROTECTED}
     if op == "run" and config["persistent"]:
         return shell.run(text(request, "command"), timeout, cap, text(request, "cwd"))
     if op in ("run", "exec"):
@@ -342,7 +361,7 @@ def load_config(path):
 
 
 def main():
-    global PID_NAMESPACE
+    global PID_NAMESPACE, PROTECTED
     config = load_config(sys.argv[1])
     PID_NAMESPACE = config["pid_namespace"] and os.getpid() <= 3
     os.makedirs(STATE, exist_ok=True)
@@ -357,6 +376,8 @@ def main():
         shell.start()
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     write_msg(stdout, {"ready": True, "pid": os.getpid()})
+    # before the first request: nothing of the episode runs yet (the import costs a few ms, after ready)
+    PROTECTED = undumpable()
     while True:
         request = read_msg(stdin)
         if request is None:
@@ -369,7 +390,7 @@ def main():
             reply = {"error": type(exc).__name__, "message": str(exc)}
         write_msg(stdout, reply)
         reap()
-    if not PID_NAMESPACE:  # in our own pid namespace the kernel kills everything when bwrap's init exits
+    if not PID_NAMESPACE:  # in our own pid namespace the kernel kills everything when its first process exits
         kill_all_but_me()
 
 

@@ -3,49 +3,68 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import subprocess
 import threading
 from collections.abc import Callable
 from pathlib import Path
 
 from sweworld.errors import SandboxError
+from sweworld.sandbox import diagnose
 from sweworld.sandbox.frames import encode_msg, read_msg
+from sweworld.sandbox.isolation import Launch
 from sweworld.types import ExecResult
 
 STARTUP_TIMEOUT = 60.0
 GRACE = 30.0
+STDERR_CAP = 64 * 1024
 
 
 class ServerSession:
     """Starts the sandbox command and talks to the server inside it."""
 
-    def __init__(self, argv: list[str], log_path: Path, *, preexec: Callable[[], None] | None = None):
+    def __init__(self, launch: Launch, log_path: Path, *, preexec: Callable[[], None] | None = None):
         self.log_path = log_path
-        self._log = open(log_path, "ab")  # noqa: SIM115 - closed in close()
         self._lock = threading.Lock()
         #: replies still to come for requests whose caller stopped waiting (an awaited command cancelled):
         #: read and dropped before the next request, so every reply goes to its own request
         self._stale = 0
         try:
-            self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         stderr=self._log, close_fds=True, preexec_fn=preexec)
+            # stderr is a pipe, never a host file: what the sandbox's processes write there (unshare,
+            # the mount stage, bwrap and the server; nothing the episode runs) is read on failure only
+            self.proc = launch.spawn(stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     close_fds=True, preexec_fn=preexec)
         except OSError as exc:
-            self._log.close()
             raise SandboxError(f"cannot start the sandbox: {exc}") from exc
         ready = self._read(STARTUP_TIMEOUT)
         if ready.get("ready") != b"1":
             raise self._fail(f"the sandbox server did not start: {ready}")
 
+    def _stderr(self) -> str:
+        """What the sandbox's processes wrote to standard error so far (at most ``STDERR_CAP`` bytes,
+        read without waiting), kept in ``log_path`` too."""
+        err = getattr(self, "proc", None) and self.proc.stderr
+        if not err or err.closed:
+            return ""
+        data = b""
+        with contextlib.suppress(OSError, ValueError):
+            os.set_blocking(err.fileno(), False)
+            data = err.read(STDERR_CAP) or b""
+        if data:
+            with contextlib.suppress(OSError), open(self.log_path, "ab") as handle:
+                handle.write(data)
+        return data.decode(errors="replace")
+
     def _fail(self, what: str) -> SandboxError:
+        tail = self._stderr()
         self.close()
-        tail = ""
-        try:
-            tail = self.log_path.read_text(errors="replace")[-2000:]
-        except OSError:
-            pass
-        return SandboxError(f"{what}\n  sandbox log ({self.log_path}):\n{tail}",
-                            hint="check that bubblewrap is installed and unprivileged user namespaces are "
-                            "enabled (sysctl kernel.unprivileged_userns_clone=1)")
+        found = diagnose.cause(tail)
+        if found is not None:
+            what = f"{what}: {found.what}"
+        return SandboxError(f"{what}\n  sandbox log ({self.log_path}):\n{tail[-2000:]}",
+                            hint=found.fix if found is not None else "run `sweworld doctor`: it says which "
+                            "isolation this host allows and what to change where it allows none")
 
     def _read(self, timeout: float | None) -> dict[str, bytes]:
         """One reply frame; a watchdog kills the sandbox if the server stops answering."""
@@ -146,7 +165,6 @@ class ServerSession:
             except (OSError, subprocess.TimeoutExpired):
                 proc.kill()
                 proc.wait()
-        if proc is not None and proc.stdout:
-            proc.stdout.close()
-        if not self._log.closed:
-            self._log.close()
+        for stream in (proc.stdout, proc.stderr) if proc is not None else ():
+            if stream:
+                stream.close()

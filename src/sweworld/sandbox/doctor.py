@@ -1,0 +1,178 @@
+"""``sweworld doctor``: which isolation and limits this host gives this user, and why.
+
+Every check runs the real thing (``unshare``, an overlay mount, a whole episode) rather than reading
+settings, and says for what is missing what fixes it (``diagnose``). ``ok`` False on a check marked
+``required`` means episodes cannot be isolated here: the command then exits non-zero.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import resource
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from sweworld import paths
+from sweworld.errors import SWEWorldError
+from sweworld.sandbox import diagnose, isolation, pids, route
+from sweworld.sandbox.config import SandboxConfig
+
+
+@dataclass
+class Check:
+    """One line of the report: ``ok`` True, False, or None (information, neither good nor bad)."""
+
+    name: str
+    ok: bool | None
+    detail: str
+    fix: str = ""
+    required: bool = False
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def _user() -> Check:
+    uid = os.geteuid()
+    try:
+        name = pwd.getpwuid(uid).pw_name
+    except KeyError:
+        name = str(uid)
+    return Check("user", None, f"{name} (uid {uid}{', root' if uid == 0 else ', no root'})")
+
+
+def _bwrap() -> Check:
+    found = shutil.which("bwrap")
+    if not found:
+        return Check("bubblewrap", False, "not installed", "an administrator installs the 'bubblewrap' package "
+                     "(apt-get install bubblewrap / dnf install bubblewrap)", required=True)
+    version = subprocess.run([found, "--version"], capture_output=True, text=True, env=isolation.LAUNCH_ENV).stdout
+    setuid = " (setuid root)" if diagnose.is_setuid(found) else ""
+    return Check("bubblewrap", True, f"{found}: {version.strip()}{setuid}")
+
+
+def _namespaces() -> list[Check]:
+    ok, err = route.probe_userns()
+    if not ok:
+        found = diagnose.cause(err)
+        return [Check("user namespaces", False, found.what if found else err,
+                      found.fix if found else "see the error above")]
+    checks = [Check("user namespaces", True, "an ordinary user may create them (unshare --user --map-root-user)")]
+    unshare = isolation.require("unshare", "util-linux")
+    proc = subprocess.run([unshare, "--user", "--map-root-user", "--net", "--", "/bin/true"],
+                          capture_output=True, text=True, env=isolation.LAUNCH_ENV)
+    checks.append(Check("network namespace", proc.returncode == 0,
+                        "episodes have no network (a namespace of their own)" if proc.returncode == 0
+                        else proc.stderr.strip()[-300:],
+                        "" if proc.returncode == 0 else "an administrator allows network namespaces in user "
+                        "namespaces (a seccomp or AppArmor rule refuses them here)"))
+    return checks
+
+
+def _route() -> Check:
+    chosen = route.route()
+    return Check("route", chosen.kind != "none", f"{chosen.kind}: {chosen.why}", chosen.fix, required=True)
+
+
+def _workspace() -> Check:
+    if route.route().kind != "userns":
+        return Check("workspace", None, "copies (no overlay without a user namespace): opening an episode "
+                     "copies its tree")
+    ok, why = isolation.overlay_support()
+    if ok:
+        return Check("workspace", True, "overlay (copy-on-write; opening an episode costs the same whatever "
+                     "the tree's size)")
+    found = diagnose.cause(f"mount overlay: {why}")
+    return Check("workspace", None, f"copies: overlay refused ({why[-200:]})",
+                 found.fix if found else "")
+
+
+def _episode() -> Check:
+    """A real episode: opened, a command run, its isolation probed."""
+    from sweworld.isolation_probes import check_isolation
+    from sweworld.sandbox.sandbox import Dir, Sandbox
+    try:
+        route.route().check()
+        with tempfile.TemporaryDirectory(prefix="sweworld-doctor-") as tmp:
+            started = time.perf_counter()
+            with Sandbox({"/testbed": Dir(Path(tmp))}, config=SandboxConfig(timeout=60)) as sb:
+                first = sb.run("echo ok")
+                opened = (time.perf_counter() - started) * 1000
+                undumpable = sb.ping().get("undumpable") == b"1"
+                broken = check_isolation(lambda c: (lambda r: (r.exit_code, r.output))(sb.run(c, timeout=60)),
+                                         skip=("host_files", "read_only_host"))
+                info = sb.info
+    except SWEWorldError as exc:
+        return Check("episode", False, exc.message.split(": ", 1)[0] if route.route().kind == "none" else exc.message,
+                     "see 'route' above" if route.route().kind == "none" else exc.hint or "", required=True)
+    if first.output != "ok\n" or broken:
+        return Check("episode", False, "; ".join(broken) or f"echo answered {first.output!r}",
+                     "report this: an isolated episode should pass these probes", required=True)
+    note = "" if undumpable else "; the in-episode server could not make itself non-dumpable (no ctypes?)"
+    return Check("episode", True, f"opened and answered in {opened:.0f} ms ({info['route']}, {info['workspace']} "
+                 f"workspace): no network, own pids, host read-only, no host environment or cache path "
+                 f"visible{note}", required=True)
+
+
+def _processes() -> Check:
+    chosen = route.route().kind
+    how = pids.enforcement(SandboxConfig().processes, chosen)
+    _soft, hard = resource.getrlimit(resource.RLIMIT_NPROC)
+    limit = "unlimited" if hard == resource.RLIM_INFINITY else str(hard)
+    detail = f"per episode: {SandboxConfig().processes} processes by {how}; the user's own limit (ulimit -u): {limit}"
+    if os.geteuid() != 0 and hard != resource.RLIM_INFINITY:
+        detail += f"; all episodes together may use {max(0, hard - pids.USER_RESERVE)}, {pids.USER_RESERVE} stay the user's"
+    fix = ""
+    if how.startswith("rlimit (counting every"):
+        fix = ("an episode's process limit counts all your processes here: keep episodes * their processes "
+               "under `ulimit -u`, or ask for a kernel >= 5.14 or cgroup delegation")
+    return Check("process limit", not how.startswith("not enforced"), detail, fix)
+
+
+def _cgroups() -> Check:
+    """cgroup v2 delegation (what a memory limit over many episodes would need)."""
+    unified = Path("/sys/fs/cgroup/cgroup.controllers")
+    if not unified.exists():
+        return Check("cgroup delegation", None, "none: this host mounts cgroup v1 (per-process limits: memory "
+                     "by RLIMIT_AS, files by RLIMIT_FSIZE, processes as above)",
+                     "for a memory limit per episode an administrator boots with cgroup v2 "
+                     "(systemd.unified_cgroup_hierarchy=1) and delegates it (systemd user manager)")
+    own = Path("/proc/self/cgroup").read_text().strip().split("::")[-1]
+    mine = Path("/sys/fs/cgroup") / own.lstrip("/")
+    delegated = os.access(mine, os.W_OK)
+    controllers = (mine / "cgroup.controllers").read_text().split() if (mine / "cgroup.controllers").exists() else []
+    return Check("cgroup delegation", None, f"cgroup v2; this process's cgroup {own} is "
+                 f"{'writable' if delegated else 'not writable'} (controllers: {' '.join(controllers) or 'none'}); "
+                 "sweworld limits episodes with rlimits (memory by RLIMIT_AS, files by RLIMIT_FSIZE)")
+
+
+def _disk() -> Check:
+    home = paths.home()
+    free = shutil.disk_usage(home).free / 1024**3
+    return Check("disk", free > 2, f"{free:.1f} GiB free under {home}; a file written in an episode is at most "
+                 f"{(SandboxConfig().file_size or 0) / 1024**3:.0f} GiB (RLIMIT_FSIZE)",
+                 "" if free > 2 else "free disk, or point SWEWORLD_HOME elsewhere")
+
+
+def _others() -> Check:
+    found = [tool for tool in ("apptainer", "singularity") if shutil.which(tool)]
+    if not found:
+        return Check("other runtimes", None, "no Apptainer/Singularity on PATH")
+    return Check("other runtimes", None, f"{', '.join(found)} found: sweworld does not run episodes through "
+                 "it; bubblewrap (a user namespace, or setuid) is its route")
+
+
+def checks() -> list[Check]:
+    """Every check, in order."""
+    return [_user(), _bwrap(), *_namespaces(), _route(), _workspace(), _episode(), _processes(), _cgroups(),
+            _disk(), _others()]
+
+
+def isolated(results: list[Check]) -> bool:
+    """Whether episodes can be isolated here: every required check passed."""
+    return all(c.ok is not False for c in results if c.required)
