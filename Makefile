@@ -34,7 +34,7 @@ TORCH_FIND_LINKS ?= $(or $(PIP_FIND_LINKS),$(shell $(PYTHON) -m pip config get g
 UV_PIP := $(UV) pip
 LOCK_ARGS := --python-version 3.11 --python-platform x86_64-manylinux_2_28 --custom-compile-command 'make lock' -q
 
-.PHONY: demo test lint lock system venv venv312 venvverl venv-demo clean
+.PHONY: demo test test-sandboxed lint lock system venv venv312 venvverl venv-demo clean
 
 system:
 	@missing=""; \
@@ -102,6 +102,16 @@ test: venv312 venvverl
 	$(VENV)/bin/python -m pytest -n 2 --dist loadgroup -q $(PYTEST_ARGS)
 	$(VENV312)/bin/python -m pytest -n 2 --dist loadgroup -q -m py312 $$(grep -rl 'pytest.mark.py312' tests) $(PYTEST_ARGS)
 	$(VENVVERL)/bin/python -m pytest -n 2 --dist loadgroup -q -m verl $$(grep -rl 'pytest.mark.verl' tests) $(PYTEST_ARGS)
+
+# what an ordinary user's machine must run as well as root's (.ci/run runs it as one): every test that
+# opens a sandbox (bwrap-marked, in all three environments) and the rest of the sandbox, environment,
+# harness and server tests
+SANDBOXED_DIRS := tests/sandbox tests/envs tests/harness tests/integrations tests/backends
+test-sandboxed: venv312 venvverl
+	$(VENV)/bin/python -m pytest -n 2 --dist loadgroup -q -m "bwrap and not py312 and not verl" $(PYTEST_ARGS)
+	$(VENV)/bin/python -m pytest -n 2 --dist loadgroup -q -m "not bwrap and not py312 and not verl" $(SANDBOXED_DIRS) $(PYTEST_ARGS)
+	$(VENV312)/bin/python -m pytest -n 2 --dist loadgroup -q -m "py312 and bwrap" $$(grep -rl 'pytest.mark.py312' tests) $(PYTEST_ARGS)
+	$(VENVVERL)/bin/python -m pytest -n 2 --dist loadgroup -q -m "verl and bwrap" $$(grep -rl 'pytest.mark.verl' tests) $(PYTEST_ARGS)
 
 lint: venv
 	$(VENV)/bin/ruff check --no-cache src tests benchmarks

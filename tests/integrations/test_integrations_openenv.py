@@ -9,6 +9,7 @@ import contextlib
 import json
 import threading
 import time
+import urllib.error
 import urllib.request
 
 import pytest
@@ -273,3 +274,34 @@ def test_serve_refuses_an_unknown_instance_before_listening():
                                       "--instance-ids", "nope__nope-1"])
     assert result.exit_code == 2
     assert "nope__nope-1" in result.output and "lite" in result.output
+
+
+@real
+def test_a_key_in_the_url_path_lets_openenv_clients_in_and_no_one_else(dataset, backend, task):
+    from sweworld.integrations.keyed import KeyedPath
+    server = OpenEnvServer(EpisodeSpec(dataset=dataset), backend=backend, max_sessions=1, eval_timeout=600)
+    with ServerThread(KeyedPath(create_app(server), "s3cret-key")) as url:
+        with session(f"{url}/k/s3cret-key", server) as env:  # OpenEnv's own client, unchanged
+            env.reset(instance_id=task.instance_id)
+            assert bash(env, "echo keyed").observation["output"].startswith("keyed\n")
+        for wrong in ("", "/k/wrong-key", "/k/s3cret-ke", "/k/s3cret-keyX"):
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(f"{url}{wrong}/health", timeout=30)
+            assert refused.value.code == 401 and b"key" in refused.value.read()
+            with pytest.raises((ConnectionError, ConnectionClosed, OSError)), \
+                    GenericEnvClient(base_url=f"{url}{wrong}", message_timeout_s=30).sync() as intruder:
+                intruder.reset(instance_id=task.instance_id)
+        assert urllib.request.urlopen(f"{url}/k/s3cret-key/health", timeout=30).status == 200
+    assert server.wait_closed(WAIT) and server.open_episodes() == []
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "example.invalid"])
+def test_serving_beyond_loopback_without_a_key_is_refused(host, dataset):
+    result = CliRunner().invoke(cli, ["openenv", "serve", "--host", host, "--dataset", dataset], env={"SWEWORLD_API_KEY": ""})
+    assert result.exit_code == 2 and "--api-key" in result.output and "127.0.0.1" in result.output, result.output
+
+
+def test_loopback_names_this_machine_only():
+    from sweworld.integrations.keyed import loopback
+    assert loopback("127.0.0.1") and loopback("localhost") and loopback("::1") and loopback("127.0.0.2")
+    assert not loopback("0.0.0.0") and not loopback("::") and not loopback("example.invalid")

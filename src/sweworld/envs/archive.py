@@ -104,6 +104,34 @@ def _member_filter(member: tarfile.TarInfo, dest: str) -> tarfile.TarInfo:
     return checked.replace(mode=member.mode & 0o1777, deep=False) if member.mode is not None else checked
 
 
+def _inside(dest: str, name: str) -> bool:
+    target = os.path.realpath(os.path.join(dest, name))
+    return target == os.path.realpath(dest) or target.startswith(os.path.realpath(dest) + os.sep)
+
+
+def _extract_checked(tar: tarfile.TarFile, members: list[tarfile.TarInfo], dest: str) -> None:
+    """What ``extractall(filter=_member_filter)`` does, for interpreters without extraction filters
+    (CPython 3.11 before 3.11.4, as Debian 12's 3.11.2): no member lands outside ``dest``, through
+    ``..``, an absolute path or a link extracted before it; a hard link's target is inside ``dest``;
+    setuid and setgid bits are dropped. Symbolic links may point anywhere, as tarfile's ``tar``
+    filter allows (a virtualenv's ``bin/python`` points at its interpreter)."""
+    for member in members:
+        name = member.name
+        if os.path.isabs(name) or not _inside(dest, name):
+            raise tarfile.TarError(f"{name!r} would be extracted outside the destination")
+        if member.islnk() and (os.path.isabs(member.linkname) or not _inside(dest, member.linkname)):
+            raise tarfile.TarError(f"{name!r} links outside the destination ({member.linkname!r})")
+        member.mode &= 0o1777
+        tar.extract(member, dest, numeric_owner=True)
+
+
+def _extract(tar: tarfile.TarFile, members: list[tarfile.TarInfo], dest: str) -> None:
+    if hasattr(tarfile, "tar_filter"):
+        tar.extractall(dest, filter=_member_filter, numeric_owner=True)
+    else:
+        _extract_checked(tar, members, dest)
+
+
 def unpack(packed: Packed, kind: str, key: str) -> Path:
     """Publish ``packed`` as this node's ``(kind, key)``; the caller holds ``store.locked`` of that key.
     Returns the final directory; raises ``ArchiveError`` (and leaves nothing behind) on any failure."""
@@ -121,7 +149,7 @@ def unpack(packed: Packed, kind: str, key: str) -> Path:
         staging.mkdir(parents=True)
         with tarfile.open(fileobj=io.BytesIO(packed.data), mode="r:gz") as tar:
             members = tar.getmembers()
-            tar.extractall(staging, filter=_member_filter, numeric_owner=True)
+            _extract(tar, members, str(staging))
         _restore_xattrs(staging, members)
         _check_meta(staging / meta_name, kind, key, where)
         meta = read_meta(staging / meta_name)

@@ -76,8 +76,9 @@ def _quoted(paths: Iterable[str]) -> str:
 LOCALE_VARS = ("LANG", "LC_ALL", "LANGUAGE", "LC_CTYPE")
 #: A recipe may ask for a locale this machine lacks (SWE-bench's Django specs ask for en_US.UTF-8,
 #: which its images generate with locale-gen): Python would then fall back to ASCII. Use C.UTF-8.
-_LOCALE_FALLBACK = (
-    "if ! python -c 'import locale; locale.setlocale(locale.LC_ALL, \"\")' >/dev/null 2>&1; then\n"
+_LOCALE_FALLBACK = (  # only where a python answers that it cannot: a missing python is no missing locale
+    "if command -v python >/dev/null 2>&1 && ! python -c 'import locale; locale.setlocale(locale.LC_ALL, \"\")' "
+    ">/dev/null 2>&1; then\n"
     "  echo \"sweworld: locale ${LC_ALL:-$LANG} is not installed here; using C.UTF-8\"\n"
     "  export LANG=C.UTF-8 LC_ALL=C.UTF-8 LC_CTYPE=C.UTF-8\n"
     "fi")

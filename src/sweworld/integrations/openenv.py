@@ -52,6 +52,7 @@ from sweworld.config import timeouts
 from sweworld.errors import ConfigError, DatasetError, InfraError
 from sweworld.integrations.episodes import EpisodeSpec, backend_for, load_tasks_of, spec_of
 from sweworld.integrations.gym import STEP_LIMIT, SWEEnv
+from sweworld.integrations.keyed import KeyedPath, loopback
 from sweworld.integrations.openenv_models import SWEAction, SWEObservation, SWEState
 from sweworld.rl.rewards import reward_of
 
@@ -277,11 +278,21 @@ class _QuietClose:
 
 
 def serve(server: OpenEnvServer, *, host: str = "127.0.0.1", port: int = 8000, log_level: str = "info",
-          access_log: bool = False) -> None:
-    """Serve ``server`` with uvicorn until interrupted; every episode is closed on the way out."""
+          access_log: bool = False, api_key: str | None = None) -> None:
+    """Serve ``server`` with uvicorn until interrupted; every episode is closed on the way out.
+
+    ``api_key``: served under ``/k/<api_key>/`` only (``keyed.KeyedPath``: OpenEnv's clients send no
+    header). Without one the server listens on loopback only: another ``host`` raises ``ConfigError``."""
     import uvicorn
     try:
-        uvicorn.run(create_app(server), host=host, port=port, log_level=log_level, access_log=access_log)
+        if not api_key and not loopback(host):
+            raise ConfigError(f"--host {host} serves beyond this machine, and without a key whoever reaches the "
+                              "port runs commands in the episodes",
+                              hint="give --api-key KEY (clients then use base_url=http://HOST:PORT/k/KEY), or bind "
+                              "127.0.0.1 and reach it through an SSH tunnel")
+        app = create_app(server)
+        uvicorn.run(KeyedPath(app, api_key) if api_key else app, host=host, port=port, log_level=log_level,
+                    access_log=access_log)
     finally:
         server.close_all()
 

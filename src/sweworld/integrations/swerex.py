@@ -250,11 +250,10 @@ def _routes(app: FastAPI, server: RexServer, prefix: str, call: Callable) -> Non
     @app.post(f"{prefix}/upload", operation_id=f"upload{suffix}")
     async def upload(request: Request, file: UploadFile = File(...), target_path: str = Form(...),
                      unzip: bool = Form(False)) -> Response:
-        try:
-            data = await file.read()
+        try:  # the request's body, spooled to disk by starlette, is read a piece at a time (swerex_upload)
+            return await call(request, lambda episode: episode.upload(file.file, target_path, unzip))
         finally:
             await file.close()
-        return await call(request, lambda episode: episode.upload(data, target_path, unzip))
 
     @app.post(f"{prefix}/close", operation_id=f"close{suffix}")
     async def close(request: Request) -> Response:

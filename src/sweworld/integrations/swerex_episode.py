@@ -17,16 +17,12 @@ once and turns true when the episode is there) and keeps swerex's named bash ses
 
 from __future__ import annotations
 
-import base64
-import io
-import posixpath
 import shlex
 import threading
 import uuid
-import zipfile
 from collections.abc import Callable
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
+from typing import IO, TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
 
 from pexpect import TIMEOUT
 from swerex.exceptions import (
@@ -53,6 +49,7 @@ from swerex.runtime.abstract import (
 )
 
 from sweworld.errors import InfraError, SWEWorldError
+from sweworld.integrations import swerex_upload
 from sweworld.integrations.swerex_shell import PS1, EpisodeShell, Session, WrappedShell, check_syntax, closers
 from sweworld.protocols import ExecCapable
 
@@ -251,49 +248,16 @@ class Episode:
         self.call(lambda ex: ex.write_file(path, content))
         return WriteFileResponse()
 
-    def _write_bytes(self, executor: Executor, path: str, data: bytes) -> None:
-        if isinstance(executor, BinaryFiles):
-            executor.write_file(path, data)
-            return
-        try:
-            executor.write_file(path, data.decode("utf-8"))
-            return
-        except UnicodeDecodeError:
-            pass
-        tag = f"SWEWORLD_REX_EOF_{uuid.uuid4().hex}"
-        encoded = base64.encodebytes(data).decode("ascii")
-        result = self._stateless(executor, f"mkdir -p -- {shlex.quote(posixpath.dirname(path) or '.')} && "
-                                 f"base64 -d > {shlex.quote(path)} <<'{tag}'\n{encoded}{tag}", self.command_timeout)
-        if result.exit_code != 0:
-            raise OSError(f"cannot write {path} in the episode: {result.output.strip()}")
-
-    def upload(self, data: bytes, target_path: str, unzip: bool) -> UploadResponse:
+    def upload(self, source: IO[bytes], target_path: str, unzip: bool) -> UploadResponse:
         """swerex's ``/upload``: one file to ``target_path``, or a zip (a directory, as ``RemoteRuntime``
-        sends one) extracted into it."""
-        if not unzip:
-            self.call(lambda ex: self._write_bytes(ex, target_path, data))
-            return UploadResponse()
-        members = zipfile.ZipFile(io.BytesIO(data)).infolist()
-
-        def extract(executor: Executor) -> None:
-            paths = {info: _inside(target_path, info.filename) for info in members}
-            dirs = [target_path, *(path for info, path in paths.items() if path and info.is_dir())]
-            made = self._stateless(executor, "mkdir -p -- " + shlex.join(dirs), self.command_timeout)
-            if made.exit_code != 0:
-                raise OSError(f"cannot create {target_path} in the episode: {made.output.strip()}")
-            with zipfile.ZipFile(io.BytesIO(data)) as archive:
-                for info, path in paths.items():
-                    if path and not info.is_dir():
-                        self._write_bytes(executor, path, archive.read(info))
-        self.call(extract)
+        sends one) extracted into it; streamed from ``source`` (``swerex_upload``: bounded memory)."""
+        def stateless(executor: Executor, program: str) -> ExecResult:
+            return self._stateless(executor, program, self.command_timeout)
+        if unzip:
+            self.call(lambda ex: swerex_upload.extract(ex, source, target_path, stateless))
+        else:
+            self.call(lambda ex: swerex_upload.write_stream(ex, target_path, source, stateless))
         return UploadResponse()
-
-
-def _inside(target: str, name: str) -> str:
-    """Where zip member ``name`` lands under ``target``: as ``zipfile.extractall`` puts it (no absolute
-    path, no ``..``); "" when nothing is left of it."""
-    parts = [p for p in name.replace("\\", "/").split("/") if p not in ("", ".", "..")]
-    return posixpath.join(target, *parts) if parts else ""
 
 
 __all__ = ["BinaryFiles", "Episode"]

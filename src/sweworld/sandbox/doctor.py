@@ -19,7 +19,7 @@ from pathlib import Path
 
 from sweworld import paths
 from sweworld.errors import SWEWorldError
-from sweworld.sandbox import diagnose, isolation, pids, route
+from sweworld.sandbox import diagnose, hostlimits, isolation, pids, route
 from sweworld.sandbox.config import SandboxConfig
 
 
@@ -126,12 +126,21 @@ def _processes() -> Check:
     limit = "unlimited" if hard == resource.RLIM_INFINITY else str(hard)
     detail = f"per episode: {SandboxConfig().processes} processes by {how}; the user's own limit (ulimit -u): {limit}"
     if os.geteuid() != 0 and hard != resource.RLIM_INFINITY:
-        detail += f"; all episodes together may use {max(0, hard - pids.USER_RESERVE)}, {pids.USER_RESERVE} stay the user's"
+        detail += (f"; all episodes together may use {max(0, hard - hostlimits.USER_RESERVE)}, "
+                   f"{hostlimits.USER_RESERVE} stay the user's")
     fix = ""
     if how.startswith("rlimit (counting every"):
         fix = ("an episode's process limit counts all your processes here: keep episodes * their processes "
                "under `ulimit -u`, or ask for a kernel >= 5.14 or cgroup delegation")
     return Check("process limit", not how.startswith("not enforced"), detail, fix)
+
+
+def _open_files() -> Check:
+    soft, hard = hostlimits.raise_open_files()
+    fits = (hard if hard != resource.RLIM_INFINITY else 10**6) // 4
+    return Check("open files", fits >= 64, f"{soft} per process once sweworld raises it (hard limit {hard}): "
+                 f"about {fits} live episodes per process (each holds three pipes)",
+                 "" if fits >= 64 else "an administrator raises the hard `nofile` limit (/etc/security/limits.conf)")
 
 
 def _cgroups() -> Check:
@@ -169,7 +178,7 @@ def _others() -> Check:
 
 def checks() -> list[Check]:
     """Every check, in order."""
-    return [_user(), _bwrap(), *_namespaces(), _route(), _workspace(), _episode(), _processes(), _cgroups(),
+    return [_user(), _bwrap(), *_namespaces(), _route(), _workspace(), _episode(), _processes(), _open_files(), _cgroups(),
             _disk(), _others()]
 
 

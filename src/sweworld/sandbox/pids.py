@@ -6,10 +6,7 @@ whose real uid is host root (``INIT_USER``), however, so when sweworld runs as r
 sandbox in a pids cgroup (v1 ``pids`` hierarchy or cgroup v2) with ``pids.max``. Where neither is
 available the limit is reported as not enforced.
 
-All episodes together (``reserve_for_user``). A user namespace also checks every fork against the
-``RLIMIT_NPROC`` its creator had, counting all the user's processes. sweworld lowers its own soft
-limit once, before its first episode, to the hard limit less ``USER_RESERVE``: however many episodes
-run and whatever they start, the user's own shell and other programs keep that many processes.
+All episodes together: ``hostlimits.reserve_for_user``.
 """
 
 from __future__ import annotations
@@ -18,7 +15,6 @@ import atexit
 import contextlib
 import os
 import platform
-import resource
 import threading
 import time
 import uuid
@@ -114,28 +110,6 @@ class PidsCgroup:
             time.sleep(0.01)
         with contextlib.suppress(OSError):
             path.rmdir()
-
-
-USER_RESERVE = 256
-"""Processes of the user that no number of episodes can take (see the module docstring)."""
-_RESERVED: list[tuple[int, int]] = []
-
-
-def reserve_for_user(reserve: int = USER_RESERVE) -> tuple[int, int] | None:
-    """Lower this process's soft ``RLIMIT_NPROC`` to the hard limit less ``reserve`` (once; never
-    raised). Returns (soft, hard) as set, None where the user has no finite limit (or is root, whom
-    the kernel does not count)."""
-    if _RESERVED:
-        return _RESERVED[0]
-    soft, hard = resource.getrlimit(resource.RLIMIT_NPROC)
-    if os.geteuid() == 0 or hard == resource.RLIM_INFINITY or hard <= 2 * reserve:
-        return None
-    wanted = hard - reserve if soft == resource.RLIM_INFINITY else min(soft, hard - reserve)
-    with contextlib.suppress(ValueError, OSError):
-        resource.setrlimit(resource.RLIMIT_NPROC, (wanted, hard))
-        _RESERVED.append((wanted, hard))
-        return _RESERVED[0]
-    return None
 
 
 def per_namespace_rlimits() -> bool:

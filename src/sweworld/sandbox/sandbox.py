@@ -14,7 +14,7 @@ from pathlib import Path
 
 from sweworld.errors import SandboxError
 from sweworld.paths import remove_tree
-from sweworld.sandbox import conda_shim, isolation, pids, route, workdirs
+from sweworld.sandbox import conda_shim, hostlimits, isolation, pids, route, workdirs
 from sweworld.sandbox.config import SandboxConfig
 from sweworld.sandbox.etc import etc_snapshot
 from sweworld.sandbox.isolation import Bind, Layout, Overlay
@@ -147,8 +147,8 @@ class Sandbox:
             layout, self.workspace_mode = self._layout(mounts, ro_paths or [], chosen.kind)
             launch = isolation.command(layout, self.config, chosen.kind)
             preexec = None
+            hostlimits.prepare()
             if self.config.processes is not None and self.config.isolation != "none":
-                pids.reserve_for_user()
                 self._res.cgroup = pids.PidsCgroup(self.config.processes)
                 preexec = self._res.cgroup.enter if self._res.cgroup.path is not None else None
             self._res.start(launch, preexec)
@@ -278,6 +278,11 @@ class Sandbox:
     def write_file(self, path: str, content: str | bytes) -> None:
         data = content.encode() if isinstance(content, str) else content
         self._file_op({"op": "write", "path": self._path(path), "data": data})
+
+    def append_file(self, path: str, data: bytes) -> None:
+        """``data`` added at the end of ``path`` (created when missing): a large file written in
+        pieces, with only one piece in memory at a time."""
+        self._file_op({"op": "write", "path": self._path(path), "data": data, "append": True})
 
     def diff(self) -> str:
         """The workspace against the base commit; build caches and what the install itself changed

@@ -340,7 +340,7 @@ def handle(request, shell, config):
     if op == "write":
         path = text(request, "path")
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-        with open(path, "wb") as handle_:
+        with open(path, "ab" if request.get("append") == b"1" else "wb") as handle_:
             handle_.write(request["data"])
         return {"ok": True}
     raise ValueError("unknown op %r" % op)
