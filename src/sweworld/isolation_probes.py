@@ -11,8 +11,9 @@ through ``run`` and returns the broken expectations (empty: isolated):
 - the host is read-only outside the workspace and tmp;
 - limits: the memory (address space) and file-size limits are set for what the seam runs;
 - host leaks: no process the episode can see carries the launching process's environment (the value
-  of ``SWEWORLD_PROBE_SECRET``, planted there before the episode opened) or a path of sweworld's cache
-  (``$SWEWORLD_HOME``) in its ``environ``, ``cmdline``, ``mountinfo`` or open file descriptors;
+  of ``SWEWORLD_PROBE_SECRET``, planted there before the episode opened: ``host_secret``) or a path of
+  sweworld's cache (``$SWEWORLD_HOME``: ``cache_paths``; overlay workspaces only, a copy workspace is a
+  bind and shows its path) in its ``environ``, ``cmdline``, ``mountinfo`` or open file descriptors;
 - confinement: the episode has no ``CAP_SYS_ADMIN`` (it could remount its read-only binds writable)
   and cannot write ``/proc/sys`` (run by root, it would set the host's sysctls).
 """
@@ -116,17 +117,21 @@ def _cache_home() -> str:
     return os.path.realpath(root)
 
 
-def _probe_host_leaks(run: Run) -> list[str]:
-    _, out = run(_LEAK_SCRIPT)
-    broken = []
+def _probe_host_secret(run: Run) -> list[str]:
     secret = os.environ.get(SECRET_VARIABLE)
-    if secret and secret in out:
-        broken.append(f"host leaks: the launching process's {SECRET_VARIABLE} is readable in the episode's /proc")
+    if not secret:
+        return []
+    _, out = run(_LEAK_SCRIPT)
+    return [f"host leaks: the launching process's {SECRET_VARIABLE} is readable in the episode's /proc"] \
+        if secret in out else []
+
+
+def _probe_cache_paths(run: Run) -> list[str]:
+    """Overlay workspaces only: a copy workspace (overlay refused) is bound, and a bind shows its path."""
+    _, out = run(_LEAK_SCRIPT)
     home = _cache_home()
     leaked = sorted({line.strip()[:200] for line in out.splitlines() if home in line})
-    if leaked:
-        broken.append(f"host leaks: sweworld's cache path {home} is named in the episode's /proc: {leaked[:3]}")
-    return broken
+    return [f"host leaks: sweworld's cache path {home} is named in the episode's /proc: {leaked[:3]}"] if leaked else []
 
 
 def _probe_confinement(run: Run) -> list[str]:
@@ -143,8 +148,8 @@ def _probe_confinement(run: Run) -> list[str]:
 
 PROBES: dict[str, Callable[[Run], list[str]]] = {
     "network": _probe_network, "host_files": _probe_host_file, "host_processes": _probe_host_processes,
-    "read_only_host": _probe_read_only_host, "limits": _probe_limits, "host_leaks": _probe_host_leaks,
-    "confinement": _probe_confinement,
+    "read_only_host": _probe_read_only_host, "limits": _probe_limits, "host_secret": _probe_host_secret,
+    "cache_paths": _probe_cache_paths, "confinement": _probe_confinement,
 }
 
 

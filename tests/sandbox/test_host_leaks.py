@@ -64,15 +64,10 @@ def test_read_only_stays_read_only_and_the_hosts_sysctls_are_out_of_reach(small_
 
 def test_sweworld_exec_shows_an_agent_no_secret_and_no_cache_path(small_tree, tmp_path):
     """The CLI route, in a process of its own that inherits the planted secret."""
-    from sweworld.tasks import save_tasks
-    from sweworld.types import Task
-    tree, commit = small_tree
-    task = Task(instance_id="leak__probe-1", repo="local/leak", base_commit=commit, patch="", test_patch="",
-                problem_statement="", version="1", FAIL_TO_PASS=[], PASS_TO_PASS=[], test_cmd="true", install="true",
-                python="3.11", repo_source=str(tree))
-    dataset = save_tasks([task], tmp_path / "tasks.jsonl")
+    from localtask import local_dataset
+    dataset = local_dataset(small_tree[0], tmp_path)
     done = subprocess.run([sys.executable, "-m", "sweworld.cli.app", "exec", "--dataset", str(dataset), "--instance",
-                           task.instance_id, "--", EVERY_PROC], capture_output=True, text=True, timeout=900)
+                           "local__tree-1", "--", EVERY_PROC], capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "overlay" in done.stdout
     assert os.environ[SECRET_VARIABLE] not in done.stdout and _home() not in done.stdout

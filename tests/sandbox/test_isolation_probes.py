@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from sweworld.isolation_probes import check_isolation
+from sweworld.isolation_probes import SECRET_VARIABLE, check_isolation
 from sweworld.sandbox import Layers, Sandbox, SandboxConfig
 
 pytestmark = pytest.mark.bwrap
@@ -17,14 +17,14 @@ def _run(sb):
 
 def test_the_probes_see_an_unisolated_episode_leak(small_tree):
     tree, commit = small_tree
-    with Sandbox({"/testbed": Layers([tree])}, base_commit=commit,
-                 config=SandboxConfig(isolation="none", memory=None, file_size=None)) as sb:
+    leaky = SandboxConfig(isolation="none", memory=None, file_size=None, passthrough_env=[SECRET_VARIABLE])
+    with Sandbox({"/testbed": Layers([tree])}, base_commit=commit, config=leaky) as sb:
         broken = check_isolation(_run(sb))
     assert any(b.startswith("network") for b in broken), broken
     assert any(b.startswith("host files") for b in broken), broken
     assert any(b.startswith("host processes") for b in broken), broken
     assert any(b.startswith("limits") for b in broken), broken
-    assert any(b.startswith("host leaks") for b in broken), broken  # the planted secret, in the host's /proc
+    assert any(SECRET_VARIABLE in b for b in broken), broken  # the planted secret, passed to the shell
     assert any(b.startswith("confinement") for b in broken), broken
 
 

@@ -104,8 +104,8 @@ def _episode() -> Check:
                 first = sb.run("echo ok")
                 opened = (time.perf_counter() - started) * 1000
                 undumpable = sb.ping().get("undumpable") == b"1"
-                broken = check_isolation(lambda c: (lambda r: (r.exit_code, r.output))(sb.run(c, timeout=60)),
-                                         skip=("host_files", "read_only_host"))
+                skip = ("host_files", "read_only_host") + (("cache_paths",) if sb.info["workspace"] == "copy" else ())
+                broken = check_isolation(lambda c: (lambda r: (r.exit_code, r.output))(sb.run(c, timeout=60)), skip=skip)
                 info = sb.info
     except SWEWorldError as exc:
         return Check("episode", False, exc.message.split(": ", 1)[0] if route.route().kind == "none" else exc.message,

@@ -18,7 +18,7 @@ import resource
 import threading
 
 USER_RESERVE = 256
-"""Processes of the user that no number of episodes can take."""
+"""Processes of the user that no number of episodes can take (a quarter of a smaller limit)."""
 _DONE: dict[str, tuple[int, int] | None] = {}
 _LOCK = threading.Lock()
 
@@ -37,8 +37,9 @@ def reserve_for_user(reserve: int = USER_RESERVE) -> tuple[int, int] | None:
     (soft, hard) as set, None where the user has no finite limit (or is root, whom the kernel does
     not count)."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NPROC)
-    if os.geteuid() == 0 or hard == resource.RLIM_INFINITY or hard <= 2 * reserve:
+    if os.geteuid() == 0 or hard == resource.RLIM_INFINITY:
         return None
+    reserve = min(reserve, hard // 4)  # a small limit keeps a quarter
     wanted = hard - reserve if soft == resource.RLIM_INFINITY else min(soft, hard - reserve)
     with contextlib.suppress(ValueError, OSError):
         resource.setrlimit(resource.RLIMIT_NPROC, (wanted, hard))
