@@ -123,15 +123,17 @@ def my_episodes() -> list[Path]:
 
 
 def naming(dirs: set[str]) -> list[int]:
-    """Processes whose command line names one of ``dirs``."""
+    """Processes whose command line names one of ``dirs``, or that run in one (a sandbox's bubblewrap
+    takes its arguments from a memfd; its working directory is its episode's)."""
     found = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
                 cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().decode(errors="replace")
+                cwd = os.readlink(f"/proc/{entry}/cwd")
             except OSError:
                 continue
-            if any(d in cmdline for d in dirs):
+            if any(d in cmdline for d in dirs) or cwd in dirs:
                 found.append(int(entry))
     return found
 

@@ -127,7 +127,7 @@ def substrate(run: DemoRun) -> list[Section]:
     started = time.perf_counter()
     with episode_sandbox(layer, label="demo-a") as a, episode_sandbox(layer, label="demo-b") as b:
         open_ms = (time.perf_counter() - started) * 1000 / 2
-        say(f"two isolated episodes opened ({a.info['workspace']} workspaces, "
+        say(f"two isolated episodes opened ({a.info['route']} route, {a.info['workspace']} workspaces, "
             f"process limit by {a.info['process_limit']}), {open_ms:.0f} ms each")
         if task.test_patch:
             for name, sb in (("A", a), ("B", b)):
