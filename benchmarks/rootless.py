@@ -21,7 +21,6 @@ import argparse
 import json
 import os
 import pwd
-import shlex
 import statistics
 import subprocess
 import sys
@@ -30,14 +29,11 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from trl_env import descendants, disk_usage, my_episodes, naming, pct, rss_pss
-
-from sweworld.backends.real import evaluate_instance
+from harness import measure as harness_overhead
 from sweworld.datasets import path_of
 from sweworld.envs import EnvBuilder, episode_sandbox
-from sweworld.harness.directives import test_directives
-from sweworld.harness.predictions import Prediction
 from sweworld.tasks import load_tasks
+from trl_env import descendants, disk_usage, my_episodes, naming, pct, rss_pss
 
 
 def p1(layer, repeat: int) -> dict:
@@ -100,26 +96,8 @@ def live(layer, count: int, workers: int) -> dict:
             "left_dirs": len(left_dirs), "left_processes": len(left_procs)}
 
 
-def harness(builder: EnvBuilder, task, layer, repeat: int) -> dict:
-    command = f"{layer.env.recipe.test_cmd} {' '.join(shlex.quote(d) for d in test_directives(task))}"
-    graded, bare = [], []
-    for _ in range(repeat):
-        with tempfile.TemporaryDirectory() as tmp:
-            started = time.perf_counter()
-            report = evaluate_instance(task, Prediction(instance_id=task.instance_id, model_patch=task.patch),
-                                       Path(tmp) / task.instance_id, builder=builder, timeout=900)
-            graded.append(time.perf_counter() - started)
-            assert report.resolved, report
-        with episode_sandbox(layer) as sb:
-            sb.write_file("/tmp/gold.diff", task.patch)
-            sb.run("git apply /tmp/gold.diff")
-            if task.test_patch:
-                sb.write_file("/tmp/test.diff", task.test_patch)
-                sb.run("git apply /tmp/test.diff")
-            started = time.perf_counter()
-            sb.exec(command, timeout=900)
-            bare.append(time.perf_counter() - started)
-    h, b = statistics.median(graded), statistics.median(bare)
+def harness(builder: EnvBuilder, task, repeat: int) -> dict:
+    h, b = harness_overhead(builder, task, repeat)
     return {"harness_s": h, "bare_s": b, "overhead_pct": 100 * (h / b - 1)}
 
 
@@ -131,7 +109,7 @@ def measure(args: argparse.Namespace) -> dict:
                "p1": p1(layer, args.repeat), "p2": p2(layer, args.repeat)}
     for count in args.live:
         figures[f"live{count}"] = live(layer, count, args.workers)
-    figures["harness"] = harness(builder, task, layer, 3)
+    figures["harness"] = harness(builder, task, 3)
     return figures
 
 
