@@ -51,10 +51,13 @@ LAUNCH_ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8"}
 and the episode can read theirs (``/proc/<pid>/environ``), so never the host's."""
 CAPABILITIES = ("CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER", "CAP_FSETID", "CAP_KILL", "CAP_SETGID",
                 "CAP_SETUID", "CAP_SETPCAP", "CAP_SETFCAP", "CAP_NET_BIND_SERVICE", "CAP_NET_RAW",
-                "CAP_SYS_CHROOT", "CAP_AUDIT_WRITE")
+                "CAP_NET_ADMIN", "CAP_SYS_CHROOT", "CAP_AUDIT_WRITE")
 """What the episode's root may do: Docker's default set but ``CAP_MKNOD`` (no device nodes in a user
-namespace anyway). Without ``CAP_SYS_ADMIN`` nothing can be mounted or remounted inside, so the
-read-only binds stay read-only; without ``CAP_SYS_PTRACE`` the server's ``/proc/1`` is out of reach."""
+namespace anyway), and ``CAP_NET_ADMIN`` over the episode's own network namespace, which reaches
+nothing (the eval script's stand-ins route unreachable addresses to the loopback device, where a
+connection hangs as on the internet). Without ``CAP_SYS_ADMIN`` nothing can be mounted or remounted
+inside, so the read-only binds stay read-only; without ``CAP_SYS_PTRACE`` the server's ``/proc/1``
+is out of reach."""
 PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/fs")
 """Bound read-only over the episode's ``/proc``, as Docker does. Their write checks compare uids,
 not capabilities: run by root, the episode's root is the host's, and could set the host's sysctls
