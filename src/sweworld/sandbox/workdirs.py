@@ -85,7 +85,11 @@ def create(uses: list[str] | None = None, *, keep: bool = False) -> Path:
     name = uuid.uuid4().hex[:16]
     staging = base / f".{name}.new"
     staging.mkdir()
-    (staging / OWNER_FILE).write_text(json.dumps(owner_record(uses, keep=keep)))
+    try:
+        (staging / OWNER_FILE).write_text(json.dumps(owner_record(uses, keep=keep)))
+    except BaseException:  # e.g. no file descriptor left: nothing stays behind for the next sweep
+        remove_tree(staging)
+        raise
     final = base / name
     os.replace(staging, final)
     return final
