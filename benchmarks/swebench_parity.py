@@ -60,7 +60,10 @@ def by_repo(tasks) -> dict[str, list]:
     return groups
 
 
-def run(tasks, preds: dict[str, Prediction], name: str, args, builder) -> tuple[dict[str, bool | None], dict]:
+def run(tasks, preds: dict[str, Prediction], name: str, args, builder,
+        records: dict | None = None) -> tuple[dict[str, bool | None], dict]:
+    """Verdicts (None: an infrastructure failure) and wall seconds per instance; ``records``, when
+    given, receives each instance's whole report."""
     times: dict[str, float] = {}
     verdicts: dict[str, bool | None] = {}
     last = [time.monotonic()]
@@ -70,6 +73,8 @@ def run(tasks, preds: dict[str, Prediction], name: str, args, builder) -> tuple[
         times[report.instance_id] = now - last[0]
         last[0] = now
         verdicts[report.instance_id] = None if report.error_kind == "infra" else report.resolved
+        if records is not None:
+            records[report.instance_id] = report
     evaluate_run(tasks, preds,
                  EvalConfig(run_id=name, logs_dir=args.out / "logs", out=args.out, force=True, runner=RunnerConfig(workers=args.workers)),
                  model=model_name(preds), backend=RealBackend(builder), on_done=done)

@@ -114,7 +114,7 @@ def test_partially_applicable_patch_is_refused_and_tree_reset(tree):
     with sandbox(tree) as sb:
         result = apply_patch(sb, partial_patch(tree[0]))
         assert not result.applied, result.log
-        for command in ("git apply -v --reject", "patch --batch --fuzz=5 -p1"):
+        for command in ("git apply -v --3way", "git apply -v --reject", "patch --batch --forward --fuzz=5 -p1"):
             assert command in result.log
         assert status(sb) == ""
         leftovers = sb.run("find . -name '*.rej' -o -name '*.orig'", cwd="/testbed")
@@ -134,11 +134,13 @@ def build_copy(root: Path) -> str:
             + "".join("+" + line for line in lines))
 
 
-def test_a_patch_that_recreates_an_install_build_applies_through_patch(tree):
-    """psf__requests-863 (CodeR): the patch also adds the files of an install's ``build/lib``, which
-    the install left in the tree too. ``git apply`` refuses it ("already exists": CodeR's own
-    harness stopped there); ``--reject`` applies the rest and exits 1, the tree is reset, and
-    ``patch`` deletes the existing copies (a creation that looks reversed) and applies the fix."""
+def test_a_patch_that_recreates_an_install_build_is_not_applied_and_nothing_is_reversed(tree):
+    """psf__requests-863 (CodeR; Docker: not resolved): the patch also adds the files of an install's
+    ``build/lib``, which the install left in the tree too. ``git apply`` and ``--3way`` refuse it
+    ("already exists"), ``--reject`` applies the rest and exits 1, the tree is reset, and
+    ``patch --forward`` skips the creation that looks applied (never deletes the copy: ``--batch``
+    alone assumed "reversed") and exits 1: not applied, as SWE-bench 5.x's chain has it. The copy
+    is recorded as a hunk the tree held already."""
     root = tree[0]
     fixed = MOD.replace("    return 5\n", "    return 50\n")
     patch = diff_of(root, {"pkg/mod.py": fixed}) + build_copy(root)
@@ -146,22 +148,23 @@ def test_a_patch_that_recreates_an_install_build_applies_through_patch(tree):
         result = apply_patch(sb, patch)
         assert "already exists in working directory" in result.log
         assert "Applied patch pkg/mod.py cleanly" in result.log  # by --reject, which exits 1
-        assert result.applied and result.method == "patch --fuzz", result.log
-        assert "Assuming -R" in result.log
-        assert sb.read_file("pkg/mod.py") == fixed
-        assert sb.run("test -e build/lib/pkg/other.py", cwd="/testbed").exit_code != 0
-        assert status(sb) == "M pkg/mod.py"  # no .rej of the --reject attempt left behind
+        assert not result.applied and "Skipping patch" in result.log and "Assuming -R" not in result.log
+        assert result.already_present == ["build/lib/pkg/other.py @@ -0,0 +1,3 @@"]
+        assert result.rejected == []  # refused whole ("already exists"), no hunk of it rejected
+        assert sb.read_file("pkg/mod.py") == MOD
+        assert sb.read_file("build/lib/pkg/other.py") == "A = 1\nB = 2\nC = 3\n"
+        assert status(sb) == ""  # no .rej or .orig of the attempts left behind
         assert sb.read_file("build/artefact.so") == "built\n"
 
 
-def test_a_failed_chain_puts_back_the_build_copies_patch_deleted(tree):
-    """``patch`` deletes an existing file the patch creates before it fails on another hunk; the
-    reset must put the ignored build copy back, not only the tracked files."""
+def test_a_failed_chain_puts_back_the_build_copies_and_patch_never_reverses_them(tree):
+    """The reset puts back ignored build copies too, and ``patch --forward`` skips a creation that
+    looks applied instead of deleting the file (``--batch`` alone did, then failed on another hunk)."""
     root = tree[0]
     patch = partial_patch(root) + build_copy(root)
     with sandbox(tree) as sb:
         result = apply_patch(sb, patch)
-        assert not result.applied and "Assuming -R" in result.log, result.log
+        assert not result.applied and "Skipping patch" in result.log and "Assuming -R" not in result.log, result.log
         assert sb.read_file("build/lib/pkg/other.py") == "A = 1\nB = 2\nC = 3\n"
         assert sb.read_file("pkg/other.py") == "A = 1\nB = 2\nC = 3\n"
         assert status(sb) == ""
@@ -338,3 +341,78 @@ def test_context_diffs_give_their_paths_too():
     context = "*** /dev/null\n--- /tmp/evil.txt\n***************\n*** 0 ****\n--- 1 ----\n+ hi\n"
     assert patch_paths(context) == ["/tmp/evil.txt"]
     assert any("absolute path" in p for p in unsafe_paths(context))
+
+
+TOX = "[testenv]\ncommands =\n    pytest {posargs}\n"
+SETUP_TOX = TOX.replace("pytest {posargs}", "pytest -rA {posargs}")  # sphinx's pre_install sed
+SETUP_PINS = "A = 1\nB = 2  # pinned by the set-up\nC = 3\n"  # as its setup.py pins
+
+
+def image_tree(root: Path) -> tuple[str, str, str]:
+    """The tree as SWE-bench's image holds it: the set-up edits committed as "SWE-bench" on the base
+    commit (the base gains a tox.ini first). Returns (base commit, the gold fix, the fix plus the
+    set-up edits: what an agent's diff against the base commit holds in such an image)."""
+    (root / "tox.ini").write_text(TOX)
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "tox")
+    base = git(root, "rev-parse", "HEAD").strip()
+    fixed = MOD.replace("    return 7\n", "    return 70\n")
+    gold = diff_of(root, {"pkg/mod.py": fixed})
+    agent = diff_of(root, {"pkg/mod.py": fixed, "tox.ini": SETUP_TOX, "pkg/other.py": SETUP_PINS})
+    (root / "tox.ini").write_text(SETUP_TOX)
+    (root / "pkg" / "other.py").write_text(SETUP_PINS)
+    git(root, "commit", "-qam", "SWE-bench")
+    return base, gold, agent
+
+
+def test_set_up_edits_an_agents_patch_repeats_are_no_ops_and_the_fix_applies(tree):
+    """sphinx in SWE-bench's images (mini-swe-agent, OpenHands): the patch carries the image's own
+    set-up edits beside the fix. ``git apply`` refuses it; ``--3way`` merges those hunks as the
+    same change on both sides and applies the fix (swebench 5.x: resolved). They are recorded as
+    already present, and never reversed: tox.ini keeps its one ``-rA``."""
+    root = tree[0]
+    base, gold, agent = image_tree(root)
+    fixed = MOD.replace("    return 7\n", "    return 70\n")
+    with Sandbox({"/testbed": Layers([root])}, base_commit=base) as sb:
+        result = apply_patch(sb, agent)
+        assert result.applied and result.method == "git apply --3way", result.log
+        assert sb.read_file("tox.ini") == SETUP_TOX and sb.read_file("pkg/other.py") == SETUP_PINS
+        assert sb.read_file("pkg/mod.py") == fixed
+        assert result.already_present == ["pkg/other.py @@ -1,3 +1,3 @@", "tox.ini @@ -1,3 +1,3 @@"], result
+        assert "already in the tree, so left as they were: pkg/other.py" in result.log
+        assert status(sb) == "M pkg/mod.py"  # the fix in the working tree, nothing staged (as git apply)
+    with Sandbox({"/testbed": Layers([root])}, base_commit=base) as sb:
+        result = apply_patch(sb, gold)  # the gold patch alone: the first command, as before
+        assert result.applied and result.method == "git apply" and result.already_present == []
+        assert sb.read_file("tox.ini") == SETUP_TOX and sb.read_file("pkg/mod.py") == fixed
+
+
+def test_a_patch_that_rewrites_a_set_up_edit_otherwise_fails_and_leaves_the_image_as_it_was(tree):
+    """CodeR's sphinx patches (Docker: not resolved) rewrite tox.ini their own way: ``--3way``
+    conflicts, ``patch --forward`` fails; the tree is the image's again, with no conflict left in the
+    index or the files."""
+    root = tree[0]
+    base, _gold, _agent = image_tree(root)
+    git(root, "checkout", "-q", base)
+    rewrite = diff_of(root, {"tox.ini": TOX.replace("pytest {posargs}", "pytest -v {posargs}"), "README": "fixed\n"})
+    git(root, "checkout", "-q", "-")
+    with Sandbox({"/testbed": Layers([root])}, base_commit=base) as sb:
+        result = apply_patch(sb, rewrite)
+        assert not result.applied and "with conflicts" in result.log, result.log
+        assert result.rejected == ["tox.ini hunk #1"], result.log
+        assert sb.read_file("tox.ini") == SETUP_TOX and sb.read_file("README") == "small tree\n"
+        assert status(sb) == ""
+        assert sb.run("git diff --cached --quiet && git log -1 --format=%s", cwd="/testbed").output == "SWE-bench\n"
+
+
+def test_a_patch_wholly_in_the_tree_counts_as_applied(tree):
+    """swebench 5.x's last step: every command failed, ``git apply --check --reverse`` passes."""
+    root = tree[0]
+    base, _gold, _agent = image_tree(root)
+    git(root, "checkout", "-q", base)
+    setup_only = diff_of(root, {"tox.ini": SETUP_TOX})
+    git(root, "checkout", "-q", "-")
+    with Sandbox({"/testbed": Layers([root])}, base_commit=base) as sb:
+        result = apply_patch(sb, setup_only)
+        assert result.applied and result.method in ("git apply --3way", "already applied"), result.log
+        assert sb.read_file("tox.ini") == SETUP_TOX and status(sb) == ""

@@ -224,7 +224,9 @@ class EnvBuilder:
 
     @staticmethod
     def _layer_key(task: Task, env_key: str, recipe: EnvRecipe, fills: list) -> str:
-        return instance_key(f"{env_key}:{LAYER_FORMAT}{submodule_fill.key_suffix(fills)}", task.base_commit, recipe)
+        committed = ":setup-committed" if recipe.commits_setup() else ""
+        return instance_key(f"{env_key}:{LAYER_FORMAT}{committed}{submodule_fill.key_suffix(fills)}",
+                            task.base_commit, recipe)
 
     def built_testbed(self, task: Task) -> Path | None:
         """The build artefacts of ``task``'s install layer over its base tree (``__pycache__``,
@@ -326,6 +328,9 @@ class StagedBuild:
         os.replace(self.staging, self.final)
 
 
+_ASSUME_UNCHANGED = ("  xargs -r -d '\\n' git update-index --assume-unchanged < .git/info/sweworld-install-changes "
+                     "|| true\n")
+
 #: Untracked files the install produced (egg-info, build dirs, compiled extensions) are listed in
 #: .git/info/exclude of the layer, so that no episode's diff or `git status` ever shows them.
 _RECORD_ARTEFACTS = r"""
@@ -361,7 +366,25 @@ timeout 300 python -m pytest --collect-only -q -p no:cacheprovider >/dev/null 2>
 """
 
 
+#: SWE-bench's images commit the tree as the set-up left it (``make_repo_script_list_py`` since
+#: swebench 3.0.17; the v5 Dockerfiles too): HEAD is a commit "SWE-bench" on the base commit, so an
+#: agent's ``git diff`` (against HEAD) leaves the set-up edits out, a diff against the base commit
+#: holds them, and ``git apply --3way`` merges a patch that repeats them (docs/swebench.md). The
+#: same here for recipes of SWE-bench's specs, dated as the base commit (a layer rebuilt on another
+#: node is the same commit); the list of what the install changed still keeps it out of
+#: ``Sandbox.diff`` (against the base commit).
+_COMMIT_SETUP = r"""
+cd /testbed
+if [ -d .git ]; then
+  export GIT_AUTHOR_DATE="$(git log -1 --format=%cI HEAD)" GIT_COMMITTER_DATE="$(git log -1 --format=%cI HEAD)"
+  git -c user.name=SWE-bench -c user.email=setup@swebench.config -c commit.gpgsign=false     commit --allow-empty --no-verify -qam SWE-bench || echo "sweworld: could not commit the set-up state"
+fi
+"""
+
 def instance_epilogue(recipe: EnvRecipe) -> str:
-    """What runs after the install, in the layer: caches first, then the artefact bookkeeping."""
+    """What runs after the install, in the layer: caches first, then the artefact bookkeeping (and,
+    for SWE-bench's specs, the commit of the set-up state, after the list of what it changed)."""
     warm = _WARM_CACHES + (_WARM_PYTEST if "pytest" in recipe.test_cmd else "")
+    if recipe.commits_setup():
+        return warm + _RECORD_ARTEFACTS.replace(_ASSUME_UNCHANGED, "") + _COMMIT_SETUP
     return warm + _RECORD_ARTEFACTS

@@ -5,7 +5,8 @@ in a few Python source files that the install does not read. Its install layer i
 release's, hard-linked (no copy, no sandbox, no install): the byte code of the changed files is
 removed (it would be stale) and the git index is rebuilt for the base commit, keeping the release
 layer's assume-unchanged flags. Anything else (new, deleted or non-Python files, packaging files,
-``pre_install`` steps, a file the install rewrote) falls back to a real build.
+``pre_install`` steps, a file the install rewrote, a layer that commits its set-up state) falls back
+to a real build.
 """
 
 from __future__ import annotations
@@ -48,8 +49,8 @@ def _assume_unchanged(index: Path, git_dir: Path) -> list[str]:
 def derive_layer(builder, task: Task, env, tree: Path, key: str, final: Path) -> bool:
     """Publish ``final`` as a derived layer of ``task``; False when it cannot be derived (build it)."""
     parent_commit = task.environment_setup_commit
-    if not parent_commit or parent_commit == task.base_commit or env.recipe.pre_install:
-        return False
+    if not parent_commit or parent_commit == task.base_commit or env.recipe.pre_install or env.recipe.commits_setup():
+        return False  # a committed set-up state is a commit on the parent's base, not on this one's
     mirror = builder.repos.mirror(task.repo, task.repo_source, instance_id=task.instance_id)
     changed = changed_sources(mirror, parent_commit, task.base_commit)
     if changed is None:

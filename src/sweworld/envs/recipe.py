@@ -96,6 +96,11 @@ class EnvRecipe(BaseModel):
             raise ValueError(f"python must look like 'X.Y', got {value!r}")
         return f"{match.group(1)}.{match.group(2)}"
 
+    def commits_setup(self) -> bool:
+        """Whether its install layer commits the tree as the set-up left it, as the images of its
+        source do (SWE-bench's: a commit "SWE-bench" on the base commit; envs/build.py)."""
+        return self.source == "swebench"
+
     def env_stage_fields(self) -> dict[str, Any]:
         """The fields that decide the env stage (and only those; ``constraints`` and ``packages_frozen``
         only when set, so that adding them kept every existing key)."""

@@ -269,3 +269,35 @@ def split_exports(commands: list[str], env: dict[str, str]) -> list[str]:
         else:
             kept.append(command)
     return kept
+
+
+_TREE_SED = re.compile(r"""sed -i (['"])s/((?:[^/\\]|\\.)*)/(?:[^/\\]|\\.)*/\1 ([^\s;&|/][^\s;&|]*)""")
+
+
+def tree_edit_commands(spec: dict[str, Any] | None) -> list[str]:
+    """The commands of ``spec``'s ``pre_install`` that edit files of the repository (``tree_edits``):
+    nothing else of it (an ``apt-get``, a venv) is in them."""
+    return [command for command in (spec or {}).get("pre_install") or [] if _TREE_SED.search(command)]
+
+
+def tree_edits(spec: dict[str, Any] | None) -> list[tuple[str, str]]:
+    """(file, the text it matches) of each ``sed -i s/PATTERN/.../ FILE`` of ``spec``'s
+    ``pre_install`` on a file of the repository (a relative path): the edits of tracked files that
+    SWE-bench's images hold after their set-up (sphinx's ``tox.ini`` and ``setup.py`` pins,
+    astropy's ``pyproject.toml``, pytest 6.3's ``setup.cfg``), and that agents' diffs against the
+    base commit then carry beside their fix (docs/swebench.md)."""
+    found = []
+    for command in (spec or {}).get("pre_install") or []:
+        found += [(m.group(3), re.sub(r"\\(.)", r"\1", m.group(2))) for m in _TREE_SED.finditer(command)]
+    return found
+
+
+def specs_editing_the_tree() -> dict[str, dict[tuple[str, ...], list[str]]]:
+    """repository -> {its commands that edit the tree (``tree_edit_commands``): the versions that have
+    them}, for every spec whose set-up edits tracked files."""
+    out: dict[str, dict[tuple[str, ...], list[str]]] = {}
+    for repo, versions in all_specs().items():
+        for version, spec in versions.items():
+            if tree_edits(spec):
+                out.setdefault(repo, {}).setdefault(tuple(tree_edit_commands(spec)), []).append(str(version))
+    return out

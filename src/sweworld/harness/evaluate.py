@@ -167,6 +167,7 @@ def _evaluate(task: Task, patch: str | None, log_dir: Path, log: InstanceLog, re
         applied = patches.apply_patch(sb, patch, workdir=sb.workdir, label="model")
         log(applied.log.rstrip() or "empty patch")
         report.apply_method = applied.method
+        report.hunks_already_present, report.hunks_rejected = applied.already_present, applied.rejected
         if applied.refused:
             log("patch refused: " + "; ".join(applied.refused))
         if not applied.applied:

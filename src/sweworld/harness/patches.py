@@ -1,22 +1,30 @@
 """Patches: which paths they touch, refusing unsafe ones, and SWE-bench's apply chain.
 
-``apply_patch`` tries ``git apply -v``, then ``git apply -v --reject``, then
-``patch --batch --fuzz=5 -p1 -i`` (SWE-bench's chain), through any ``Executor``. Before anything is
-written, the patch is checked statically (``unsafe_paths``) and against the tree
+``apply_patch`` runs SWE-bench 5.x's chain (``harness/run_evaluation.py``, ``GIT_APPLY_CMDS``, from
+its commit 6cd91d8; docs/swebench.md "How SWE-bench applies a patch"), through any ``Executor``:
+``git apply -v``, then ``git apply -v --3way``, ``git apply -v --reject`` and
+``patch --batch --forward --fuzz=5 -p1 -i``, the tree put back before each retry; when all fail,
+``git apply --check --reverse`` says whether the whole patch is in the tree already (it then counts
+as applied, as there). So a hunk the workspace already holds (a set-up edit of SWE-bench's image,
+which agents' diffs carry beside their fix) is a no-op: ``--3way`` merges it as the same change on
+both sides, and ``--forward`` keeps ``patch`` from reversing it (``--batch`` alone assumes
+"reversed" and takes out the fix with it, swebench 3.0-4.1's chain). Which hunks were already
+there, and which a failed chain rejected, are recorded (``PatchApplyResult``).
+
+Before anything is written, the patch is checked statically (``unsafe_paths``) and against the tree
 (``symlink_escapes``): ``git apply`` refuses paths outside the repository by itself, ``patch`` does
 not. Between attempts the tree goes back to its state before the patch: a snapshot index
 (``GIT_INDEX_FILE``) taken after the atomic first attempt failed, holding every tracked file as it
-is (files the install rewrote, marked assume-unchanged in the layer, included: SWE-bench's
-``pre_install`` edits stay; ``git add -A`` alone skips such entries) and the ignored files the patch
-names (``patch`` deletes an existing file the patch creates, e.g. an install's ``build/lib`` copy),
-then ``git checkout -q -- .`` and ``git clean -fdq`` against it, so earlier changes (a model patch
-under a test patch) survive and ignored files (the environment's build artefacts) are kept; a
-``.gitattributes`` the attempt created is removed first (checkout would convert the restored files
-by it). A tree that still cannot be put back is a failure of the machinery: ``PatchApplyError``, an
-``InfraError``. The reset is SWE-bench 2.x's order (``git apply``, atomic, then ``patch`` on the
-untouched tree) and SWE-bench-docker's (``git restore .`` before ``patch``); 3.0+ runs ``patch``
-on what a failed ``--reject`` left, where ``patch --batch`` takes the hunks ``--reject`` applied
-for reversed ones and undoes them (docs/swebench.md).
+is (files the install rewrote, marked assume-unchanged in the layer, included; ``git add -A`` alone
+skips such entries) and the ignored files the patch names (``patch`` deletes an existing file the
+patch creates, e.g. an install's ``build/lib`` copy), then ``git checkout -q -- .`` and
+``git clean -fdq`` against it, so earlier changes (a model patch under a test patch) survive and
+ignored files (the environment's build artefacts) are kept; a ``.gitattributes`` the attempt
+created is removed first (checkout would convert the restored files by it). The repository's own
+index is saved too and put back after every attempt, failed or not (``--3way`` stages what it
+applies, and leaves conflicts in it): the patch changes the working tree only, as ``git apply`` does.
+A tree that still cannot be put back is a failure of the machinery: ``PatchApplyError``, an
+``InfraError``.
 """
 
 from __future__ import annotations
@@ -33,10 +41,15 @@ from pydantic import BaseModel, Field
 from sweworld.errors import PatchApplyError
 from sweworld.executor import Executor
 
-METHODS = ("git apply", "git apply --reject", "patch --fuzz")
-FUZZY = ("patch", "--batch", "--fuzz=5", "-p1")
-"""The chain's last command, which finds a hunk at another line and with up to 5 context lines off."""
-_COMMANDS = ("git apply -v {file}", "git apply -v --reject {file}", " ".join(FUZZY) + " -i {file}")
+METHODS = ("git apply", "git apply --3way", "git apply --reject", "patch --fuzz")
+ALREADY_APPLIED = "already applied"
+"""The method of a patch that applied by no command because it is wholly in the tree already."""
+FUZZY = ("patch", "--batch", "--forward", "--fuzz=5", "-p1")
+"""The chain's last command, which finds a hunk at another line and with up to 5 context lines off,
+and skips (never reverses) a hunk that looks applied already."""
+_COMMANDS = ("git apply -v {file}", "git apply -v --3way {file}", "git apply -v --reject {file}",
+             " ".join(FUZZY) + " -i {file}")
+_REJECTED = re.compile(r"^Applying patch (.+?) with \d+ rejects?\.\.\.$|^Rejected hunk #(\d+)\.$", re.M)
 _NAME = r'("(?:[^"\\]|\\.)*"|\S+)'
 _GIT_HEADER = re.compile(r"^diff --git (.*)$", re.M)
 _NAME_LINE = re.compile(r"^(rename from|rename to|copy from|copy to) (.+)$", re.M)
@@ -53,8 +66,13 @@ class PatchApplyResult(BaseModel):
     """What happened when a patch was applied; ``log`` goes into the instance log."""
 
     applied: bool = Field(default=False, description="The patch applied completely.")
-    method: str | None = Field(
-        default=None, description="The method that applied it: 'git apply', 'git apply --reject', 'patch --fuzz'.")
+    method: str | None = Field(default=None, description=(
+        "The method that applied it: 'git apply', 'git apply --3way', 'git apply --reject', 'patch --fuzz', or "
+        "'already applied' (no command did: the whole patch is in the tree already)."))
+    already_present: list[str] = Field(default_factory=list, description=(
+        "Hunks the tree held before the patch ('path @@ -a,b +c,d @@'): no-ops, never reversed."))
+    rejected: list[str] = Field(default_factory=list, description=(
+        "Hunks `git apply --reject` could not place ('path hunk #N'), when the chain failed."))
     refused: list[str] = Field(default_factory=list, description="Why the patch was refused (never applied).")
     log: str = Field(default="", description="The commands run and their outputs.")
     empty: bool = Field(default=False, description="The patch was None, empty or only whitespace.")
@@ -275,28 +293,94 @@ def apply_patch(executor: Executor, patch: str | None, *, workdir: str = "/testb
         return PatchApplyResult(refused=refused, log=f"{label}: refused, not applied:\n" + "\n".join(
             f"  - {why}" for why in refused))
     safe = re.sub(r"[^A-Za-z0-9_.-]", "_", label) or "patch"
-    file = f"/tmp/sweworld-{safe}.diff"
-    index = shlex.quote(f"/tmp/sweworld-{safe}.index")
-    executor.write_file(file, with_newline(patch))
+    file, index = shlex.quote(f"/tmp/sweworld-{safe}.diff"), shlex.quote(f"/tmp/sweworld-{safe}.index")
+    saved = shlex.quote(f"/tmp/sweworld-{safe}.saved-index")
+    executor.write_file(f"/tmp/sweworld-{safe}.diff", with_newline(patch))
     run = _Runner(executor, workdir)
-    before: set[str] = set()
-    own = set(patch_paths(patch))
-    for n, (method, template) in enumerate(zip(METHODS, _COMMANDS, strict=True)):
-        if n == 1:  # git apply is atomic: the tree is still as it was; snapshot it
-            before = run.leftovers()
-            if run(_snapshot(index, sorted(own)))[0] != 0:
-                run.lines.append(f"{label}: cannot snapshot the tree; not trying the non-atomic methods")
-                break
-        code, _ = run(template.format(file=shlex.quote(file)))
+    if run(_COMMANDS[0].format(file=file))[0] == 0:
+        return _applied(run, label, METHODS[0], [])
+    # git apply is atomic: the tree is still as it was. What of the patch does it hold already?
+    present = _present_hunks(executor, run, patch, f"/tmp/sweworld-{safe}-hunks")
+    before, own = run.leftovers(), set(patch_paths(patch))
+    if run(_snapshot(index, sorted(own)))[0] != 0 or run(_save_index(saved))[0] != 0:
+        run.lines.append(f"{label}: cannot snapshot the tree; not trying the non-atomic methods")
+        return PatchApplyResult(already_present=present, log="\n".join(run.lines))
+    rejected: list[str] = []
+    for method, template in zip(METHODS[1:], _COMMANDS[1:], strict=True):
+        code, out = run(template.format(file=file))
+        run(_restore_index(saved), quiet=True)  # the patch changes the working tree only
         if code == 0:
-            if n:  # patch keeps .orig backups of fuzzy hunks
-                run.remove(run.leftovers() - before - own)
-            run.lines.append(f"{label}: applied with {method}")
-            return PatchApplyResult(applied=True, method=method, log="\n".join(run.lines))
-        if n:
-            _reset(run, index, before, label)
-    run.lines.append(f"{label}: could not be applied")
-    return PatchApplyResult(log="\n".join(run.lines))
+            run.remove(run.leftovers() - before - own)  # patch keeps .orig backups of fuzzy hunks
+            return _applied(run, label, method, present)
+        if method == "git apply --reject":
+            rejected = _rejected_hunks(out)
+        _reset(run, index, before, label)
+    if run(f"git apply --check --reverse {file}")[0] == 0:
+        return _applied(run, label, ALREADY_APPLIED, present)
+    run.lines.append(f"{label}: could not be applied" + (f"; rejected: {', '.join(rejected)}" if rejected else ""))
+    return PatchApplyResult(already_present=present, rejected=rejected, log="\n".join(run.lines))
+
+
+def _applied(run: _Runner, label: str, method: str, present: list[str]) -> PatchApplyResult:
+    note = f"; already in the tree, so left as they were: {', '.join(present)}" if present else ""
+    run.lines.append(f"{label}: applied with {method}{note}")
+    return PatchApplyResult(applied=True, method=method, already_present=present, log="\n".join(run.lines))
+
+
+MAX_HUNKS_CHECKED = 200
+"""Hunks of a patch ``_present_hunks`` looks at (one ``git apply --check --reverse`` each)."""
+
+
+def _single_hunks(patch: str) -> list[tuple[str, str]]:
+    """(label, a patch of that one hunk) for every text hunk of ``patch``; [] when it does not parse."""
+    try:
+        files = unidiff.PatchSet(patch)
+    except (unidiff.UnidiffParseError, ValueError, IndexError, UnicodeError):
+        return []
+    out = []
+    for pf in files:
+        if pf.is_binary_file:
+            continue
+        header = "".join(pf.patch_info) if pf.patch_info else ""
+        head = f"{header}--- {pf.source_file}\n+++ {pf.target_file}\n"
+        for hunk in pf:
+            spec = f"@@ -{hunk.source_start},{hunk.source_length} +{hunk.target_start},{hunk.target_length} @@"
+            out.append((f"{pf.path} {spec}", with_newline(head + str(hunk))))
+    return out[:MAX_HUNKS_CHECKED]
+
+
+def _present_hunks(executor: Executor, run: _Runner, patch: str, scratch: str) -> list[str]:
+    """The hunks of ``patch`` the tree holds already: each one that applies in reverse."""
+    hunks = _single_hunks(patch)
+    if not hunks:
+        return []
+    for n, (_, text) in enumerate(hunks):
+        executor.write_file(f"{scratch}/{n}.diff", text)
+    quoted = shlex.quote(scratch)
+    code, out = run(f"for n in $(seq 0 {len(hunks) - 1}); do git apply --check --reverse {quoted}/$n.diff "
+                    f">/dev/null 2>&1 && echo \"present $n\"; done; rm -rf {quoted}", quiet=True)
+    found = {int(line.split()[1]) for line in out.splitlines() if line.startswith("present ")}
+    return [label for n, (label, _) in enumerate(hunks) if n in found] if code == 0 else []
+
+
+def _rejected_hunks(output: str) -> list[str]:
+    """'path hunk #N' for each hunk a ``git apply -v --reject`` says it rejected."""
+    rejected, current = [], "?"
+    for match in _REJECTED.finditer(output):
+        if match.group(1):
+            current = match.group(1)
+        else:
+            rejected.append(f"{current} hunk #{match.group(2)}")
+    return rejected
+
+
+def _save_index(saved: str) -> str:
+    """The command that copies the repository's index aside (nothing to copy: nothing to restore)."""
+    return f"rm -f {saved}; index=$(git rev-parse --git-path index) && {{ [ ! -f \"$index\" ] || cp \"$index\" {saved}; }}"
+
+
+def _restore_index(saved: str) -> str:
+    return f"[ ! -f {saved} ] || cp {saved} \"$(git rev-parse --git-path index)\""
 
 
 def _snapshot(index: str, paths: list[str]) -> str:

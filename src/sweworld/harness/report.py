@@ -63,6 +63,12 @@ class InstanceReport(BaseModel):
     apply_method: str | None = Field(default=None, description="Which step of the apply chain applied the patch.")
     tests_missing: list[str] = Field(default_factory=list, description=(
         "Listed tests the test output does not mention (graded as failed); also in report.json when any."))
+    hunks_already_present: list[str] = Field(default_factory=list, description=(
+        "Hunks of the model patch the workspace held already (left as they were, never reversed); also in "
+        "report.json when any."))
+    hunks_rejected: list[str] = Field(default_factory=list, description=(
+        "Hunks of the model patch `git apply --reject` could not place when the patch did not apply; also in "
+        "report.json when any."))
     error: str | None = Field(default=None, description="Why the run could not be graded, or None.")
     error_kind: Literal["infra", "timeout"] | None = Field(
         default=None, description="'infra': not the model's fault (environment, sandbox, test patch); "
@@ -102,6 +108,9 @@ class InstanceReport(BaseModel):
             body["tests_status"] = self.tests_status
         if self.tests_missing:  # sweworld: a grading problem made visible (absent otherwise)
             body["tests_missing"] = self.tests_missing
+        for key in ("hunks_already_present", "hunks_rejected"):  # sweworld: what the apply chain did (when any)
+            if getattr(self, key):
+                body[key] = getattr(self, key)
         return {self.instance_id: body}
 
     def to_json(self) -> str:
