@@ -122,3 +122,25 @@ def test_rows_with_the_same_frozen_recipe_share_one_environment():
     keys = {env_key(resolve_recipe(t, None), t.repo, t.version) for t in (one, two)}
     other = row({}, requirements=FROZEN.replace("8.3.5", "8.3.4"))
     assert len(keys) == 1 and env_key(resolve_recipe(other, None), other.repo, other.version) not in keys
+
+
+def test_pip_packages_entries_are_shell_words_as_the_forks_unquoted_join_makes_them():
+    """A published row's ``pip_packages`` entry ``'pytest pytest-cov'`` is two packages there (the fork
+    joins the list unquoted into one ``pip install``): quoted as one argument, uv could not parse it."""
+    recipe = resolve_recipe(row({"pip_packages": ["pytest pytest-cov", "'mock>=2'", "hypothesis"]},
+                                requirements=FROZEN), None)
+    assert recipe.pip_packages == ["pytest", "pytest-cov", "mock>=2", "hypothesis"]
+    assert any("split into words" in n for n in recipe.notes)
+    script = env_stage_script(recipe, python=Path("/usr/bin/python3"))
+    assert "'pytest pytest-cov'" not in script and "pytest-cov" in script
+
+
+def test_the_venv_is_seeded_with_the_packaging_tools_of_the_rows_environment():
+    """The row's ``environment`` (its image's ``conda env export``) records pip 24.2 and setuptools
+    75.6.0: the venv gets those, not today's, whatever ``packages`` says."""
+    recipe = resolve_recipe(row({}, requirements=FROZEN, environment=EXPORT), None)
+    assert recipe.seed_packages == ["pip==24.2", "setuptools==75.6.0"]
+    assert "seed_packages" in recipe.env_stage_fields()
+    script = env_stage_script(recipe, python=Path("/usr/bin/python3"))
+    assert "pip==24.2" in script and "setuptools==75.6.0" in script
+    assert resolve_recipe(row({}, requirements=FROZEN), None).seed_packages == []  # no environment: as before

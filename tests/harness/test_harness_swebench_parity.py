@@ -137,3 +137,16 @@ def test_swebench_specs_get_era_tooling_and_stand_ins() -> None:
     offline = make_eval_script(task, recipe, directives=[], existing_test_files=[], created_test_files=[],
                                nonce=new_nonce())
     assert "httpbin" not in offline
+
+
+def test_what_the_apply_chain_left_as_it_was_or_rejected_is_in_the_report_only_when_any():
+    report = InstanceReport(instance_id="local__mod-1", patch_is_None=False, patch_exists=True,
+                            patch_successfully_applied=True, hunks_already_present=["tox.ini @@ -1,3 +1,3 @@"])
+    body = report.to_swebench()["local__mod-1"]
+    assert body["hunks_already_present"] == ["tox.ini @@ -1,3 +1,3 @@"] and "hunks_rejected" not in body
+    failed = InstanceReport(instance_id="local__mod-1", patch_is_None=False, patch_exists=True,
+                            hunks_rejected=["tox.ini hunk #1"])
+    assert failed.to_swebench()["local__mod-1"]["hunks_rejected"] == ["tox.ini hunk #1"]
+    plain = InstanceReport(instance_id="local__mod-1", patch_is_None=False, patch_exists=True)
+    assert set(plain.to_swebench()["local__mod-1"]) == {"patch_is_None", "patch_exists",
+                                                       "patch_successfully_applied", "resolved"}

@@ -11,7 +11,8 @@ the row, in the keys of SWE-bench's specs, and its fork of the SWE-bench harness
   files ``reqs_path`` names (downloaded at the commit, ``-r`` includes inlined, ``-e .`` dropped);
   ``environment.yml`` -> ``conda env create`` from ``env_yml_path`` (``no_use_env``: ``conda create``
   then ``conda env update``); anything else -> ``conda create python=X <packages>``.
-- ``pip_packages`` installed after; ``pre_install`` then ``install`` in the tree.
+- ``pip_packages`` installed after (joined unquoted into one ``pip install``: an entry may hold
+  several packages); ``pre_install`` then ``install`` in the tree.
 - tests: ``test_cmd`` + the test files of the test patch; parsed by the parser named ``log_parser``
   (``harness/grade.py`` maps the name).
 
@@ -28,6 +29,8 @@ Here, without conda or Docker:
   mkl, ...) are skipped with a note; a conda-only package the project needs (gdal, nodejs, ...) is
   one ``EnvBuildError`` naming it and the instance.
 - a conda package list: the same translation, the same error.
+- the venv is seeded with the pip, setuptools and wheel of the row's ``environment`` (its image's);
+- ``pip_packages`` split into shell words, as the fork's unquoted join splits them;
 - ``env_vars`` (unread by the fork) are exported for test runs; ``no_use_env`` gives the same pip
   environment either way; the fork's reinstall before each test run is the install layer here.
 """
@@ -163,6 +166,47 @@ def environment_to_pip(text: str, repo: str, where: str, what: str, notes: list[
     return reqs + pip_reqs
 
 
+SEED_TOOLS = ("pip", "setuptools", "wheel")
+_CONDA_PIN = re.compile(r"^\s*([A-Za-z0-9_.\-]+)\s*=\s*([0-9][^=\s]*)")
+
+
+def seed_tools(row: dict[str, Any], notes: list[str]) -> list[str]:
+    """pip, setuptools and wheel as the row's image had them (its ``environment``: the ``conda env
+    export`` SWE-rebench publishes, ``pip=25.0=py39...``), pinned right after the venv is made.
+    Without them the venv gets today's (pip 26, setuptools 82), under which a ``setup.py`` project
+    without a ``pyproject.toml`` builds in isolation and fails (``import six``)."""
+    import yaml
+
+    text = row.get("environment")
+    if not text:
+        return []
+    try:
+        data = yaml.safe_load(text) or {}
+    except yaml.YAMLError:
+        return []
+    pins: dict[str, str] = {}
+    for dep in (data.get("dependencies") or []) if isinstance(data, dict) else []:
+        lines = [str(x) for x in dep.get("pip") or []] if isinstance(dep, dict) else [str(dep).split("::")[-1]]
+        for line in lines:
+            match = _CONDA_PIN.match(line.replace("==", "="))
+            if match and match.group(1).lower() in SEED_TOOLS:
+                pins[match.group(1).lower()] = match.group(2)
+    seeds = [f"{name}=={pins[name]}" for name in SEED_TOOLS if name in pins]
+    if seeds:
+        notes.append(f"venv seeded with {' '.join(seeds)}: the packaging tools of the row's environment")
+    return seeds
+
+
+def pip_words(values: list[str], notes: list[str]) -> list[str]:
+    """``pip_packages`` as SWE-rebench's harness installs them: joined unquoted into one ``pip install``,
+    so an entry holding several packages (``'pytest pytest-cov'``) is several requirements."""
+    words = [word for value in values for word in shlex.split(value)]
+    if len(words) != len(values):
+        notes.append("pip_packages entries split into words, as the fork's `pip install` of them joined "
+                     "unquoted does")
+    return words
+
+
 def _python(value: Any, notes: list[str]) -> str:
     text = str(value) if value is not None else ""
     match = re.search(r"(\d+)\.(\d+)", text)
@@ -259,7 +303,8 @@ def from_install_config(row: dict[str, Any], repo: str, tree: Path | None, *, in
     if isinstance(test_cmd, list):
         test_cmd = " && ".join(test_cmd)
     return EnvRecipe(python=_python(config.get("python"), notes), packages=packages, packages_frozen=frozen,
-                     pip_packages=_list(config.get("pip_packages")), pre_install=pre,
+                     seed_packages=seed_tools(row, notes),
+                     pip_packages=pip_words(_list(config.get("pip_packages")), notes), pre_install=pre,
                      install=f"LANG=C.UTF-8 LC_ALL=C.UTF-8 {install}" if install else None,
                      test_cmd=str(test_cmd), env_vars=env_vars, source="swerebench", notes=notes)
 
