@@ -14,7 +14,6 @@ and their verdicts compared with Docker's, per run and in all.
 
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
 import subprocess
@@ -22,12 +21,10 @@ import tempfile
 from collections import defaultdict
 from pathlib import Path
 
-from swebench_parity import build_all, run
+from swebench_parity import build_all, instances_and_builder, run
 from sweworld.envs import EnvBuilder
 from sweworld.envs.swebench_specs import spec_for, tree_edit_commands
 from sweworld.harness.predictions import Prediction, load_predictions
-from sweworld.repos import RepoStore
-from sweworld.tasks import load_tasks
 
 
 def setup_diff(builder: EnvBuilder, task) -> str:
@@ -44,15 +41,7 @@ def setup_diff(builder: EnvBuilder, task) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dataset", required=True)
-    parser.add_argument("--repos-dir", type=Path, required=True)
-    parser.add_argument("--agent-patches")
-    parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--out", type=Path, default=Path("runs/setup-hunks"))
-    args = parser.parse_args()
-    tasks = list(load_tasks(args.dataset))
-    builder = EnvBuilder(RepoStore(repos_dir=args.repos_dir))
+    args, tasks, builder = instances_and_builder(__doc__.splitlines()[0], "runs/setup-hunks", ("--agent-patches", {}))
     build_all(builder, tasks, args.workers)
     setups = {t.instance_id: setup_diff(builder, t) for t in tasks}
     with_setup = [t for t in tasks if setups[t.instance_id]]

@@ -83,17 +83,23 @@ def run(tasks, preds: dict[str, Prediction], name: str, args, builder,
     return verdicts, times
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def instances_and_builder(description: str, out: str, *extra: tuple[str, dict]) -> tuple[argparse.Namespace, list, EnvBuilder]:
+    """The options every real-instance benchmark takes (``--dataset``, ``--repos-dir``, ``--workers``,
+    ``--out``, and ``extra`` ones), parsed; the tasks; their builder."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--dataset", required=True)
     parser.add_argument("--repos-dir", type=Path, required=True)
-    parser.add_argument("--verdicts", required=True)
-    parser.add_argument("--predictions")
+    for name, options in extra:
+        parser.add_argument(name, **options)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--out", type=Path, default=Path("runs/swebench"))
+    parser.add_argument("--out", type=Path, default=Path(out))
     args = parser.parse_args()
-    tasks = list(load_tasks(args.dataset))
-    builder = EnvBuilder(RepoStore(repos_dir=args.repos_dir))
+    return args, list(load_tasks(args.dataset)), EnvBuilder(RepoStore(repos_dir=args.repos_dir))
+
+
+def main() -> None:
+    args, tasks, builder = instances_and_builder(__doc__.splitlines()[0], "runs/swebench",
+                                                 ("--verdicts", {"required": True}), ("--predictions", {}))
     started = time.monotonic()
     builds, build_seconds = build_all(builder, tasks, args.workers)
     print(f"environments: {time.monotonic() - started:.0f}s for {len(tasks)} instances")
