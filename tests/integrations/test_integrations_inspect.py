@@ -132,3 +132,31 @@ def test_an_environment_that_does_not_build_is_one_clear_error(tmp_path):
     with pytest.raises(PrerequisiteError, match=r"exit|status 3|failed") as info:
         asyncio.run(SweworldSandboxEnvironment.sample_init("x", None, {"instance_id": ID, "dataset": str(dataset)}))
     assert "build log" in str(info.value)
+
+
+def test_execs_output_past_inspects_limit_raises_its_error_with_the_head():
+    """inspect's exec contract: at most 10 MiB per stream (``INSPECT_SANDBOX_MAX_EXEC_OUTPUT_SIZE``, or
+    a scoped override), else ``OutputLimitExceededError`` (20 MiB used to come back whole)."""
+    from inspect_ai.util import OutputLimitExceededError
+    from inspect_ai.util._sandbox.limits import override_max_exec_output_size
+
+    async def flood():
+        envs = await SweworldSandboxEnvironment.sample_init("flood", None, {"instance_id": ID, "dataset": "lite"})
+        env = envs["default"]
+        try:
+            small = await env.exec(["bash", "-c", "head -c 1000 /dev/zero | tr '\\0' a"], timeout=120)
+            assert small.stdout == "a" * 1000
+            with pytest.raises(OutputLimitExceededError) as default:
+                await env.exec(["bash", "-c", "head -c 20971520 /dev/zero | tr '\\0' b"], timeout=300)
+            assert default.value.limit_str == "10 MiB" and len(default.value.truncated_output) == 10 * 1024**2
+            with override_max_exec_output_size(1024 * 1024):
+                with pytest.raises(OutputLimitExceededError) as scoped:
+                    await env.exec(["bash", "-c", "head -c 2000000 /dev/zero | tr '\\0' c; echo err >&2"],
+                                   timeout=120)
+                assert scoped.value.limit_str == "1 MiB" and scoped.value.truncated_output.startswith("c")
+                fits = await env.exec(["bash", "-c", "head -c 1048576 /dev/zero | tr '\\0' d"], timeout=120)
+                assert len(fits.stdout) == 1024 * 1024
+        finally:
+            await SweworldSandboxEnvironment.sample_cleanup("flood", None, envs, False)
+
+    asyncio.run(flood())

@@ -121,8 +121,9 @@ def test_sessions_keep_their_cwd_and_exports(root):
         odd = await bash(rt, 'pwd; printf "%s|" "$ODD" "${HOME-unset}"', "two")
         assert odd.output == "/usr\nit's \"quoted\" $x\nline two|unset|"
         assert (await bash(rt, "pwd; echo $GREETING $HOME", "one")).output == "/tmp\nhello there /tmp/home\n"
-        with pytest.raises(SessionExistsError):
+        with pytest.raises(SessionExistsError, match="POST /close") as exists:  # says what to do
             await rt.create_session(CreateBashSessionRequest(session="one"))
+        assert "did not close it" in str(exists.value)
         await rt.close_session(CloseBashSessionRequest(session="two"))
         with pytest.raises(SessionDoesNotExistError):
             await bash(rt, "pwd", "two")

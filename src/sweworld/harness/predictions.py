@@ -51,11 +51,14 @@ def _rows(path: Path) -> list[tuple[str, dict]]:
     except json.JSONDecodeError as exc:
         raise DatasetError(f"invalid JSON: {exc.msg}", where=f"{path}:{exc.lineno}",
                            hint="give a JSON list of predictions, or a .jsonl file") from exc
-    if isinstance(data, dict):
+    if isinstance(data, dict) and "instance_id" in data and "model_patch" in data:
+        data = [data]  # one prediction: SWE-agent's per-instance <id>.pred
+    elif isinstance(data, dict):
         data = [{"instance_id": key, **value} if isinstance(value, dict) else value
                 for key, value in data.items()]
     if not isinstance(data, list):
-        raise DatasetError("predictions must be a list, an object keyed by instance id, or JSONL", where=str(path))
+        raise DatasetError("predictions must be a list, an object keyed by instance id, one prediction object "
+                           "(SWE-agent's .pred), or JSONL", where=str(path))
     return [(f"{path}[{index}]", row) for index, row in enumerate(data)]
 
 

@@ -188,14 +188,16 @@ class SweworldSandboxEnvironment(SandboxEnvironment):
                 f"a sweworld episode runs commands as its one user (root in its own user namespace), not {user!r}")
         stdin = input.encode() if isinstance(input, str) else input
         try:
-            reply = await inspect_exec.exec_async(self.executor, list(cmd), cwd=cwd, env=env, stdin=stdin,
-                                                  timeout=timeout, blocking=_blocking)
+            reply = await inspect_exec.exec_async(
+                self.executor, list(cmd), cwd=cwd, env=env, stdin=stdin, timeout=timeout, blocking=_blocking,
+                cap=inspect_exec.capture(SandboxEnvironmentLimits.MAX_EXEC_OUTPUT_SIZE))
         except SWEWorldError as exc:
             raise SandboxUnavailableError(f"the sweworld episode of {self.task.instance_id} failed: {exc}") from exc
         if reply.timed_out:
             raise TimeoutError(f"the command timed out after {timeout}s (every process it started was killed)")
         if inspect_exec.permission_denied(reply):
             raise PermissionError(errno.EACCES, reply.stderr.strip(), cmd[0] if cmd else "")
+        _check_output_limit(reply.stdout, reply.stderr)
         return ExecResult(success=reply.returncode == 0, returncode=reply.returncode, stdout=reply.stdout,
                           stderr=reply.stderr)
 
@@ -237,6 +239,18 @@ class SweworldSandboxEnvironment(SandboxEnvironment):
 
     def default_polling_interval(self) -> float:
         return 0.2
+
+
+def _check_output_limit(stdout: str, stderr: str) -> None:
+    """inspect's exec contract: each stream at most ``SandboxEnvironmentLimits.MAX_EXEC_OUTPUT_SIZE``
+    bytes (10 MiB; ``INSPECT_SANDBOX_MAX_EXEC_OUTPUT_SIZE``), else ``OutputLimitExceededError``
+    carrying the first that many bytes of each, as inspect's own providers raise it."""
+    limit = SandboxEnvironmentLimits.MAX_EXEC_OUTPUT_SIZE
+    streams = [text.encode("utf-8", errors="replace") for text in (stdout, stderr)]
+    if all(len(data) <= limit for data in streams):
+        return
+    kept = "".join(data[:limit].decode("utf-8", errors="ignore") for data in streams)
+    raise OutputLimitExceededError(limit_str=SandboxEnvironmentLimits.MAX_EXEC_OUTPUT_SIZE_STR, truncated_output=kept)
 
 
 __all__ = ["SweworldSandboxConfig", "SweworldSandboxEnvironment", "open_sample"]

@@ -139,7 +139,10 @@ class Episode:
         executor = self._executor()
         with self._lock:
             if request.session in self.sessions:
-                raise SessionExistsError(f"session {request.session} already exists")
+                raise SessionExistsError(
+                    f"session {request.session} already exists in the episode of {self.instance_id}: a run before "
+                    "this one (a crashed SWE-agent?) did not close it. POST /close (/<instance_id>/close on a server "
+                    "of several instances) to start again from a fresh episode, or name another session")
             primary = not any(isinstance(s, EpisodeShell) for s in self.sessions.values())
             session = (EpisodeShell if primary else WrappedShell)(request.session, executor)
             self.sessions[request.session] = session
