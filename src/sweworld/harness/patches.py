@@ -375,8 +375,13 @@ def _rejected_hunks(output: str) -> list[str]:
 
 
 def _save_index(saved: str) -> str:
-    """The command that copies the repository's index aside (nothing to copy: nothing to restore)."""
-    return f"rm -f {saved}; index=$(git rev-parse --git-path index) && {{ [ ! -f \"$index\" ] || cp \"$index\" {saved}; }}"
+    """The command that refreshes the repository's index and copies it aside (nothing to copy:
+    nothing to restore). ``--3way`` refuses a file whose stat data differs from its index entry
+    ("does not match index") even when its content is the same: the owner and inode an ordinary
+    user's episode sees are not those the index recorded when the environment was built. A refresh
+    records them for the files whose content is unchanged, as the image's own index holds them."""
+    return (f"{{ git update-index -q --refresh >/dev/null 2>&1 || true; }}; rm -f {saved}; "
+            f"index=$(git rev-parse --git-path index) && {{ [ ! -f \"$index\" ] || cp \"$index\" {saved}; }}")
 
 
 def _restore_index(saved: str) -> str:
