@@ -32,7 +32,7 @@ def from_config(config: BackendConfig, *, timeouts: Timeouts | None = None, buil
         sandbox = SandboxConfig(isolation=config.sandbox.isolation, timeout=timeouts.command, **scratch)
     if config.kind == "real":
         return RealBackend(builder, sandbox_config=sandbox, network=config.network, traces=config.traces,
-                           command_timeout=timeouts.command)
+                           command_timeout=timeouts.command, wheels=config.wheels)
     sim = SimBackend(world=world_config(config.world), builder=builder, sandbox_config=sandbox,
                      command_timeout=timeouts.command)
     if config.kind == "sim":

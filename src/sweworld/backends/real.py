@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from sweworld.config import timeouts
-from sweworld.envs import EnvBuilder, InstanceLayer, episode_sandbox, services
+from sweworld.envs import EnvBuilder, InstanceLayer, episode_sandbox, services, wheelhouse
 from sweworld.envs.scripts import OFFLINE_ENV
-from sweworld.errors import SandboxError
+from sweworld.errors import EnvBuildError, SandboxError
 from sweworld.executor import Executor
 from sweworld.harness.evalscript import DETERMINISTIC_ENV
 from sweworld.harness.evaluate import Prepared, evaluate_prepared
@@ -16,6 +17,8 @@ from sweworld.harness.report import InstanceReport
 from sweworld.sandbox import SandboxConfig
 from sweworld.toxenv import tox_current_env_shims
 from sweworld.types import Task
+
+logger = logging.getLogger(__name__)
 
 
 def prepared_instance(builder: EnvBuilder, task: Task, config: SandboxConfig) -> Prepared:
@@ -59,14 +62,16 @@ class RealBackend:
     ``sandbox_config``: the agent episodes' sandbox settings (default: bwrap);
     ``command_timeout``: the wall limit of one command when ``open`` is given none (``Timeouts.command``);
     ``network``: evaluations reach the real network (no stand-ins started);
-    ``traces``: append every command and evaluation to this trace file (``sweworld.world.tracing``).
+    ``traces``: append every command and evaluation to this trace file (``sweworld.world.tracing``);
+    ``wheels``: requirements pip and uv in agent episodes may install without a network, from a
+    wheelhouse filled on the host (``envs.wheelhouse``: a framework's tool bundles).
     """
 
     name = "real"
 
     def __init__(self, builder: EnvBuilder | None = None, *, sandbox_config: SandboxConfig | None = None,
                  network: bool = False, traces: Path | None = None, repos_dir: str | Path | None = None,
-                 command_timeout: float = timeouts.COMMAND):
+                 command_timeout: float = timeouts.COMMAND, wheels: list[str] | None = None):
         if builder is None:
             from sweworld.repos import RepoStore
             builder = EnvBuilder(RepoStore(repos_dir=repos_dir))
@@ -75,6 +80,8 @@ class RealBackend:
         self.network = network
         self.command_timeout = command_timeout
         self.traces = traces
+        self.wheels = list(wheels or [])
+        self._no_wheels: set[str] = set()
         self.trace_store = None
         if traces is not None:
             from sweworld.world.traces import TraceStore
@@ -98,7 +105,8 @@ class RealBackend:
         names = [] if config.network else list(layer.services)
         if names:
             config = config.model_copy(update={"env": {**services.environment(names), **config.env}})
-        sandbox = episode_sandbox(layer, config, label=label or task.instance_id)
+        sandbox = episode_sandbox(layer, config, label=label or task.instance_id,
+                                  wheels=self._wheelhouse(layer, task.instance_id))
         try:
             set_up_episode(sandbox, layer, names, task.instance_id)
         except BaseException:
@@ -108,6 +116,23 @@ class RealBackend:
             return sandbox
         from sweworld.world.tracing import TracingExecutor
         return TracingExecutor(sandbox, task, self.trace_store)
+
+    def _wheelhouse(self, layer: InstanceLayer, instance_id: str) -> Path | None:
+        """The wheelhouse of ``wheels`` for the layer's Python; None (a warning, once per Python) when
+        pip cannot fill it: the episode opens without, and what installs from it fails there as it
+        would without the wheels."""
+        if not self.wheels:
+            return None
+        interpreter = layer.env.interpreter
+        if interpreter.full_version in self._no_wheels:
+            return None
+        try:
+            return wheelhouse.ensure(self.wheels, interpreter)
+        except EnvBuildError as exc:
+            self._no_wheels.add(interpreter.full_version)
+            logger.warning("%s: episodes of Python %s open without the wheelhouse: %s", instance_id,
+                           interpreter.full_version, exc)
+            return None
 
     def evaluate(self, task: Task, prediction: Prediction, log_dir: Path, *,
                  timeout: float = timeouts.EVALUATION, audits: dict | None = None) -> InstanceReport:

@@ -21,12 +21,17 @@ ApiKey = Annotated[str, typer.Option("--api-key", envvar="SWEWORLD_API_KEY", hel
     "The key every request must carry in X-API-Key (SWE-agent: --env.deployment.auth_token); "
     "default: $SWEWORLD_API_KEY."))]
 AccessLog = Annotated[bool, typer.Option("--access-log", help="Log one line per request.")]
+Wheels = Annotated[list[str] | None, typer.Option("--wheel", help=(
+    "A requirement pip in an episode may install without a network, from a wheelhouse filled on this host "
+    "(repeat it; real backend; default: what SWE-agent's tool bundles install, "
+    "tree-sitter==0.21.3, tree-sitter-languages and flake8)."))]
+NoWheels = Annotated[bool, typer.Option("--no-wheels", help="No wheelhouse: pip in an episode installs nothing.")]
 Timeout = Annotated[float, typer.Option("--timeout", callback=params.positive, help=(
     "Wall timeout of a command sent without one (swerex's timeout=None), seconds."))]
 
 
 def _spec(dataset: str, split: str | None, repos_dir, backend: str, isolation: str, world_url, world_model: str,
-          prompt_style: str, world, world_traces, audit_rate: float, route_below):
+          prompt_style: str, world, world_traces, audit_rate: float, route_below, wheels: list[str] | None = None):
     from sweworld import datasets
     from sweworld.integrations.episodes import EpisodeSpec
     options: dict = {}
@@ -37,6 +42,8 @@ def _spec(dataset: str, split: str | None, repos_dir, backend: str, isolation: s
                             "model": world_model, "style": prompt_style, "traces": list(world_traces or [])}
     if backend == "hybrid":
         options.update(audit_rate=audit_rate, route_below=route_below)
+    if backend == "real" and wheels is not None:
+        options["wheels"] = wheels
     source = common.dataset_path(dataset, split)
     return EpisodeSpec(dataset=source, split=None if datasets.is_shipped(dataset) else split,
                        repos_dir=str(repos_dir) if repos_dir else None, backend=backend,  # type: ignore[arg-type]
@@ -49,7 +56,8 @@ def serve(api_key: ApiKey, port: Port = 8000, host: Host = "127.0.0.1", dataset:
           backend: bo.BackendName = "real", isolation: Isolation = "bwrap", timeout: Timeout = timeouts.COMMAND,
           world_url: bo.WorldURL = None, world_model: bo.WorldModel = "world", prompt_style: bo.PromptStyle = "sweworld",
           world: bo.WorldKind = None, world_traces: bo.WorldTraces = None, audit_rate: bo.AuditRate = 0.1,
-          route_below: bo.RouteBelow = None, access_log: AccessLog = False) -> None:
+          route_below: bo.RouteBelow = None, access_log: AccessLog = False, wheel: Wheels = None,
+          no_wheels: NoWheels = False) -> None:
     """Serve swerex-remote's protocol: /<instance_id>/... is an episode of that instance (opened on first
     use, closed by /<instance_id>/close); with one --instance-ids, the root routes serve it too."""
     from sweworld.integrations.swerex import RexServer
@@ -59,7 +67,7 @@ def serve(api_key: ApiKey, port: Port = 8000, host: Host = "127.0.0.1", dataset:
     ids = common.split_ids(instance_ids)
     with common.reported():
         spec = _spec(dataset, split, repos_dir, backend, isolation, world_url, world_model, prompt_style, world,
-                     world_traces, audit_rate, route_below)
+                     world_traces, audit_rate, route_below, [] if no_wheels else wheel)
         server = RexServer(spec, instance_ids=ids, command_timeout=timeout, workers=workers)
         try:
             server.warm()  # a bad id stops here, before anything listens

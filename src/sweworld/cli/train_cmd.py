@@ -126,7 +126,7 @@ def rl(ctx: typer.Context,
 
 def run_rl(run: TrainRLConfig) -> None:
     """``sweworld train rl`` of a resolved configuration (its ``out`` set)."""
-    from sweworld.rl.grpo import METRICS, SUMMARY, train_grpo
+    from sweworld.train.grpo import METRICS, SUMMARY, train_grpo
 
     out = run.out
     assert out is not None

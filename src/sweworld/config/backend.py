@@ -49,6 +49,9 @@ class RealBackendConfig(_Common):
     kind: Literal["real"] = "real"
     network: bool = Field(default=False, description="Let the tests reach the network.")
     traces: Path | None = Field(default=None, description="Append every step and evaluation to this trace file.")
+    wheels: list[str] = Field(default_factory=list, description=(
+        "Requirements pip in an agent's episode may install without a network, from a wheelhouse filled on the "
+        "host (a framework's tool bundles, e.g. SWE-agent's tree-sitter==0.21.3, tree-sitter-languages, flake8)."))
 
 
 class SimBackendConfig(_Common):

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from sweworld.envs import services
+from pathlib import Path
+
+from sweworld.envs import services, wheelhouse
 from sweworld.envs.build import VENV, EnvBuilder, InstanceLayer, _ro_paths, tool_mounts, uv_binary
 from sweworld.envs.scripts import OFFLINE_ENV
 from sweworld.envs.services import SERVICES_MOUNT
@@ -10,8 +12,10 @@ from sweworld.sandbox import Dir, Layers, Sandbox, SandboxConfig
 from sweworld.types import Task
 
 
-def episode_sandbox(layer: InstanceLayer, config: SandboxConfig | None = None, *, label: str = "") -> Sandbox:
-    """A fresh copy-on-write workspace over an already-built instance layer (cheap: no copy)."""
+def episode_sandbox(layer: InstanceLayer, config: SandboxConfig | None = None, *, label: str = "",
+                    wheels: Path | None = None) -> Sandbox:
+    """A fresh copy-on-write workspace over an already-built instance layer (cheap: no copy);
+    ``wheels``: a wheelhouse (``envs.wheelhouse``) pip and uv in the episode install from."""
     mounts = {"/testbed": Layers([layer.testbed, layer.tree]), VENV: Layers([layer.venv, layer.env.venv]),
               **tool_mounts(uv_binary())}
     ro_paths = _ro_paths(layer.env.interpreter)
@@ -22,6 +26,9 @@ def episode_sandbox(layer: InstanceLayer, config: SandboxConfig | None = None, *
     # pip in an episode installs from local sources (no network there): a script written for an image
     # with the network (SWE-bench's eval script reinstalls a non-editable package) builds offline
     config = config.model_copy(update={"env": {**OFFLINE_ENV, **config.env}})
+    if wheels is not None:
+        mounts[wheelhouse.MOUNT] = Dir(wheels)
+        config = config.model_copy(update={"env": {**config.env, **wheelhouse.environment()}})
     if layer.services and not config.network:  # with the real network the real hosts answer
         config = config.model_copy(update={"hosts": {**config.hosts, **services.hosts(list(layer.services))}})
     return Sandbox(mounts, config=config, base_commit=layer.base_commit, ro_paths=ro_paths, label=label)

@@ -19,7 +19,7 @@
   Python >= 3.12).
 - ``sweworld.integrations.trl``: ``environment_factory`` and ``dataset`` for TRL's ``GRPOTrainer``:
   one episode per rollout, the agent's tools as the environment's methods, ``get_reward`` the backend's
-  verdict on the rollout's patch (extra ``train``); ``sweworld train rl`` runs it (``sweworld.rl.grpo``).
+  verdict on the rollout's patch (extra ``train``); ``sweworld train rl`` runs it (``sweworld.train.grpo``).
 - ``sweworld.integrations.verl``: ``SWEWorldAgentLoop``, a verl agent loop (``agent_name`` ``sweworld``)
   keeping one episode per trajectory, its reward the backend's verdict (extra ``verl``).
 - ``sweworld.integrations.episodes``: what they share: the task a framework names (an id, an image

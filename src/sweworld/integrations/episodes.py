@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import threading
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sweworld.errors import ConfigError, DatasetError
+from sweworld.images import instance_of_image
+from sweworld.seam.tasks import TaskIndex, index_of, source_of
 
 if TYPE_CHECKING:
     from sweworld.protocols import Backend
@@ -71,20 +72,6 @@ def _wrong(exc: ValidationError) -> str:
     return "; ".join(f"{'.'.join(map(str, e['loc'])) or 'config'}: {e['msg']}" for e in exc.errors())
 
 
-#: SWE-bench's image names: ``[registry/][swebench/]sweb.eval.<arch>.<id>[:tag]`` where ``__`` of the id
-#: is written ``_1776_`` (Docker Hub's repository names refuse ``__``), and the same with
-#: ``swe-bench.eval`` (Epoch's registry) or ``sweb.env``-free short forms.
-_IMAGE = re.compile(r"^(?:.*/)?(?:sweb|swe-bench)\.eval\.(?:x86_64|arm64|aarch64)\.(?P<id>[^:@/]+)(?:[:@].*)?$")
-
-
-def instance_of_image(image: str) -> str | None:
-    """The instance id a SWE-bench image name stands for, or None when ``image`` is no such name."""
-    match = _IMAGE.match(image.strip())
-    if match is None:
-        return None
-    return match["id"].replace("_1776_", "__")
-
-
 def instance_id_of(spec: EpisodeSpec, *, where: str) -> str:
     """``spec.instance_id``, else the instance ``spec.image`` names; ``DatasetError`` naming ``where``
     when neither says which task."""
@@ -101,12 +88,6 @@ def instance_id_of(spec: EpisodeSpec, *, where: str) -> str:
                        hint="give an instance_id (and a dataset) for the episode")
 
 
-def source_of(dataset: str) -> str:
-    """What ``tasks.load_tasks`` reads for ``dataset``: a shipped dataset's file, else ``dataset`` itself."""
-    from sweworld import datasets
-    return str(datasets.path_of(dataset)) if datasets.is_shipped(dataset) else dataset
-
-
 def load_tasks_of(dataset: str, split: str | None = None, instance_ids: list[str] | None = None) -> list[Task]:
     """The tasks of ``dataset`` (a shipped name, a file, a directory or a hub name), or those named."""
     from sweworld.tasks import load_tasks
@@ -114,36 +95,17 @@ def load_tasks_of(dataset: str, split: str | None = None, instance_ids: list[str
 
 
 def load_task(instance_id: str, dataset: str = "default", split: str | None = None) -> Task:
-    """The task ``instance_id`` of ``dataset``."""
+    """The task ``instance_id`` of ``dataset`` (from the process's index of it: ``seam.index_of``)."""
     if not instance_id:
         raise DatasetError("no instance_id given", where=f"dataset {dataset}",
                            hint="name the instance to open an episode of")
-    return load_tasks_of(dataset, split, [instance_id])[0]
-
-
-def _image_key(image: str) -> str:
-    """An image name without its registry host, tag or digest, lowercased."""
-    name = re.split(r"[@]", image.strip())[0]
-    last = name.rsplit("/", 1)
-    if ":" in last[-1]:
-        name = name[: len(name) - len(last[-1])] + last[-1].split(":", 1)[0]
-    return name.lower()
+    return index_of(dataset, split).find(instance_id, hint=f"check the id (ids are case-sensitive), or give "
+                                         f"the dataset that holds {instance_id}")
 
 
 def task_of_image(image: str, tasks: list[Task]) -> Task | None:
-    """The task of ``tasks`` that ``image`` stands for: the row whose ``docker_image`` or ``image_name``
-    is ``image`` (tag and digest aside), else the one whose id is the image's id in any case
-    (SWE-rebench lowercases ids in its image names); None when none is."""
-    key = _image_key(image)
-    for task in tasks:
-        extra = task.model_extra or {}
-        names = [extra.get(field) for field in ("docker_image", "image_name")]
-        if any(isinstance(n, str) and n and _image_key(n).split("/")[-1] == key.split("/")[-1] for n in names):
-            return task
-    wanted = instance_of_image(image)
-    if wanted is None:
-        return None
-    return next((t for t in tasks if t.instance_id.lower() == wanted.lower()), None)
+    """The task of ``tasks`` that ``image`` stands for (``seam.TaskIndex.of_image``); None when none is."""
+    return TaskIndex(tasks).of_image(image)
 
 
 def task_of(spec: EpisodeSpec, *, where: str) -> Task:
@@ -155,7 +117,7 @@ def task_of(spec: EpisodeSpec, *, where: str) -> Task:
     except DatasetError:
         if spec.instance_id or not spec.image:
             raise
-        found = task_of_image(spec.image, load_tasks_of(spec.dataset, spec.split))
+        found = index_of(spec.dataset, spec.split).of_image(spec.image)
         if found is None:
             raise
         return found

@@ -3,10 +3,12 @@
 ``reset()`` opens a fresh isolated episode of a task (closing the previous one) and returns the
 problem statement; ``step(action)`` runs one tool call (``execute_bash``, ``str_replace_editor``,
 ``search``, ``submit``) and returns ``(observation, reward, terminated, truncated, info)``. The
-reward is 0.0 until ``submit``; then the workspace's diff is graded by the backend (the harness in a
-fresh episode, or SWR) and the reward is 1.0 when the task is resolved. Rich data goes in ``info``:
-always ``exit_code``, ``steps`` (the episode's step number), ``format_error``, ``instance_id``; on
-submit ``report`` (the harness's ``InstanceReport`` as a dict) and ``patch``; on truncation ``patch``.
+reward is 0.0 until ``submit``; then ``seam.grade`` grades the workspace's diff with the backend (the
+harness in a fresh episode, or SWR), and the reward is the one of ``sweworld.seam.reward``: 1.0/0.0 on
+real, SWR's P(resolved) on sim (``binary_reward=True``: 1.0 resolved, 0.0 not, on every backend). Rich
+data goes in ``info``: always ``exit_code``, ``steps`` (the episode's step number), ``format_error``,
+``instance_id``; on submit ``report`` (the harness's ``InstanceReport`` as a dict; None when the
+evaluation failed, with ``error`` saying why: reward 0.0) and ``patch``; on truncation ``patch``.
 
 Episodes come from a ``Backend`` (``sweworld.backends``: ``RealBackend(...)``, a sim or hybrid
 backend...), passed as ``backend=``; without one, ``sweworld.integrations.default_backend()`` (the
@@ -47,6 +49,8 @@ from sweworld.backends import make_backend
 from sweworld.config import timeouts
 from sweworld.executor import Executor
 from sweworld.integrations import default_backend
+from sweworld.seam import Graded, grade
+from sweworld.seam import prompt as prompts
 from sweworld.tools import ToolResult, ToolSet, default_tools
 from sweworld.types import Task
 
@@ -121,12 +125,14 @@ class SWEEnv(_Base):
     metadata: dict = {"render_modes": []}  # noqa: RUF012 - gymnasium's class attribute
 
     def __init__(self, tasks: list[Task] | None = None, *, backend: Backend | None = None, eval_timeout: float = timeouts.EVALUATION,
-                 tools: ToolSet | None = None, log_dir: str | Path | None = None, render_mode: str | None = None):
+                 tools: ToolSet | None = None, log_dir: str | Path | None = None, render_mode: str | None = None,
+                 binary_reward: bool = False):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"SWEEnv renders nothing: render_mode must be None, got {render_mode!r}")
         self.tasks: list[Task] = list(tasks or [])
         self._backend = None if backend is None else make_backend(backend)
         self.eval_timeout = eval_timeout
+        self.binary_reward = binary_reward
         self.tools = tools or default_tools()
         self._held = _Held(None if log_dir else tempfile.mkdtemp(prefix="sweworld-gym-"))
         self.log_dir = Path(log_dir or self._held.tmp)
@@ -191,7 +197,7 @@ class SWEEnv(_Base):
         self.tools.reset()
         info = {"instance_id": task.instance_id, "tools": self.tools.schemas(), "workdir": self.sandbox.workdir,
                 "repo": task.repo, "base_commit": task.base_commit}
-        return task.problem_statement, info
+        return prompts.statement(task), info
 
     def step(self, action: Any) -> tuple[str, float, bool, bool, dict]:
         """Run one tool call; see the module docstring for the action shapes and what ``info`` holds."""
@@ -210,9 +216,11 @@ class SWEEnv(_Base):
                                 "steps": self.steps, "format_error": result.error}
         if result.submitted:
             patch = self.end_episode()
-            report = self.evaluate(patch)
-            info.update(report=report.model_dump(), patch=patch)
-            return result.observation, 1.0 if report.resolved else 0.0, True, False, info
+            graded = self.grade(patch)
+            info.update(report=None if graded.report is None else graded.report.model_dump(), patch=patch)
+            if graded.error:
+                info["error"] = graded.error
+            return result.observation, graded.reward, True, False, info
         return result.observation, 0.0, False, False, info
 
     def end_episode(self) -> str:
@@ -223,15 +231,17 @@ class SWEEnv(_Base):
         self._close_episode()
         return patch
 
-    def evaluate(self, patch: str) -> Any:
-        """Grade ``patch`` on the current task with the backend (the harness in a fresh episode, or SWR)."""
-        from sweworld.harness.predictions import Prediction
+    def grade(self, patch: str) -> Graded:
+        """Grade ``patch`` on the current task with the backend (``seam.grade``: the harness in a fresh
+        episode, or SWR); the reward is ``seam.reward``'s, or 1.0/0.0 with ``binary_reward``."""
         assert self.task is not None
-        prediction = Prediction(instance_id=self.task.instance_id, model_name_or_path="sweworld-gym",
-                                model_patch=patch)
-        from sweworld import names
-        log_dir = self.log_dir / names.check(f"{self.task.instance_id}-{self._episodes}", what="instance_id")
-        return self.backend.evaluate(self.task, prediction, log_dir, timeout=self.eval_timeout)
+        return grade(self.backend, self.task, patch, model="sweworld-gym", logs=self.log_dir,
+                     name=f"{self.task.instance_id}-{self._episodes}", timeout=self.eval_timeout,
+                     binary=self.binary_reward)
+
+    def evaluate(self, patch: str) -> Any:
+        """The backend's report on ``patch`` (``grade(patch).report``; None when the evaluation failed)."""
+        return self.grade(patch).report
 
     def render(self) -> None:
         return None

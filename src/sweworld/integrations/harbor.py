@@ -44,7 +44,6 @@ import functools
 import inspect
 import re
 import shlex
-import tempfile
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -66,6 +65,7 @@ from sweworld.integrations.harbor_paths import (
 )
 from sweworld.integrations.shell_state import stateless
 from sweworld.protocols import AsyncRun, Described, ReadsBytes, Simulated
+from sweworld.seam import grade
 
 #: The command Harbor's verifier runs (``harbor.utils.scripts.build_execution_command``).
 _VERIFIER_RUN = re.compile(r"^\((?P<script>/tests/\S+)\) > (?P<out>/logs/verifier/\S+) 2>&1$")
@@ -257,18 +257,18 @@ class SweworldEnvironment(BaseEnvironment):
 
     async def _verdict(self, stdout_path: str) -> ExecResult:
         """Harbor's verifier run, answered by the backend's evaluation of the episode's diff."""
-        from sweworld.harness.predictions import Prediction
         executor = self._live()
         try:
             diff = await self._call(executor.diff)
-            prediction = Prediction(instance_id=self._task.instance_id, model_name_or_path="harbor",
-                                    model_patch=diff)
-            with tempfile.TemporaryDirectory(prefix="sweworld-harbor-") as log_dir:
-                report = await self._call(self._backend.evaluate, self._task, prediction, Path(log_dir))
+            graded = await self._call(lambda: grade(self._backend, self._task, diff, model="harbor", binary=True))
         except SWEWorldError as exc:
             raise EpisodeError(f"the sweworld {self._spec.backend} evaluation of {self.environment_name} "
                                f"failed: {exc}") from exc
-        reward = "1" if report.resolved else "0"
+        if graded.report is None:
+            raise EpisodeError(f"the sweworld {self._spec.backend} evaluation of {self.environment_name} "
+                               f"failed: {graded.error}")
+        report = graded.report
+        reward = f"{graded.reward:g}"
         text = (f"sweworld {self._spec.backend} backend: its evaluation of the episode's diff stands for "
                 f"/tests/test.sh (grading=sweworld)\nresolved: {report.resolved}\n"
                 + report.model_dump_json(indent=2) + "\n")

@@ -10,7 +10,6 @@ runs them; sim: the SWR's verdict), the SWE-bench report in the score's metadata
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -22,10 +21,11 @@ from inspect_ai.solver import Solver, TaskState, basic_agent
 from inspect_ai.tool import bash, text_editor
 from inspect_ai.util import SandboxEnvironmentSpec, sandbox
 
-from sweworld.harness.predictions import Prediction
+from sweworld.errors import InfraError
 from sweworld.integrations.episodes import EpisodeSpec, backend_for, load_tasks_of
 from sweworld.integrations.inspect_sandbox import SweworldSandboxConfig, SweworldSandboxEnvironment
 from sweworld.paths import subdir
+from sweworld.seam import grade
 
 PROMPT = ("You are working in the repository at /testbed (the shell starts there). Resolve the issue below by "
           "editing the repository's source files; do not change its tests. When you are done, submit.\n\n"
@@ -46,10 +46,6 @@ def samples(spec: EpisodeSpec, instance_ids: list[str] | None = None, prompt: st
     return result
 
 
-def _log_dir(instance_id: str) -> Path:
-    return Path(tempfile.mkdtemp(prefix=f"{instance_id}.", dir=subdir("runs", "inspect")))
-
-
 @scorer(metrics=[accuracy(), stderr()])
 def sweworld_scorer(model_name: str = "inspect") -> Scorer:
     """Grade the sample's episode: its diff against the base commit, through the backend's harness."""
@@ -57,13 +53,14 @@ def sweworld_scorer(model_name: str = "inspect") -> Scorer:
     async def score(state: TaskState, target: Target) -> Score:
         env = sandbox().as_type(SweworldSandboxEnvironment)
         patch = await anyio.to_thread.run_sync(env.executor.diff)
-        prediction = Prediction(instance_id=env.task.instance_id, model_name_or_path=model_name,
-                                model_patch=patch)
         backend = backend_for(env.spec)
-        report = await anyio.to_thread.run_sync(
-            lambda: backend.evaluate(env.task, prediction, _log_dir(env.task.instance_id)))
+        graded = await anyio.to_thread.run_sync(lambda: grade(
+            backend, env.task, patch, model=model_name, logs=subdir("runs", "inspect"), binary=True))
+        if graded.report is None:  # the evaluation raised: inspect records the sample's error
+            raise InfraError(f"{env.task.instance_id}: {graded.error}")
+        report = graded.report
         data: dict[str, Any] = report.model_dump(mode="json")
-        return Score(value=CORRECT if report.resolved else INCORRECT, answer=patch,
+        return Score(value=CORRECT if graded.reward == 1.0 else INCORRECT, answer=patch,
                      explanation=f"{env.backend} harness: " + ("resolved" if report.resolved else "not resolved")
                      + (f" ({report.error})" if report.error else ""),
                      metadata={"report": data, "backend": env.backend})

@@ -13,7 +13,7 @@ its episode is one sweworld episode:
 - ``step(SWEAction(tool=..., arguments=...))`` runs one call of the agent's tools (``execute_bash``,
   ``str_replace_editor``, ``search``, ``submit``: ``sweworld.integrations.gym.SWEEnv``'s) and returns
   its output, exit code and ``done``; ``submit`` grades the workspace's diff with the backend and the
-  reward is ``sweworld.rl.rewards.reward_of`` of the report (real: the harness's 1.0/0.0; sim: SWR's
+  reward is ``seam.grade``'s (``sweworld.seam.reward``) (real: the harness's 1.0/0.0; sim: SWR's
   P(resolved); hybrid: as routed), with ``patch`` and ``report`` beside it; the step limit ends the
   episode with reward 0.0 (``truncated``);
 - a tool call that raises an infrastructure error (``InfraError``: the sandbox died...) ends that
@@ -54,7 +54,7 @@ from sweworld.integrations.episodes import EpisodeSpec, backend_for, load_tasks_
 from sweworld.integrations.gym import STEP_LIMIT, SWEEnv
 from sweworld.integrations.keyed import KeyedPath, loopback
 from sweworld.integrations.openenv_models import SWEAction, SWEObservation, SWEState
-from sweworld.rl.rewards import reward_of
+from sweworld.seam.tasks import TaskIndex
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -88,7 +88,7 @@ class OpenEnvServer:
         self.tasks: list[Task] = load_tasks_of(spec.dataset, spec.split, instance_ids)
         if not self.tasks:
             raise DatasetError("no task to serve", where=self.where(), hint="check --dataset and --instance-ids")
-        self._by_id = {task.instance_id: task for task in self.tasks}
+        self._by_id = TaskIndex(self.tasks, where=self.where())
         self.step_limit, self.eval_timeout = step_limit, eval_timeout
         self.max_sessions, self.idle_timeout = max_sessions, idle_timeout
         self._next = 0
@@ -102,12 +102,11 @@ class OpenEnvServer:
     def task(self, instance_id: str | None = None, seed: int | None = None) -> Task:
         """The task ``instance_id`` names; without one ``tasks[seed % n]``, else the next in turn."""
         if instance_id:
-            found = self._by_id.get(instance_id)
-            if found is None:
-                listed = ", ".join(list(self._by_id)[:5]) + (", ..." if len(self._by_id) > 5 else "")
+            if instance_id not in self._by_id:
+                listed = ", ".join(self._by_id.ids[:5]) + (", ..." if len(self._by_id) > 5 else "")
                 raise DatasetError(f"instance {instance_id!r} is not served here", where=self.where(), hint=(
                     f"reset with one of {listed}, or start `sweworld openenv serve` with the dataset that holds it"))
-            return found
+            return self._by_id[instance_id]
         with self._changed:
             if seed is not None:
                 self._next = seed % len(self.tasks)
@@ -186,15 +185,14 @@ class SWEWorldEnvironment(Environment[SWEAction, SWEObservation, SWEState]):
                 "no open episode: it ended (submit, step limit or failure) or none was opened; call reset"))
         self._state.step_count += 1
         try:
-            output, _, terminated, _, info = env.step({"tool": action.tool, "arguments": action.arguments})
+            output, reward, terminated, _, info = env.step({"tool": action.tool, "arguments": action.arguments})
         except InfraError as exc:
             return self._failed(exc)
         error = output if info["format_error"] else None
         if terminated:
             report, patch = info["report"], info["patch"]
-            reward = reward_of(report)
-            if reward is None:  # graded by nobody: an infrastructure failure, not the agent's patch
-                error, reward = f"the evaluation failed: {report.get('error') or 'infrastructure error'}", 0.0
+            if info.get("error"):  # graded by nobody: an infrastructure failure, not the agent's patch (reward 0.0)
+                error = f"the evaluation failed: {info['error']}"
             self._end()
             return self._observe(output, exit_code=info["exit_code"], done=True, reward=reward, error=error,
                                  patch=patch, report=report, metadata={"patch": patch, "report": report})

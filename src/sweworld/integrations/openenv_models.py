@@ -59,7 +59,7 @@ class SWEObservation(Observation):
     """What the agent sees after ``reset`` or a step (plus OpenEnv's ``done`` and ``reward``).
 
     ``reward`` is None at reset and 0.0 on every step that does not end the episode; on ``submit`` it is
-    the backend's verdict on the patch (``sweworld.rl.rewards.reward_of``: 1.0/0.0 from the harness on
+    the backend's verdict on the patch (``sweworld.seam.reward``: 1.0/0.0 from the harness on
     ``real``, SWR's P(resolved) on ``sim``, routed on ``hybrid``)."""
 
     output: str = Field(default="", description="At reset the problem statement; after a step the tool's "

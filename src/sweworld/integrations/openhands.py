@@ -49,11 +49,12 @@ except ImportError as exc:  # pragma: no cover - the 3.11 environment has no Ope
 from openhands.sdk.tool import register_tool
 from openhands.sdk.tool.registry import list_registered_tools
 
-from sweworld.errors import SandboxError
+from sweworld.errors import InfraError, SandboxError
 from sweworld.harness.predictions import Prediction
 from sweworld.integrations.episodes import EpisodeSpec, backend_for, spec_of, task_of
 from sweworld.integrations.openhands_editor import EpisodeFileEditorExecutor, SweworldFileEditorTool
 from sweworld.integrations.openhands_terminal import EpisodeTerminalExecutor, SweworldTerminalTool
+from sweworld.seam import Graded, grade, prediction
 
 if TYPE_CHECKING:
     from openhands.sdk.agent.base import AgentBase
@@ -152,11 +153,21 @@ class EpisodeConversation:
     def prediction(self, model_name_or_path: str | None = None) -> Prediction:
         """SWE-bench's prediction of the episode's diff, named after the agent's model by default."""
         model = model_name_or_path or getattr(self.conversation.agent.llm, "model", None) or "openhands"
-        return Prediction(instance_id=self.task.instance_id, model_name_or_path=model, model_patch=self.diff())
+        return prediction(self.task, self.diff(), model)
 
-    def evaluate(self, log_dir: Path, **options: Any) -> InstanceReport:
+    def grade(self, log_dir: Path | None = None, *, timeout: float | None = None, binary: bool = False) -> Graded:
+        """``seam.grade`` of the episode's diff (logs in ``log_dir``, kept; else removed once graded)."""
+        model = getattr(self.conversation.agent.llm, "model", None) or "openhands"
+        logs, name = (None, None) if log_dir is None else (Path(log_dir).parent, Path(log_dir).name)
+        return grade(self.backend, self.task, self.diff(), model=model, logs=logs, name=name, timeout=timeout,
+                     binary=binary)
+
+    def evaluate(self, log_dir: Path, *, timeout: float | None = None) -> InstanceReport:
         """The backend's report on the episode's diff (real: the harness; sim: SWR's prediction)."""
-        return self.backend.evaluate(self.task, self.prediction(), Path(log_dir), **options)
+        graded = self.grade(log_dir, timeout=timeout)
+        if graded.report is None:
+            raise InfraError(f"{self.task.instance_id}: {graded.error}")
+        return graded.report
 
     def close(self) -> None:
         """Close the conversation (its tools release the episode), the episode and the scratch home."""

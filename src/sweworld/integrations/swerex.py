@@ -58,6 +58,10 @@ if TYPE_CHECKING:
 
     from sweworld.protocols import Backend
 
+#: What SWE-agent 1.1's default tool bundles pip-install (``edit_anthropic``: tree-sitter 0.21.3 and
+#: tree-sitter-languages; ``windowed_edit_linting``: flake8): episodes have no network, so the real
+#: backend serves them from a wheelhouse filled on the host (``RealBackendConfig.wheels``).
+SWE_AGENT_WHEELS = ("tree-sitter==0.21.3", "tree-sitter-languages", "flake8")
 #: Where SWE-agent writes outside /testbed and /tmp (its tool bundles, .swe-agent-env, state.json).
 SWE_AGENT_DIRS = ("/root",)
 ROUTES = ("is_alive", "create_session", "run_in_session", "close_session", "execute", "read_file", "write_file",
@@ -75,7 +79,10 @@ class RexServer:
     def __init__(self, spec: EpisodeSpec, *, instance_ids: list[str] | None = None, backend: Backend | None = None,
                  command_timeout: float = timeouts.COMMAND, workers: int = 4):
         # SWE-agent writes its tools and state under /root: each episode gets its own, writable
-        spec = spec.model_copy(update={"backend_options": with_scratch_dirs(spec.backend_options, SWE_AGENT_DIRS)})
+        options = with_scratch_dirs(spec.backend_options, SWE_AGENT_DIRS)
+        if spec.backend == "real" and "wheels" not in options:  # its default tool bundles pip-install these
+            options = {**options, "wheels": list(SWE_AGENT_WHEELS)}
+        spec = spec.model_copy(update={"backend_options": options})
         self.spec, self.instance_ids, self.command_timeout = spec, list(instance_ids or []), command_timeout
         self.default = self.instance_ids[0] if len(self.instance_ids) == 1 else None
         self._backend = backend

@@ -32,8 +32,6 @@ What a TRL user writes::
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 import threading
 import weakref
 from pathlib import Path
@@ -41,14 +39,13 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from sweworld import names
 from sweworld.agents.config import load_agent_config
-from sweworld.agents.loop import first_messages
 from sweworld.config import timeouts
 from sweworld.errors import DatasetError, InfraError, WorldError
-from sweworld.harness.predictions import Prediction
 from sweworld.integrations.episodes import backend_config, backend_spec, load_tasks_of, resolve_backend
-from sweworld.rl.rewards import reward_of
+from sweworld.seam import grade
+from sweworld.seam import prompt as prompts
+from sweworld.seam.tasks import TaskIndex
 from sweworld.tools import ToolSet, default_tools
 from sweworld.types import Task
 
@@ -109,8 +106,8 @@ class EnvironmentFactory:
 
     def __init__(self, dataset: Any, options: EnvOptions):
         self.options = options
-        self.tasks = {t.instance_id: t for t in _tasks_of(dataset, options)}
         self.where = f"dataset {dataset!s:.80}"
+        self.tasks = TaskIndex(_tasks_of(dataset, options), where=self.where)
         self.dataset = str(dataset) if isinstance(dataset, (str, Path)) else None  # what a sim world reads
         if isinstance(options.backend, str):  # wrong options fail here, once, not in every rollout's reset
             backend_config(backend_spec(options.backend, backend_options=options.backend_options,
@@ -145,15 +142,6 @@ class EnvironmentFactory:
                                where=self.where, hint="give the dataset an instance_id column of the factory's "
                                "tasks (sweworld.integrations.trl.dataset(tasks) writes one)")
         return self.tasks[instance_id]
-
-    def log_dir(self, instance_id: str) -> Path:
-        """A new directory for one rollout's evaluation logs: under ``options.log_dir`` (unique across
-        processes sharing it), else a temporary one the caller removes after grading."""
-        prefix = names.check(instance_id, what="instance_id") + "."
-        if self.options.log_dir is None:
-            return Path(tempfile.mkdtemp(prefix=f"sweworld-trl-{prefix}"))
-        self.options.log_dir.mkdir(parents=True, exist_ok=True)
-        return Path(tempfile.mkdtemp(prefix=prefix, dir=self.options.log_dir))
 
     def graded(self, rollout: Rollout) -> None:
         with self._lock:
@@ -216,7 +204,7 @@ class SWEWorldEnv:
             self._error = f"{type(exc).__name__}: {exc}"
         if "prompt" in row:
             return None
-        return first_messages(self._task, load_agent_config(), WORKDIR)[-1]["content"]
+        return prompts.messages(self._task, "agent", workdir=WORKDIR)[-1]["content"]
 
     def _call(self, tool: str, **arguments: Any) -> str:
         executor = self._episode.executor
@@ -280,19 +268,10 @@ class SWEWorldEnv:
         backend = self._factory.backend
         if self._error is not None:
             return Rollout(**done, backend=backend.name, reward=0.0, error=self._error)
-        prediction = Prediction(instance_id=task.instance_id, model_name_or_path="sweworld-trl", model_patch=patch)
-        logs = self._factory.log_dir(task.instance_id)
-        try:
-            report = backend.evaluate(task, prediction, logs, timeout=self._factory.options.eval_timeout)
-        except (InfraError, WorldError) as exc:
-            return Rollout(**done, backend=backend.name, reward=0.0, error=f"evaluation: {type(exc).__name__}: {exc}")
-        finally:
-            if self._factory.options.log_dir is None:  # nobody asked for the logs: gone with the rollout
-                shutil.rmtree(logs, ignore_errors=True)
-        reward = reward_of(report)
-        error = None if reward is not None else f"evaluation: {report.error or 'infrastructure failure'}"
-        return Rollout(**done, backend=backend.name, reward=reward or 0.0, resolved=bool(report.resolved),
-                       error=error)
+        graded = grade(backend, task, patch, model="sweworld-trl", logs=self._factory.options.log_dir,
+                       timeout=self._factory.options.eval_timeout)
+        return Rollout(**done, backend=backend.name, reward=graded.reward, resolved=graded.resolved,
+                       error=graded.error)
 
 
 def tools() -> list[dict[str, Any]]:
@@ -328,7 +307,8 @@ def dataset(tasks: Any = "default", *, split: str | None = None, instance_ids: l
 
     config = load_agent_config(agent_config)
     rows = _tasks_of(tasks, EnvOptions(split=split, instance_ids=instance_ids))
-    return Dataset.from_list([{"prompt": first_messages(t, config, WORKDIR), "instance_id": t.instance_id}
+    return Dataset.from_list([{"prompt": prompts.messages(t, "agent", agent_config=config, workdir=WORKDIR),
+                               "instance_id": t.instance_id}
                               for t in rows])
 
 

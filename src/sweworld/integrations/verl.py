@@ -16,9 +16,9 @@ row's instance and runs every tool call of the trajectory in it:
    episode (sweworld's tools: execute_bash, str_replace_editor, search, submit) and their
    observations are appended as tool messages, with response_mask 0;
 3. it stops on ``submit``, a reply without a tool call, the turn limit or the response length; the
-   episode's diff is graded by the backend and ``AgentLoopOutput.reward_score`` is
-   ``rl.rewards.reward_of`` of the report (1.0/0.0 on real, SWR's P(resolved) on sim), which verl
-   uses instead of its reward function. An empty diff is 0.0 without an evaluation.
+   episode's diff is graded by ``seam.grade`` and ``AgentLoopOutput.reward_score`` is its reward
+   (``sweworld.seam.reward``: 1.0/0.0 on real, SWR's P(resolved) on sim), which verl uses instead of
+   its reward function. An empty diff is 0.0 (no model call on sim).
 
 The episode is closed whatever happens. When the episode's infrastructure or a tool raises, the
 trajectory ends there with reward 0.0 and the error in ``extra_fields["sweworld"]["error"]`` (the
@@ -34,13 +34,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import shutil
-import tempfile
-import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 from uuid import uuid4
 
@@ -49,15 +45,15 @@ from verl.experimental.agent_loop.tool_parser import FunctionCall, ToolParser
 from verl.utils.profiler import simple_timer
 from verl.utils.rollout_trace import rollout_trace_op
 
-from sweworld import names
-from sweworld.agents.actions import parse_text_action, tools_prompt
+from sweworld.agents.actions import parse_text_action
 from sweworld.config import timeouts
 from sweworld.errors import DatasetError
 from sweworld.executor import Executor
-from sweworld.harness.predictions import Prediction
-from sweworld.integrations.episodes import load_tasks_of, plain_config, resolve_backend, spec_of
+from sweworld.integrations.episodes import plain_config, resolve_backend, spec_of
 from sweworld.registry import load
-from sweworld.rl.rewards import reward_of
+from sweworld.seam import grade
+from sweworld.seam import prompt as prompts
+from sweworld.seam.tasks import index_of
 from sweworld.tools import ToolSet, default_tools
 from sweworld.types import Task
 
@@ -101,22 +97,6 @@ class _Trajectory:
     observed: int = 0
     tool_calls: int = 0
     format_errors: int = 0
-
-
-_TASKS: dict[tuple[str, str | None], dict[str, Task]] = {}
-_TASKS_LOCK = threading.Lock()
-
-
-def _task_of(instance_id: str, dataset: str, split: str | None) -> Task:
-    """``instance_id`` of ``dataset``; a dataset is read once per process (every row of a batch names one)."""
-    key = (dataset, split)
-    with _TASKS_LOCK:
-        if key not in _TASKS:
-            _TASKS[key] = {t.instance_id: t for t in load_tasks_of(dataset, split)}
-        tasks = _TASKS[key]
-    if instance_id not in tasks:
-        return load_tasks_of(dataset, split, [instance_id])[0]  # the loader's own error names the dataset
-    return tasks[instance_id]
 
 
 @register(AGENT_NAME)
@@ -175,18 +155,15 @@ class SWEWorldAgentLoop(AgentLoopBase):
         if not spec.instance_id:
             raise DatasetError("the row names no instance", where="verl dataset row",
                                hint="put the task's id in extra_info.instance_id (sweworld.integrations.verl.rows)")
-        return _task_of(spec.instance_id, spec.dataset, spec.split)
+        return index_of(spec.dataset, spec.split).find(spec.instance_id)  # read once per process
 
     def messages_of_row(self, row: dict[str, Any], task: Task, schemas: list[dict]) -> list[dict[str, Any]]:
         """The row's prompt (``raw_prompt``), else the problem statement; with sweworld's text format, the
         tools' instructions as the system turn when the prompt has none."""
         raw = row.get("raw_prompt")  # a list, or a numpy array of dicts from verl's batch
         messages = [dict(m) for m in (list(raw) if raw is not None else [])]
-        if not messages:
-            messages = [{"role": "user", "content": task.problem_statement}]
-        if self.tool_format == TEXT_FORMAT and messages[0].get("role") != "system":
-            messages.insert(0, {"role": "system", "content": tools_prompt(schemas)})
-        return messages
+        messages = messages or prompts.messages(task, "statement")
+        return prompts.with_tools(messages, schemas) if self.tool_format == TEXT_FORMAT else messages
 
     # ------------------------------------------------------------------ the loop
 
@@ -285,22 +262,13 @@ class SWEWorldAgentLoop(AgentLoopBase):
             state.observed += 1
 
     async def _grade(self, call: _Caller, task: Task, patch: str) -> tuple[float, bool | None]:
-        """(reward, resolved) of ``patch``: the backend's verdict through ``reward_of``; no outcome (an
-        infrastructure failure of the evaluation) is an ``EpisodeFailure``."""
-        if not patch.strip():
-            return 0.0, False
-        prediction = Prediction(instance_id=task.instance_id, model_name_or_path="sweworld-verl", model_patch=patch)
-        root = Path(self.log_dir) if self.log_dir else Path(tempfile.mkdtemp(prefix="sweworld-verl-"))
-        log_dir = root / names.check(f"{task.instance_id}.{uuid4().hex[:8]}", what="instance_id")
-        try:
-            report = await call(lambda: self.backend.evaluate(task, prediction, log_dir, timeout=self.eval_timeout))
-        finally:
-            if not self.log_dir:
-                shutil.rmtree(root, ignore_errors=True)
-        reward = reward_of(report)
-        if reward is None:  # an infrastructure failure of the evaluation: no verdict
-            raise EpisodeFailure(f"the evaluation had no outcome: {report.error or report.error_kind}")
-        return float(reward), bool(report.resolved)
+        """(reward, resolved) of ``patch``: ``seam.grade``'s; no outcome (an infrastructure failure of
+        the evaluation) is an ``EpisodeFailure``."""
+        graded = await call(lambda: grade(self.backend, task, patch, model="sweworld-verl", logs=self.log_dir or None,
+                                          timeout=self.eval_timeout))
+        if graded.failed:
+            raise EpisodeFailure(f"the evaluation had no outcome: {graded.error}")
+        return graded.reward, graded.resolved
 
     # ------------------------------------------------------------------ pieces
 
@@ -382,7 +350,7 @@ def rows(tasks: list[Task], *, dataset: str, agent_name: str = AGENT_NAME, data_
     """verl dataset rows (``RLHFDataset``'s columns) of ``tasks``: the prompt (the problem statement by
     default), ``agent_name`` and ``extra_info`` naming the instance and its dataset."""
     return [{"data_source": data_source, "agent_name": agent_name,
-             "prompt": prompt(task) if prompt else [{"role": "user", "content": task.problem_statement}],
+             "prompt": prompt(task) if prompt else prompts.messages(task, "statement"),
              "reward_model": {"style": "sweworld", "ground_truth": task.instance_id},
              "extra_info": {"index": i, "instance_id": task.instance_id, "dataset": dataset}}
             for i, task in enumerate(tasks)]

@@ -1,17 +1,19 @@
-"""The RL-facing API: what an RL trainer's rollout loop calls.
+"""The RL-facing names, kept where users import them; each lives with its kind:
 
-- ``collect(policy, tasks, n_samples, backend)``: an async iterator of ``Sample`` (trajectory,
-  reward, backend), each yielded as soon as its episode is graded; items run on a runner
-  (``sweworld.runs.runner``: threads here, or Ray tasks).
-- ``reward_of(report)`` and ``SWEReward``: the environment's reward for verl/TRL-style trainers
-  (the harness verdict with the real backend, SWR's P(resolved) with the sim backend).
-- ``SWEWorldTextEnv``: one task as a SkyRL-gym text environment (``init``/``step``/``close``).
+- ``collect(policy, tasks, n_samples, backend)`` and ``Sample``: ``sweworld.runs.collect`` (an async
+  iterator of graded samples, each yielded as soon as its episode is graded, on any runner);
+- ``reward_of(report)``: ``sweworld.seam.reward`` (the one meaning of reward); ``SWEReward`` and
+  ``patch_of``: ``sweworld.seam.completions`` (TRL's and verl's reward functions over completions);
+- ``SWEWorldTextEnv``: ``sweworld.integrations.skyrl`` (one task as a SkyRL-gym text environment).
+
+GRPO with TRL is ``sweworld.train.grpo`` (``sweworld train rl``).
 """
 
 from __future__ import annotations
 
-from sweworld.rl.collect import Sample, collect
-from sweworld.rl.rewards import SWEReward, patch_of, reward_of
-from sweworld.rl.skyrl import SWEWorldTextEnv
+from sweworld.integrations.skyrl import SWEWorldTextEnv
+from sweworld.runs.collect import Sample, collect
+from sweworld.seam.completions import SWEReward, patch_of
+from sweworld.seam.reward import reward_of
 
 __all__ = ["SWEReward", "SWEWorldTextEnv", "Sample", "collect", "patch_of", "reward_of"]

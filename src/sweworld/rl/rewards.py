@@ -1,93 +1,9 @@
-"""The reward the environment exposes to trainers.
-
-``reward_of(report)``: SWR's P(resolved) when the report is simulated (``sim_probability``), else
-1.0 resolved / 0.0 not (the harness verdict); None when there is no outcome (no report, or an
-infrastructure failure: not the policy's doing, so no reward at all).
-
-``SWEReward`` is the same reward for trainers that score completions: TRL's ``reward_funcs``
-signature (``(prompts, completions, instance_id=[...], **columns) -> list[float]``) and verl's
-``compute_score(data_source, solution_str, ground_truth, extra_info)``. A completion is a patch,
-or text holding one (a fenced ``diff`` block or a ``diff --git`` section).
-"""
+"""``sweworld.rl.rewards``: an alias of the reward's homes, ``sweworld.seam.reward`` (``reward_of``,
+the one meaning of reward) and ``sweworld.seam.completions`` (``SWEReward``, ``patch_of``)."""
 
 from __future__ import annotations
 
-import re
-import tempfile
-from pathlib import Path
-from typing import Any
+from sweworld.seam.completions import SWEReward, patch_of
+from sweworld.seam.reward import reward_of
 
-from sweworld import names
-from sweworld.backends import Backend
-from sweworld.config import timeouts
-from sweworld.harness.predictions import Prediction
-from sweworld.harness.report import InstanceReport
-from sweworld.types import Task
-
-_FENCED = re.compile(r"```(?:diff|patch)?[ \t]*\n(.*?)```", re.DOTALL)
-
-
-def reward_of(report: InstanceReport | dict[str, Any] | None) -> float | None:
-    """The reward of a graded patch (see the module docstring)."""
-    if report is None:
-        return None
-    data = report if isinstance(report, dict) else report.model_dump()
-    if data.get("error_kind") == "infra":
-        return None
-    probability = data.get("sim_probability")
-    if probability is not None:
-        return float(probability)
-    return 1.0 if data.get("resolved") else 0.0
-
-
-def patch_of(completion: str | list[dict[str, Any]]) -> str:
-    """The patch in a completion: the text itself when it is a diff, else its first fenced diff block
-    or ``diff --git`` section; "" when none (an empty patch: reward 0)."""
-    if isinstance(completion, list):  # chat messages: the last one's content
-        completion = str(completion[-1].get("content", "")) if completion else ""
-    text = completion.strip("\n")
-    if text.startswith(("diff --git", "--- ")):
-        return text + "\n"
-    fenced = _FENCED.search(completion)
-    if fenced and ("\n+++ " in fenced.group(1) or fenced.group(1).startswith(("diff --git", "--- "))):
-        return fenced.group(1)
-    start = completion.find("diff --git")
-    return completion[start:].rstrip("\n") + "\n" if start >= 0 else ""
-
-
-class SWEReward:
-    """Grades completions of ``tasks`` with ``backend``; evaluation logs go to ``log_dir`` (default a
-    temporary directory)."""
-
-    __name__ = "sweworld_reward"  # TRL names a reward function's column after it
-
-    def __init__(self, backend: Backend, tasks: list[Task], *, log_dir: str | Path | None = None,
-                 timeout: float = timeouts.EVALUATION):
-        self.backend = backend
-        self.tasks = {t.instance_id: t for t in tasks}
-        self.log_dir = Path(log_dir or tempfile.mkdtemp(prefix="sweworld-reward-"))
-        self.timeout = timeout
-        self._calls = 0
-
-    def score(self, instance_id: str, completion: str | list[dict[str, Any]]) -> float:
-        """The reward of one completion for ``instance_id`` (0.0 when it cannot be graded)."""
-        task = self.tasks.get(instance_id)
-        if task is None:
-            raise KeyError(f"{instance_id!r} is not one of the reward's tasks")
-        self._calls += 1
-        prediction = Prediction(instance_id=instance_id, model_name_or_path="sweworld-reward",
-                                model_patch=patch_of(completion))
-        log_dir = self.log_dir / names.check(f"{instance_id}.{self._calls}", what="instance_id")
-        return reward_of(self.backend.evaluate(task, prediction, log_dir, timeout=self.timeout)) or 0.0
-
-    def __call__(self, prompts: list[Any], completions: list[Any], instance_id: list[str] | None = None,
-                 **columns: Any) -> list[float]:
-        """TRL's reward function: one reward per completion; ``instance_id`` is the dataset's column."""
-        if instance_id is None:
-            raise ValueError("the dataset needs an 'instance_id' column (TRL passes it to reward functions)")
-        return [self.score(i, c) for i, c in zip(instance_id, completions, strict=True)]
-
-    def compute_score(self, data_source: str, solution_str: str, ground_truth: str,
-                      extra_info: dict[str, Any] | None = None) -> float:
-        """verl's custom reward function: ``ground_truth`` (or ``extra_info["instance_id"]``) names the task."""
-        return self.score((extra_info or {}).get("instance_id", ground_truth), solution_str)
+__all__ = ["SWEReward", "patch_of", "reward_of"]

@@ -18,19 +18,19 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-from sweworld import names, shipping
+from sweworld import names
 from sweworld.agents.config import AgentConfig
 from sweworld.agents.loop import Policy, run_episode
 from sweworld.backends import Backend, audits
 from sweworld.config import RolloutConfig, Timeouts
 from sweworld.errors import InfraError
-from sweworld.harness.predictions import Prediction
-from sweworld.harness.report import REPORT_FILE, write_atomic
+from sweworld.harness.report import write_atomic
 from sweworld.protocols import Audited, Bindable
 from sweworld.runs.metrics import summarize
 from sweworld.runs.parallel import map_items
 from sweworld.runs.runner import ROLLOUT, Runner, environment_group, runner_of
 from sweworld.runs.store import TrajectoryStore
+from sweworld.seam import grade
 from sweworld.trajectory import Trajectory
 from sweworld.types import Task
 
@@ -57,16 +57,15 @@ def rollout_one(task: Task, sample: int, policy: Policy, config: AgentConfig, ba
         traj.fail(exc)
         return traj
     if evaluate and not traj.failed:  # a failed sample has no outcome to grade
-        prediction = Prediction(instance_id=task.instance_id, model_name_or_path=policy.model or policy.name,
-                                model_patch=traj.patch)
-        log_dir = shipping.stage(out / "eval" / f"{task.instance_id}.{sample}", last=REPORT_FILE)
-        report = backend.evaluate(task, prediction, log_dir, timeout=timeouts.evaluation)
-        traj.report = report.model_dump()
-        traj.audits = audits.merge([traj.audits, report.audits])
-        if report.error_kind == "infra":
-            traj.error, traj.error_kind = f"evaluation: {report.error}", "infra"
+        graded = grade(backend, task, traj.patch, model=policy.model or policy.name, logs=out / "eval",
+                       name=f"{task.instance_id}.{sample}", timeout=timeouts.evaluation, binary=True, staged=True)
+        if graded.report is not None:
+            traj.report = graded.report.model_dump()
+            traj.audits = audits.merge([traj.audits, graded.report.audits])
+        if graded.failed:
+            traj.error, traj.error_kind = graded.error, "infra"
         else:
-            traj.reward = float(report.resolved)
+            traj.reward = graded.reward  # the trajectory's reward is its verdict, 1.0/0.0 on every backend
     return traj
 
 

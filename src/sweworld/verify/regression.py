@@ -26,6 +26,7 @@ from sweworld.config import timeouts
 from sweworld.errors import ConfigError
 from sweworld.protocols import Preparable
 from sweworld.registry import refuse_unknown
+from sweworld.seam import grade
 from sweworld.trajectory import Trajectory
 from sweworld.types import Task
 from sweworld.verify.verifiers import HYBRID_BASES, PatchVerifier, create_verifier, verifier_options
@@ -46,14 +47,11 @@ class TestsVerifier(PatchVerifier):
         self.runs = 0
 
     def score_patch(self, task: Task, patch: str) -> float:
-        from sweworld.harness.predictions import Prediction
-
         self.runs += 1
         regression = task.model_copy(update={"FAIL_TO_PASS": []})
-        report = self.backend.evaluate(regression, Prediction(instance_id=task.instance_id,
-                                                              model_name_or_path="verifier-tests", model_patch=patch),
-                                       self.log_dir / f"{task.instance_id}.{self.runs}", timeout=self.timeout)
-        if not report.patch_successfully_applied or report.tests_status is None:
+        report = grade(self.backend, regression, patch, model="verifier-tests", logs=self.log_dir,
+                       name=f"{task.instance_id}.{self.runs}", timeout=self.timeout).report
+        if report is None or not report.patch_successfully_applied or report.tests_status is None:
             return 0.0
         status = report.tests_status.get("PASS_TO_PASS") or {}
         passed, failed = len(status.get("success", [])), len(status.get("failure", []))

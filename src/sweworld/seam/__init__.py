@@ -1,0 +1,14 @@
+"""The episode core under every framework seam: one grade, one reward (``seam.reward``).
+
+- ``grade(backend, task, patch, ...) -> Graded``: the only place a prediction is built, a log
+  directory chosen and kept or removed, and a reward computed;
+- ``prediction(task, patch, model)``: SWE-bench's prediction of a patch (the one builder);
+- ``reward_of(report, binary=False)``: the one meaning of reward (see ``sweworld.seam.reward``).
+"""
+
+from __future__ import annotations
+
+from sweworld.seam.grade import Graded, grade, prediction
+from sweworld.seam.reward import reward_of
+
+__all__ = ["Graded", "grade", "prediction", "reward_of"]
