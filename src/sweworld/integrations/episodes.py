@@ -99,8 +99,7 @@ def load_task(instance_id: str, dataset: str = "default", split: str | None = No
     if not instance_id:
         raise DatasetError("no instance_id given", where=f"dataset {dataset}",
                            hint="name the instance to open an episode of")
-    return index_of(dataset, split).find(instance_id, hint=f"check the id (ids are case-sensitive), or give "
-                                         f"the dataset that holds {instance_id}")
+    return index_of(dataset, split).find(instance_id, hint="check the id (ids are case-sensitive)")
 
 
 def task_of_image(image: str, tasks: list[Task]) -> Task | None:
