@@ -33,3 +33,53 @@ def test_integrations_name_nothing_of_the_sandbox_not_even_for_type_checking():
              for n, line in enumerate(path.read_text().splitlines(), 1)
              if "sweworld.sandbox" in line and ("import" in line)]
     assert not found, found
+
+
+def _circles(graph) -> list[list[str]]:
+    """The strongly connected groups of two or more modules (Tarjan's algorithm, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(graph.modules):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph.find_modules_directly_imported_by(root))))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.find_modules_directly_imported_by(child)))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                group = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.append(member)
+                    if member == node:
+                        break
+                if len(group) > 1:
+                    found.append(sorted(group))
+    return found
+
+
+def test_no_module_imports_itself_through_others_lazy_imports_counted():
+    """No import circle between modules, counting imports inside functions (a lazy import that dodges
+    a circle at import time is still a circle); only ``if TYPE_CHECKING:`` imports are left out."""
+    grimp = pytest.importorskip("grimp", reason="grimp comes with import-linter (the dev extra)")
+    graph = grimp.build_graph("sweworld", exclude_type_checking_imports=True)
+    assert _circles(graph) == []

@@ -23,7 +23,7 @@ from sweworld.envs import scripts, services, submodule_fill
 from sweworld.envs.derived import derive_layer
 from sweworld.envs.discovery import Interpreter, find_interpreter
 from sweworld.envs.fetched import announce, fetched
-from sweworld.envs.recipe import EnvRecipe, env_key, instance_key, pinned_by_version, resolve_recipe
+from sweworld.envs.recipes import EnvRecipe, env_key, instance_key, pinned_by_version, resolve_recipe
 from sweworld.envs.scmversion import pretend_version_env, uses_scm_version
 from sweworld.envs.store import envs_root, locked, log_tail, read_meta
 from sweworld.errors import EnvBuildError, RepoError, SandboxError

@@ -44,7 +44,7 @@ from typing import Any
 
 from sweworld.envs import swebench_specs as sbs
 from sweworld.envs import swegym_installs
-from sweworld.envs.recipe import DEFAULT_TEST_CMD, EnvRecipe
+from sweworld.envs.recipes.model import DEFAULT_TEST_CMD, EnvRecipe
 from sweworld.errors import EnvBuildError
 from sweworld.types import ENV_FIELDS, Task, install_config_of
 

@@ -19,7 +19,7 @@ import shlex
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from sweworld.envs.recipe import EnvRecipe
+from sweworld.envs.recipes import EnvRecipe
 from sweworld.envs.shell import command_segments
 from sweworld.errors import EnvBuildError
 

@@ -30,7 +30,7 @@ from sweworld.toxenv import tox_current_env_shims
 from sweworld.types import ServiceLines, Task
 
 if TYPE_CHECKING:
-    from sweworld.envs.recipe import EnvRecipe
+    from sweworld.envs.recipes import EnvRecipe
 
 START_MARKER = "SWEWORLD START TEST OUTPUT"
 END_MARKER = "SWEWORLD END TEST OUTPUT"

@@ -41,7 +41,7 @@ from sweworld.protocols import Described, ExecCapable
 from sweworld.types import ExecResult, ServiceLines, Task
 
 if TYPE_CHECKING:
-    from sweworld.envs.recipe import EnvRecipe
+    from sweworld.envs.recipes import EnvRecipe
 
 REINSTALL_SUFFIXES = (".pyx", ".pxd", ".c", ".cc", ".cpp", ".h", ".f90")
 REINSTALL_NAMES = ("setup.py", "setup.cfg", "pyproject.toml", "MANIFEST.in")

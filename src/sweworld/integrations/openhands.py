@@ -34,7 +34,6 @@ import os
 import shutil
 import tempfile
 import threading
-import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -49,10 +48,11 @@ except ImportError as exc:  # pragma: no cover - the 3.11 environment has no Ope
 from openhands.sdk.tool import register_tool
 from openhands.sdk.tool.registry import list_registered_tools
 
-from sweworld.errors import InfraError, SandboxError
+from sweworld.errors import InfraError
 from sweworld.harness.predictions import Prediction
 from sweworld.integrations.episodes import EpisodeSpec, backend_for, spec_of, task_of
 from sweworld.integrations.openhands_editor import EpisodeFileEditorExecutor, SweworldFileEditorTool
+from sweworld.integrations.openhands_episodes import attach, attached, release
 from sweworld.integrations.openhands_terminal import EpisodeTerminalExecutor, SweworldTerminalTool
 from sweworld.seam import Graded, grade, prediction
 
@@ -71,7 +71,6 @@ TERMINAL = "sweworld_terminal"
 FILE_EDITOR = "sweworld_file_editor"
 """The registry name of the episode's file editor (the model sees ``file_editor``)."""
 
-_EPISODES: dict[str, Executor] = {}
 _LOCK = threading.Lock()
 
 
@@ -83,31 +82,6 @@ def register_sweworld_tools() -> list[str]:
             if name not in known:
                 register_tool(name, tool)
     return [TERMINAL, FILE_EDITOR]
-
-
-def attach(executor: Executor) -> str:
-    """The key under which the tools find ``executor`` (kept until ``release``)."""
-    key = uuid.uuid4().hex
-    with _LOCK:
-        _EPISODES[key] = executor
-    return key
-
-
-def attached(key: str) -> Executor:
-    """The episode attached as ``key``; ``SandboxError`` when it is not (never attached, or released)."""
-    with _LOCK:
-        executor = _EPISODES.get(key)
-    if executor is None:
-        raise SandboxError(f"no sweworld episode is attached as {key!r} in this process",
-                           where="openhands tools",
-                           hint="get the tools from sweworld_tools(executor) for an open episode, in this process")
-    return executor
-
-
-def release(key: str) -> None:
-    """Forget the episode attached as ``key`` (idempotent; does not close it)."""
-    with _LOCK:
-        _EPISODES.pop(key, None)
 
 
 def sweworld_tools(executor: Executor, *, timeout: float | None = None) -> list[Tool]:

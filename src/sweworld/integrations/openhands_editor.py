@@ -43,6 +43,8 @@ from openhands.tools.file_editor.definition import (
 )
 from openhands.tools.file_editor.impl import FileEditorExecutor
 
+from sweworld.integrations.openhands_episodes import attached, release
+
 if TYPE_CHECKING:
     from openhands.sdk.conversation import LocalConversation
     from openhands.sdk.conversation.state import ConversationState
@@ -175,7 +177,6 @@ class SweworldFileEditorTool(FileEditorTool):
     @classmethod
     def create(cls, conv_state: ConversationState | None = None, episode: str = "",  # type: ignore[override]
                **_: Any) -> Sequence[SweworldFileEditorTool]:
-        from sweworld.integrations.openhands import attached, release
         executor = EpisodeFileEditorExecutor(attached(episode), on_close=lambda: release(episode))
         lines = TOOL_DESCRIPTION.split("\n")
         description = TOOL_DESCRIPTION

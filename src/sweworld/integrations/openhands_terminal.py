@@ -43,6 +43,8 @@ from openhands.tools.terminal.metadata import CmdOutputMetadata
 from openhands.tools.terminal.timeout_policy import foreground_timeout_rejection_for
 from openhands.tools.terminal.utils.command import split_bash_commands
 
+from sweworld.integrations.openhands_episodes import attached, release
+
 if TYPE_CHECKING:
     from openhands.sdk.conversation import LocalConversation
     from openhands.sdk.conversation.state import ConversationState
@@ -145,7 +147,6 @@ class SweworldTerminalTool(TerminalTool):
     @classmethod
     def create(cls, conv_state: ConversationState | None = None, episode: str = "",  # type: ignore[override]
                timeout: float | None = None, **_: Any) -> Sequence[SweworldTerminalTool]:
-        from sweworld.integrations.openhands import attached, release
         executor = EpisodeTerminalExecutor(attached(episode), timeout=timeout, on_close=lambda: release(episode))
         return [cls(action_type=TerminalAction, observation_type=TerminalObservation,
                     description=UNIX_TOOL_DESCRIPTION,

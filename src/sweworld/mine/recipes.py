@@ -7,7 +7,7 @@
 3. Anything else: a recipe inferred from the tree at the environment commit and written on the row
    (``python``, ``packages``, ``pip_packages``, ``test_cmd``, ``exclude_newer``), with
    ``recipe_source: "inferred"`` and ``recipe_notes`` saying what was guessed and from what. The
-   editable install with the project's test extras comes from the default recipe (envs/recipe.py).
+   editable install with the project's test extras comes from the default recipe (envs/recipes/default.py).
 
 Python for an inferred recipe: the versions the project declares (``requires-python``, trove
 classifiers), the newest of them released before the environment commit (an interpreter of 2019
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from sweworld.envs import swebench_specs, swegym_specs
-from sweworld.envs.recipe import read_extras
+from sweworld.envs.recipes import read_extras
 from sweworld.mine.version import snap
 
 PYTHON_RELEASED = {"3.6": "2016-12-23", "3.7": "2018-06-27", "3.8": "2019-10-14", "3.9": "2020-10-05",

@@ -189,7 +189,7 @@ def recipe_test_cmd(task: Task) -> str:
     """``resolve_recipe(task, None).test_cmd``; a spec that needs the tree to read its packages
     (environment.yml) still names its test command, read from the spec itself."""
     from sweworld.envs import swebench_specs
-    from sweworld.envs.recipe import from_spec, resolve_recipe
+    from sweworld.envs.recipes import from_spec, resolve_recipe
     from sweworld.errors import EnvBuildError
 
     try:

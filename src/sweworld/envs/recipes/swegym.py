@@ -1,0 +1,19 @@
+"""The source of SWE-Gym's published specs (``envs/swegym_specs.py``), in swebench's shape."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from sweworld.envs import swegym_specs
+from sweworld.envs.recipes.swebench import from_spec
+
+if TYPE_CHECKING:
+    from sweworld.envs.recipes.model import EnvRecipe
+    from sweworld.types import Task
+
+
+def recipe(task: Task, tree: Path | None) -> EnvRecipe | None:
+    """SWE-Gym's spec for (repo, version); None when it has none."""
+    spec = swegym_specs.spec_for(task.repo, task.version)
+    return None if spec is None else from_spec(spec, task.repo, tree, str(task.version), source="swegym")
