@@ -54,7 +54,7 @@ def test_the_task_comes_from_the_spec_or_the_environment(monkeypatch):
 
 def test_sim_without_world_options_is_the_embedded_world_and_wrong_options_are_one_config_error():
     config = backend_config(EpisodeSpec(backend="sim", dataset="lite"))
-    assert config.kind == "sim" and config.world.kind is None and config.world.dataset == "lite"
+    assert config.kind == "sim" and config.world.kind == "embedded" and config.world.dataset == "lite"
     with pytest.raises(ConfigError, match=r"world\.urlz"):
         backend_config(EpisodeSpec(backend="hybrid", backend_options={"world": {"urlz": []}}))
     with pytest.raises(ConfigError, match="instance"):

@@ -11,47 +11,41 @@ environments or open sandboxes themselves:
 - ``hybrid`` (``HybridBackend``): sim, with a fraction of steps and evaluations also run for real
   and the disagreements stored.
 
-``make_backend(config)`` builds one from a ``sweworld.config.BackendConfig`` (``real``, ``sim`` or
-``hybrid``, discriminated on ``kind``); ``make_backend(name, **options)`` builds one by name with its
-constructor's keywords (``BACKENDS``, a ``sweworld.registry.Registry`` of dotted paths: nothing heavy
-is imported before it is asked for).
+``make_backend`` is the one road to a backend: it takes a ``Backend`` (returned as it is), a name
+(built with its constructor's keywords), a mapping (``{"kind": NAME, ...}``, validated by that
+backend's ``Config``) or a config (``sweworld.config.BackendConfig``, built by its class's
+``from_config``). Every name is looked up in ``BACKENDS`` (``sweworld.config.BACKENDS``: dotted paths,
+nothing heavy imported before it is asked for; entry point group ``sweworld.backends``), so a backend
+a package registers is named, configured and built as the built-ins are. ``shared(config)`` is the one
+process cache: one backend per distinct configuration, for seams whose samples must share a builder.
 """
 
 from __future__ import annotations
 
+import json
+import threading
 from typing import TYPE_CHECKING, Any
 
+from sweworld.config.backend import BACKENDS
 from sweworld.protocols import Backend
-from sweworld.registry import Registry
 
 if TYPE_CHECKING:
-    from sweworld.config import BackendConfig, Timeouts
-
-BACKENDS: Registry[Any] = Registry("backend", {
-    "real": "sweworld.backends.real:RealBackend",
-    "sim": "sweworld.backends.sim:SimBackend",
-    "hybrid": "sweworld.backends.hybrid:HybridBackend",
-}, group="sweworld.backends")
+    from sweworld.config import Timeouts
 
 
-def make_backend(config: BackendConfig | Backend | str, /, *, timeouts: Timeouts | None = None,
-                 builder: Any = None, **options: Any) -> Backend:
-    """The backend ``config`` describes (``timeouts``: its commands' and builds' limits; ``builder``:
-    an ``EnvBuilder`` to share), or the one registered as the name ``config``, built with ``options``
-    (its constructor's keywords; ``ConfigError`` naming the known ones when there is none); a
-    ``Backend`` itself is returned as it is, anything else is a ``TypeError``."""
-    from sweworld.config import BACKEND_CONFIGS
+def make_backend(config: Any, /, *, timeouts: Timeouts | None = None, builder: Any = None, **options: Any) -> Backend:
+    """The backend ``config`` names (see the module docstring); ``timeouts``: its commands' and builds'
+    limits; ``builder``: an ``EnvBuilder`` to share. A name with options the backend does not take, or
+    a wrong config, is one ``ConfigError``; anything else is a ``TypeError``."""
+    from pydantic import BaseModel, ValidationError
+
+    from sweworld.config.backend import backend_config
+    from sweworld.errors import ConfigError
     if isinstance(config, Backend):
         return config
-    if not isinstance(config, (str, *BACKEND_CONFIGS.values())):
-        raise TypeError(f"a backend must be a sweworld.backends.Backend (RealBackend(...), a sim backend...), a "
-                        f"sweworld.config.BackendConfig or a backend name, got {type(config).__name__}")
     if isinstance(config, str):
         if builder is not None:
             options["builder"] = builder
-        from pydantic import ValidationError
-
-        from sweworld.errors import ConfigError
         try:
             return BACKENDS.create(config, **options)
         except (TypeError, ValidationError) as exc:  # a keyword the backend does not take, a wrong world
@@ -59,8 +53,37 @@ def make_backend(config: BackendConfig | Backend | str, /, *, timeouts: Timeouts
                               where=f"backend {config!r}",
                               hint="pass its constructor's keywords (sweworld.backends.BACKENDS), or a "
                               "sweworld.config.BackendConfig") from None
-    from sweworld.backends.build import from_config
-    return from_config(config, timeouts=timeouts, builder=builder)
+    if isinstance(config, dict):
+        kind = str(config.get("kind") or "real")
+        try:
+            config = backend_config(config)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            raise ConfigError(f"{'.'.join(map(str, first['loc']))}: {first['msg']}", where=f"backend {kind!r}",
+                              hint=f"see the {kind} backend's Config for its fields") from None
+    if isinstance(config, BaseModel) and isinstance(getattr(config, "kind", None), str):
+        from sweworld.backends.build import from_config
+        return from_config(config, timeouts=timeouts, builder=builder)
+    raise TypeError(f"a backend must be a sweworld.backends.Backend (RealBackend(...), a sim backend...), a "
+                    f"sweworld.config.BackendConfig, a mapping with a kind, or a backend name, got {type(config).__name__}")
 
 
-__all__ = ["BACKENDS", "Backend", "make_backend"]
+_SHARED: dict[str, Backend] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared(config: Any) -> Backend:
+    """The backend of ``config`` (a config or a mapping), built once per distinct configuration in this
+    process: concurrent samples of a seam share one environment builder."""
+    from pydantic import BaseModel
+    if not isinstance(config, BaseModel):
+        from sweworld.config.backend import backend_config
+        config = backend_config(dict(config))
+    key = json.dumps(config.model_dump(mode="json"), sort_keys=True)
+    with _SHARED_LOCK:
+        if key not in _SHARED:
+            _SHARED[key] = make_backend(config)
+        return _SHARED[key]
+
+
+__all__ = ["BACKENDS", "Backend", "make_backend", "shared"]

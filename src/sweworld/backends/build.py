@@ -1,42 +1,53 @@
-"""A backend from its configuration (``make_backend(config)``): the environment builder over the
-configured clones, the world's models, the sandbox and the command and build timeouts."""
+"""What the built-in backends' ``from_config`` share: the environment builder over the configured
+clones, the episodes' sandbox settings and the world's models. ``from_config(config)`` builds the
+backend ``config`` names through the registry (``make_backend(config)`` does the same)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sweworld.config import BackendConfig, Timeouts, WorldModelConfig
+from sweworld.config import BACKENDS, Timeouts, WorldModelConfig
 from sweworld.envs import EnvBuilder
+from sweworld.errors import ConfigError
 from sweworld.repos import RepoStore
 from sweworld.world.config import WorldConfig
 
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from sweworld.sandbox import SandboxConfig
+
 
 def world_config(world: WorldModelConfig) -> WorldConfig:
-    """The world's models of ``world`` (its kind unset: openai with URLs, else embedded)."""
-    return WorldConfig.from_options(urls=world.urls or None, model=world.model, style=world.style,
-                                    kind=world.kind or ("openai" if world.urls else "embedded"),
+    """The world's models of ``world`` (its kind defaulted by ``WorldModelConfig``: openai with URLs,
+    else embedded)."""
+    return WorldConfig.from_options(urls=world.urls or None, model=world.model, style=world.style, kind=world.kind,
                                     traces=world.traces, dataset=world.dataset, max_tokens=world.max_tokens)
 
 
-def from_config(config: BackendConfig, *, timeouts: Timeouts | None = None, builder: EnvBuilder | None = None) -> Any:
-    """The backend ``config`` names (``InfraError``/``ConfigError`` reach the caller)."""
-    from sweworld.backends.real import RealBackend
-    from sweworld.backends.sim import SimBackend
-    from sweworld.sandbox import SandboxConfig
+def builder_of(config: Any, timeouts: Timeouts, builder: EnvBuilder | None) -> EnvBuilder:
+    """``builder``, else one over the configured clones with the build timeout."""
+    return builder or EnvBuilder(RepoStore(repos_dir=getattr(config, "repos_dir", None)), timeout=timeouts.build)
 
-    timeouts = timeouts or Timeouts()
-    builder = builder or EnvBuilder(RepoStore(repos_dir=config.repos_dir), timeout=timeouts.build)
-    sandbox = None
-    if config.sandbox is not None:
-        scratch = {} if config.sandbox.scratch_dirs is None else {"scratch_dirs": config.sandbox.scratch_dirs}
-        sandbox = SandboxConfig(isolation=config.sandbox.isolation, timeout=timeouts.command, **scratch)
-    if config.kind == "real":
-        return RealBackend(builder, sandbox_config=sandbox, network=config.network, traces=config.traces,
-                           command_timeout=timeouts.command, wheels=config.wheels)
-    sim = SimBackend(world=world_config(config.world), builder=builder, sandbox_config=sandbox,
-                     command_timeout=timeouts.command)
-    if config.kind == "sim":
-        return sim
-    from sweworld.backends.hybrid import HybridBackend
-    return HybridBackend(builder, audit_rate=config.audit_rate, traces=config.traces, route_below=config.route_below,
-                         sim=sim, real=RealBackend(builder, command_timeout=timeouts.command))
+
+def sandbox_of(config: Any, timeouts: Timeouts) -> SandboxConfig | None:
+    """The episodes' sandbox settings of ``config`` (None: the backend's default)."""
+    from sweworld.sandbox import SandboxConfig
+    settings = getattr(config, "sandbox", None)
+    if settings is None:
+        return None
+    scratch = {} if settings.scratch_dirs is None else {"scratch_dirs": settings.scratch_dirs}
+    return SandboxConfig(isolation=settings.isolation, timeout=timeouts.command, **scratch)
+
+
+def from_config(config: BaseModel, *, timeouts: Timeouts | None = None, builder: EnvBuilder | None = None) -> Any:
+    """The backend ``config`` names, built by its registered class's ``from_config``
+    (``InfraError``/``ConfigError`` reach the caller)."""
+    kind = str(getattr(config, "kind", ""))
+    cls = BACKENDS.get(kind)
+    build = getattr(cls, "from_config", None)
+    if build is None:
+        raise ConfigError(f"the {kind} backend cannot be built from a config: its class has no from_config",
+                          where=f"backend {kind!r}", hint="give it a `from_config(config, *, timeouts, builder)` "
+                          "classmethod, or build it by name with its constructor's keywords")
+    return build(config, timeouts=timeouts or Timeouts(), builder=builder)

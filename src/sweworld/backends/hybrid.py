@@ -31,7 +31,7 @@ from pathlib import Path
 from sweworld.backends import audits
 from sweworld.backends.real import RealBackend
 from sweworld.backends.sim import SimBackend
-from sweworld.config import timeouts
+from sweworld.config import HybridBackendConfig, Timeouts, timeouts
 from sweworld.envs import EnvBuilder
 from sweworld.errors import InfraError
 from sweworld.harness import patches
@@ -80,6 +80,17 @@ class HybridBackend:
     """Sim episodes and evaluations, audited for real at ``audit_rate`` (see the module docstring)."""
 
     name = "hybrid"
+    Config = HybridBackendConfig
+
+    @classmethod
+    def from_config(cls, config: HybridBackendConfig, *, timeouts: Timeouts, builder: EnvBuilder | None = None
+                    ) -> HybridBackend:
+        from sweworld.backends.build import builder_of, sandbox_of, world_config
+        builder = builder_of(config, timeouts, builder)
+        sim = SimBackend(world=world_config(config.world), builder=builder, sandbox_config=sandbox_of(config, timeouts),
+                         command_timeout=timeouts.command)
+        return cls(builder, audit_rate=config.audit_rate, traces=config.traces, route_below=config.route_below,
+                   sim=sim, real=RealBackend(builder, command_timeout=timeouts.command))
 
     def __init__(self, builder: EnvBuilder | None = None, world: WorldConfig | None = None, *,
                  audit_rate: float = 0.1, traces: Path | None = None, seed: int = 0,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from sweworld.config import timeouts
+from sweworld.config import RealBackendConfig, Timeouts, timeouts
 from sweworld.envs import EnvBuilder, InstanceLayer, episode_sandbox, services, wheelhouse
 from sweworld.envs.scripts import OFFLINE_ENV
 from sweworld.errors import EnvBuildError, SandboxError
@@ -68,6 +68,15 @@ class RealBackend:
     """
 
     name = "real"
+    Config = RealBackendConfig
+
+    @classmethod
+    def from_config(cls, config: RealBackendConfig, *, timeouts: Timeouts, builder: EnvBuilder | None = None
+                    ) -> RealBackend:
+        from sweworld.backends.build import builder_of, sandbox_of
+        return cls(builder_of(config, timeouts, builder), sandbox_config=sandbox_of(config, timeouts),
+                   network=config.network, traces=config.traces, command_timeout=timeouts.command,
+                   wheels=config.wheels)
 
     def __init__(self, builder: EnvBuilder | None = None, *, sandbox_config: SandboxConfig | None = None,
                  network: bool = False, traces: Path | None = None, repos_dir: str | Path | None = None,

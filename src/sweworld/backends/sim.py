@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sweworld.config import timeouts
+from sweworld.config import SimBackendConfig, Timeouts, timeouts
 from sweworld.envs import EnvBuilder
 from sweworld.errors import SWEWorldError
 from sweworld.harness.predictions import Prediction
@@ -31,6 +31,14 @@ class SimBackend:
     ``command_timeout``: the wall limit of one command when ``open`` is given none."""
 
     name = "sim"
+    Config = SimBackendConfig
+
+    @classmethod
+    def from_config(cls, config: SimBackendConfig, *, timeouts: Timeouts, builder: EnvBuilder | None = None
+                    ) -> SimBackend:
+        from sweworld.backends.build import builder_of, sandbox_of, world_config
+        return cls(world=world_config(config.world), builder=builder_of(config, timeouts, builder),
+                   sandbox_config=sandbox_of(config, timeouts), command_timeout=timeouts.command)
 
     def __init__(self, repos: RepoStore | None = None, world: WorldConfig | None = None, *,
                  swt: SWT | None = None, swr: SWR | None = None, sandbox_config: SandboxConfig | None = None,

@@ -21,8 +21,9 @@ EMBEDDED_DEFAULT = ("no --world-url: using the embedded world (CPU models); pass
                     "for served models")
 
 BackendName = Annotated[str, typer.Option(
-    "--backend", callback=params.one_of("real", "sim", "hybrid"),
-    help="real (built environments), sim (SWT/SWR predict execution and tests) or hybrid (sim, audited).")]
+    "--backend", callback=params.registered_backend,
+    help="real (built environments), sim (SWT/SWR predict execution and tests), hybrid (sim, audited), or a "
+    "backend a package registers (entry point group sweworld.backends).")]
 WorldURL = Annotated[list[str] | None, typer.Option(
     "--world-url", help="OpenAI-compatible base URL of the world models (SWT and SWR); repeat for round-robin.")]
 WorldKind = Annotated[str | None, typer.Option(
@@ -55,7 +56,7 @@ def backend_from_options(name: str, *, repos_dir: Path | None = None, network: b
     """The backend the options name (``InfraError``/``ConfigError`` reach the caller's ``reported``):
     their ``BackendConfig`` built by ``sweworld.backends.make_backend``."""
     from sweworld.backends import make_backend
-    from sweworld.config import BACKEND_CONFIGS, SandboxSettings, Timeouts
+    from sweworld.config import SandboxSettings, Timeouts, config_class
 
     fields: dict[str, Any] = {"repos_dir": repos_dir, "network": network, "traces": traces,
                               "audit_rate": audit_rate, "route_below": route_below}
@@ -63,21 +64,19 @@ def backend_from_options(name: str, *, repos_dir: Path | None = None, network: b
     if sandbox_config is not None:
         fields["sandbox"] = SandboxSettings(isolation=sandbox_config.isolation)
         timeouts = Timeouts(command=sandbox_config.timeout)
-    if name != "real":
+    model = config_class(name)
+    if "world" in model.model_fields:
         fields["world"] = {"kind": world_kind(world, world_url), "urls": list(world_url or []), "model": world_model,
                            "style": prompt_style, "traces": list(world_traces or []), "dataset": dataset,
                            "max_tokens": world_max_tokens}
-    model = BACKEND_CONFIGS[name]
-    config = model(**{k: v for k, v in fields.items() if k in model.model_fields})
+    config = model(**{"kind": name, **{k: v for k, v in fields.items() if k in model.model_fields}})
     return make_backend(config, timeouts=timeouts, builder=builder)
 
 
-def world_kind(world: str | None, world_url: list[str] | None) -> str:
-    """``--world`` as given, else ``openai`` with ``--world-url`` and ``embedded`` without (said in one
-    line). ``--world openai`` without ``--world-url`` is ``WorldConfig.from_options``'s error."""
-    if world is not None:
-        return world
-    if world_url:
-        return "openai"
-    common.console.print(EMBEDDED_DEFAULT, markup=False, highlight=False, soft_wrap=True)
-    return "embedded"
+def world_kind(world: str | None, world_url: list[str] | None) -> str | None:
+    """``--world`` as given; None lets ``WorldModelConfig`` choose (openai with ``--world-url``, else
+    embedded), which is said in one line when it is the embedded world. ``--world openai`` without
+    ``--world-url`` is ``WorldConfig.from_options``'s error."""
+    if world is None and not world_url:
+        common.console.print(EMBEDDED_DEFAULT, markup=False, highlight=False, soft_wrap=True)
+    return world

@@ -65,14 +65,16 @@ def _missing(ctx: click.Context, name: str) -> Exception:
 
 def _fit_backend(model: type[BaseModel], data: dict, flagged: set[tuple[str, ...]]) -> None:
     """Drop the flag-set backend keys the chosen backend has no field for (a file's stay: errors)."""
-    from sweworld.config import BACKEND_CONFIGS
+    from sweworld.config import config_class
+    from sweworld.errors import ConfigError
 
     backend = data.get("backend")
     if "backend" not in model.model_fields or not isinstance(backend, dict):
         return
     backend.setdefault("kind", "real")
-    chosen = BACKEND_CONFIGS.get(backend["kind"])
-    if chosen is None:
+    try:
+        chosen = config_class(str(backend["kind"]))
+    except ConfigError:  # an unknown backend: validation names it
         return
     for path in flagged:
         if path[0] == "backend" and path[1] not in chosen.model_fields:
@@ -111,11 +113,10 @@ def _world_kind(config: M) -> M:
     """A sim or hybrid backend without a world kind: openai with URLs, else embedded (said once)."""
     backend = getattr(config, "backend", None)
     world = getattr(backend, "world", None)
-    if world is None or world.kind is not None:
-        return config
-    from sweworld.cli.backend_opts import world_kind
-    world = world.model_copy(update={"kind": world_kind(None, world.urls)})
-    return config.model_copy(update={"backend": backend.model_copy(update={"world": world})})
+    if world is not None and world.kind_defaulted:  # WorldModelConfig chose it: openai with URLs, else embedded
+        from sweworld.cli.backend_opts import world_kind
+        world_kind(None, world.urls)  # says so in one line when it is the embedded world
+    return config
 
 
 def backend(config: Any, builder: Any = None):

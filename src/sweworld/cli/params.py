@@ -69,3 +69,9 @@ def one_of(*choices: str):
             raise typer.BadParameter(f"{value!r} is not one of {', '.join(choices)}")
         return value
     return check
+
+
+def registered_backend(value: str | None) -> str | None:
+    """A callback accepting the names of ``sweworld.config.BACKENDS`` (built-in and registered)."""
+    from sweworld.config import BACKENDS
+    return one_of(*BACKENDS.names())(value)

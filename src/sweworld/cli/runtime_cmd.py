@@ -37,7 +37,8 @@ def _spec(dataset: str, split: str | None, repos_dir, backend: str, isolation: s
     options: dict = {}
     if isolation != "bwrap":
         options["sandbox"] = {"isolation": isolation}
-    if backend != "real":
+    from sweworld.config import config_class
+    if "world" in config_class(backend).model_fields:
         options["world"] = {"kind": bo.world_kind(world, world_url), "urls": list(world_url or []),
                             "model": world_model, "style": prompt_style, "traces": list(world_traces or [])}
     if backend == "hybrid":

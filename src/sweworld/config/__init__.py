@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from sweworld.config.backend import (
     BACKEND_CONFIGS,
+    BACKENDS,
     BackendConfig,
     HybridBackendConfig,
     RealBackendConfig,
@@ -16,6 +17,8 @@ from sweworld.config.backend import (
     SandboxSettings,
     SimBackendConfig,
     WorldModelConfig,
+    backend_config,
+    config_class,
 )
 from sweworld.config.files import CONFIG_FILE, dump, load, write
 from sweworld.config.runs import (
@@ -38,8 +41,8 @@ from sweworld.config.runs import (
 )
 from sweworld.config.timeouts import Timeouts
 
-__all__ = ["BACKEND_CONFIGS", "CONFIG_FILE", "BackendConfig", "CollectConfig", "DatasetSelection", "EvalConfig",
+__all__ = ["BACKENDS", "BACKEND_CONFIGS", "CONFIG_FILE", "BackendConfig", "CollectConfig", "DatasetSelection", "EvalConfig",
            "ExportSFTConfig", "ExportVerifierConfig", "ExportWorldConfig", "FidelityConfig", "HybridBackendConfig",
            "MineConfig", "RealBackendConfig", "RolloutConfig", "RunnerConfig", "SandboxSettings", "SelectConfig",
            "SimBackendConfig", "SynthConfig", "Timeouts", "TrainRLConfig", "TrainSFTConfig", "ValidateConfig", "VerifierTrainConfig",
-           "WorldModelConfig", "WorldTrainConfig", "dump", "load", "write"]
+           "WorldModelConfig", "WorldTrainConfig", "backend_config", "config_class", "dump", "load", "write"]

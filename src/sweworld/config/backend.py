@@ -1,13 +1,38 @@
-"""Which backend a run uses and how: ``BackendConfig``, one of ``real``, ``sim`` and ``hybrid``
-(discriminated on ``kind``), and the runner the items go to. ``sweworld.backends.make_backend``
-builds a backend from one; the CLI builds one from ``--backend``, ``--world*``, ``--audit-rate``..."""
+"""Which backend a run uses and how: ``BackendConfig`` (discriminated on ``kind``: ``real``, ``sim``,
+``hybrid``, or any backend registered in ``BACKENDS``, validated by that backend class's own
+``Config``), and the runner the items go to. ``sweworld.backends.make_backend`` builds a backend
+from one; the CLI builds one from ``--backend``, ``--world*``, ``--audit-rate``...
+
+``BACKENDS`` is the one registry of backends (names to ``"module:Class"``, entry point group
+``sweworld.backends``): a backend named anywhere (a config file, ``--backend``, a framework's spec) is
+looked up there, and configured by its class's ``Config`` model.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    InstanceOf,
+    SerializeAsAny,
+    ValidationError,
+    model_validator,
+)
+
+from sweworld.errors import ConfigError
+from sweworld.registry import Registry
+
+BACKENDS: Registry[Any] = Registry("backend", {
+    "real": "sweworld.backends.real:RealBackend",
+    "sim": "sweworld.backends.sim:SimBackend",
+    "hybrid": "sweworld.backends.hybrid:HybridBackend",
+}, group="sweworld.backends")
+"""The backends by name (``sweworld.backends.BACKENDS``): nothing is imported before it is asked for."""
 
 
 class Strict(BaseModel):
@@ -28,6 +53,17 @@ class WorldModelConfig(Strict):
     traces: list[str] = Field(default_factory=list, description="embedded: trace files the SWT is fitted on.")
     dataset: str | None = Field(default=None, description="embedded: the tasks' dataset (default: the run's).")
     max_tokens: int | None = Field(default=None, ge=1, description="openai: cap on the tokens of each reply.")
+
+    @model_validator(mode="after")
+    def _default_kind(self) -> WorldModelConfig:
+        """No kind given: openai with URLs, else embedded (``kind_defaulted`` says it was chosen here)."""
+        if self.kind is None:
+            self.kind = "openai" if self.urls else "embedded"
+            self.kind_defaulted = True
+        return self
+
+    kind_defaulted: bool = Field(default=False, exclude=True, description=(
+        "The kind was not given and was chosen by the rule (the CLI says so in one line)."))
 
 
 class SandboxSettings(Strict):
@@ -72,9 +108,49 @@ class HybridBackendConfig(_Common):
     traces: Path | None = Field(default=None, description="Audits go to TRACES.audits.jsonl.")
 
 
-BackendConfig = Annotated[RealBackendConfig | SimBackendConfig | HybridBackendConfig, Field(discriminator="kind")]
 BACKEND_CONFIGS: dict[str, type[Strict]] = {"real": RealBackendConfig, "sim": SimBackendConfig,
                                             "hybrid": HybridBackendConfig}
+"""The built-in backends' configs (each class's ``Config``; read without importing the backends)."""
+
+
+def config_class(kind: str) -> type[BaseModel]:
+    """The config model of the backend registered as ``kind``: its class's ``Config`` (``ConfigError``
+    naming the known backends, or saying the class has none)."""
+    if kind in BACKEND_CONFIGS:
+        return BACKEND_CONFIGS[kind]
+    backend = BACKENDS.get(kind)
+    model = getattr(backend, "Config", None)
+    if not (isinstance(model, type) and issubclass(model, BaseModel)):
+        raise ConfigError(f"the {kind} backend ({getattr(backend, '__name__', backend)}) has no Config model",
+                          where=f"backend {kind!r}", hint="give its class a `Config` pydantic model (with "
+                          f"`kind: Literal[{kind!r}]`) and a `from_config` classmethod to configure it from files, "
+                          "the CLI or a framework; or build it by name with its constructor's keywords")
+    return model
+
+
+def backend_config(data: dict[str, Any]) -> BaseModel:
+    """``data`` (``kind`` and the backend's fields; no kind: real) as its backend's config."""
+    return config_class(str(data.get("kind") or "real")).model_validate({"kind": "real", **data})
+
+
+def _registered(value: Any) -> Any:
+    """A mapping naming a backend beyond the built-ins, validated by that backend's ``Config``;
+    anything else is left to the built-ins' union."""
+    if not isinstance(value, dict) or str(value.get("kind", "real")) in BACKEND_CONFIGS:
+        return value
+    try:
+        return backend_config(value)
+    except ConfigError as exc:
+        raise ValueError(exc.render()) from None
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise ValueError(f"{'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+
+
+_BUILT_IN = Annotated[RealBackendConfig | SimBackendConfig | HybridBackendConfig, Field(discriminator="kind")]
+BackendConfig = Annotated[Annotated[_BUILT_IN | SerializeAsAny[InstanceOf[Strict]], Field(union_mode="left_to_right")],
+                          BeforeValidator(_registered)]
+"""A backend's config: a built-in's (discriminated on ``kind``), or a registered backend's own ``Config``."""
 
 
 class RunnerConfig(Strict):
@@ -85,5 +161,17 @@ class RunnerConfig(Strict):
     workers: int = Field(default=1, ge=1, description="Items at once.")
 
 
-__all__ = ["BACKEND_CONFIGS", "BackendConfig", "HybridBackendConfig", "RealBackendConfig", "RunnerConfig",
-           "SandboxSettings", "SimBackendConfig", "Strict", "WorldModelConfig"]
+__all__ = [
+    "BACKENDS",
+    "BACKEND_CONFIGS",
+    "BackendConfig",
+    "HybridBackendConfig",
+    "RealBackendConfig",
+    "RunnerConfig",
+    "SandboxSettings",
+    "SimBackendConfig",
+    "Strict",
+    "WorldModelConfig",
+    "backend_config",
+    "config_class",
+]

@@ -56,8 +56,9 @@ def _key_path(loc: tuple, data: Any) -> tuple:
     for part in loc:
         if (isinstance(data, dict) and part in data) or (isinstance(data, list) and isinstance(part, int) and part < len(data)):
             data = data[part]
-        elif isinstance(data, dict) and isinstance(part, str) and part in ("real", "sim", "hybrid"):
-            continue
+        elif isinstance(data, dict) and isinstance(part, str) and (
+                part == data.get("kind") or part.startswith(("tagged-union[", "json-or-python[", "function-"))):
+            continue  # a union's tag: the backend's kind, or the arm pydantic tried
         else:
             data = None
         path.append(part)

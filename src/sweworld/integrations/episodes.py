@@ -21,12 +21,10 @@ Where a framework's config has no room for them, ``$SWEWORLD_DATASET``, ``$SWEWO
 
 from __future__ import annotations
 
-import json
 import os
-import threading
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from sweworld.errors import ConfigError, DatasetError
 from sweworld.images import instance_of_image
@@ -49,14 +47,23 @@ class EpisodeSpec(BaseModel):
     split: str | None = Field(default=None, description="Split of a hub or save_to_disk dataset.")
     repos_dir: str | None = Field(default_factory=lambda: os.environ.get("SWEWORLD_REPOS_DIR") or None, description=(
         "Directory of existing clones (DIR/owner__name; default: $SWEWORLD_REPOS_DIR)."))
-    backend: Literal["real", "sim", "hybrid"] = Field(
-        default_factory=lambda: os.environ.get("SWEWORLD_BACKEND") or "real",  # type: ignore[return-value]
-        description="Where commands run: real, sim (predicted) or hybrid (default: $SWEWORLD_BACKEND, else real).")
+    backend: str = Field(
+        default_factory=lambda: os.environ.get("SWEWORLD_BACKEND") or "real",
+        description="Where commands run: real, sim (predicted), hybrid, or any backend registered in "
+        "sweworld.config.BACKENDS (default: $SWEWORLD_BACKEND, else real).")
     backend_options: dict[str, Any] = Field(default_factory=dict, description=(
         "Further fields of the backend's config (sweworld.config.BackendConfig): world (kind, urls, model, "
         "traces...), audit_rate, route_below, network..."))
     image: str | None = Field(default=None, description="A SWE-bench-style image name standing for the "
                               "instance (used when instance_id is empty).")
+
+    @field_validator("backend")
+    @classmethod
+    def _registered(cls, value: str) -> str:
+        from sweworld.config import BACKENDS
+        if value not in BACKENDS:
+            raise ValueError(f"unknown backend {value!r}: one of {', '.join(BACKENDS.names())}")
+        return value
 
 
 def spec_of(data: dict[str, Any], *, where: str) -> EpisodeSpec:
@@ -123,22 +130,22 @@ def task_of(spec: EpisodeSpec, *, where: str) -> Task:
 
 
 def backend_config(spec: EpisodeSpec) -> Any:
-    """The ``BackendConfig`` of ``spec`` (a sim or hybrid world knows the spec's dataset); a wrong
-    option is one ``ConfigError`` naming it."""
-    from sweworld.config import BACKEND_CONFIGS
+    """The config of ``spec``'s backend (its registered class's ``Config``; a world knows the spec's
+    dataset); a wrong option is one ``ConfigError`` naming it."""
+    from sweworld.config import config_class
+    model = config_class(spec.backend)
     data: dict[str, Any] = {**spec.backend_options, "kind": spec.backend}
-    if spec.repos_dir is not None:
+    if spec.repos_dir is not None and "repos_dir" in model.model_fields:
         data.setdefault("repos_dir", spec.repos_dir)
-    if spec.backend != "real":
+    if "world" in model.model_fields:
         world = dict(data.get("world") or {})
         world.setdefault("dataset", spec.dataset)
         data["world"] = world
     try:
-        return BACKEND_CONFIGS[spec.backend].model_validate(data)
+        return model.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(f"the {spec.backend} backend's options are wrong: {_wrong(exc)}", where="backend_options",
-                          hint=f"see sweworld.config.{BACKEND_CONFIGS[spec.backend].__name__} for its "
-                          "fields") from None
+                          hint=f"see {model.__module__}.{model.__name__} for its fields") from None
 
 
 #: The writable directories every episode has by default (``SandboxConfig.scratch_dirs``).
@@ -155,19 +162,11 @@ def with_scratch_dirs(options: dict[str, Any], dirs: tuple[str, ...] | list[str]
     return {**options, "sandbox": {**sandbox, "scratch_dirs": [*DEFAULT_SCRATCH_DIRS, *dirs]}}
 
 
-_BACKENDS: dict[str, Backend] = {}
-_LOCK = threading.Lock()
-
-
 def backend_for(spec: EpisodeSpec) -> Backend:
-    """The backend ``spec`` asks for, built once per distinct configuration in this process."""
-    from sweworld.backends import make_backend
-    config = backend_config(spec)
-    key = json.dumps(config.model_dump(mode="json"), sort_keys=True)
-    with _LOCK:
-        if key not in _BACKENDS:
-            _BACKENDS[key] = make_backend(config)
-        return _BACKENDS[key]
+    """The backend ``spec`` asks for, built once per distinct configuration in this process
+    (``backends.shared``)."""
+    from sweworld.backends import shared
+    return shared(backend_config(spec))
 
 
 def plain_config(value: Any) -> Any:
