@@ -3,25 +3,5 @@ the ordered resolver), kept for the names imported from here."""
 
 from __future__ import annotations
 
-from sweworld.envs.recipes import (
-    DEFAULT_EXTRAS,
-    DEFAULT_INSTALL,
-    DEFAULT_PYTHON,
-    DEFAULT_TEST_CMD,
-    ENV_KEY_VERSION,
-    SOURCES,
-    EnvRecipe,
-    default_recipe,
-    env_key,
-    from_spec,
-    from_task,
-    instance_key,
-    pick_python,
-    pinned_by_version,
-    read_extras,
-    resolve_recipe,
-)
-
-__all__ = ["DEFAULT_EXTRAS", "DEFAULT_INSTALL", "DEFAULT_PYTHON", "DEFAULT_TEST_CMD", "ENV_KEY_VERSION", "SOURCES",
-           "EnvRecipe", "default_recipe", "env_key", "from_spec", "from_task", "instance_key", "pick_python",
-           "pinned_by_version", "read_extras", "resolve_recipe"]
+from sweworld.envs.recipes import *  # noqa: F403  (every public name of the package, under its old path)
+from sweworld.envs.recipes import __all__  # noqa: F401

@@ -51,6 +51,7 @@ from sweworld.executor import Executor
 from sweworld.integrations import default_backend
 from sweworld.seam import Graded, grade
 from sweworld.seam import prompt as prompts
+from sweworld.seam.session import Session
 from sweworld.tools import ToolResult, ToolSet, default_tools
 from sweworld.types import Task
 
@@ -105,12 +106,10 @@ class _Held:
     the temporary log directory (when the env made one)."""
 
     tmp: str | None
-    sandbox: Executor | None = None
+    session: Session
 
     def close_episode(self) -> None:
-        if self.sandbox is not None:
-            sandbox, self.sandbox = self.sandbox, None
-            sandbox.close()
+        self.session.close()
 
     def close(self) -> None:
         self.close_episode()
@@ -134,7 +133,7 @@ class SWEEnv(_Base):
         self.eval_timeout = eval_timeout
         self.binary_reward = binary_reward
         self.tools = tools or default_tools()
-        self._held = _Held(None if log_dir else tempfile.mkdtemp(prefix="sweworld-gym-"))
+        self._held = _Held(None if log_dir else tempfile.mkdtemp(prefix="sweworld-gym-"), Session(self.tools))
         self.log_dir = Path(log_dir or self._held.tmp)
         # closed when forgotten too: on garbage collection or at interpreter exit
         self._finalizer = weakref.finalize(self, self._held.close)
@@ -190,11 +189,9 @@ class SWEEnv(_Base):
         if _gym is not None:
             super().reset(seed=seed)
         task = self._pick(seed, options)
-        self._close_episode()
-        self.sandbox = self.backend.open(task)
+        self._held.session.open(self.backend, task)
         self.task, self.steps = task, 0
         self._episodes += 1
-        self.tools.reset()
         info = {"instance_id": task.instance_id, "tools": self.tools.schemas(), "workdir": self.sandbox.workdir,
                 "repo": task.repo, "base_commit": task.base_commit}
         return prompts.statement(task), info
@@ -211,7 +208,7 @@ class SWEEnv(_Base):
             result = ToolResult(observation=f"ERROR: {error}. Valid tools: {', '.join(self.tools.names)}.",
                                 error=True)
         else:
-            result = self.tools.call(sandbox, name, args)
+            result = self._held.session.call(name, args)
         info: dict[str, Any] = {"instance_id": task.instance_id, "exit_code": result.exit_code,
                                 "steps": self.steps, "format_error": result.error}
         if result.submitted:
@@ -249,11 +246,11 @@ class SWEEnv(_Base):
     @property
     def sandbox(self) -> Executor | None:
         """The open episode, or None."""
-        return self._held.sandbox
+        return self._held.session.executor
 
     @sandbox.setter
     def sandbox(self, value: Executor | None) -> None:
-        self._held.sandbox = value
+        self._held.session.executor = value
 
     def _close_episode(self) -> None:
         self._held.close_episode()

@@ -45,12 +45,12 @@ from sweworld.errors import DatasetError, InfraError, WorldError
 from sweworld.integrations.episodes import backend_config, backend_spec, load_tasks_of, resolve_backend
 from sweworld.seam import grade
 from sweworld.seam import prompt as prompts
+from sweworld.seam.session import Session
 from sweworld.seam.tasks import TaskIndex
-from sweworld.tools import ToolSet, default_tools
+from sweworld.tools import default_tools
 from sweworld.types import Task
 
 if TYPE_CHECKING:
-    from sweworld.executor import Executor
     from sweworld.protocols import Backend
 
 WORKDIR = "/testbed"
@@ -152,18 +152,6 @@ class EnvironmentFactory:
                     out.write(rollout.model_dump_json() + "\n")
 
 
-class _Episode:
-    """The open episode of an environment, apart from it so that a finalizer can close it."""
-
-    def __init__(self) -> None:
-        self.executor: Executor | None = None
-
-    def close(self) -> None:
-        executor, self.executor = self.executor, None
-        if executor is not None:
-            executor.close()
-
-
 def _documented(tool: str):
     """The docstring of the method for ``tool``, in the Google style TRL reads schemas from, made from
     the tool's own schema (``sweworld.tools``): one description of each tool, in one place."""
@@ -183,8 +171,7 @@ class SWEWorldEnv:
 
     def __init__(self, factory: EnvironmentFactory):
         self._factory = factory
-        self._tools: ToolSet = default_tools()
-        self._episode = _Episode()
+        self._episode = Session(default_tools())
         self._finalizer = weakref.finalize(self, self._episode.close)
         self._task: Task | None = None
         self._calls = 0
@@ -197,9 +184,8 @@ class SWEWorldEnv:
         self._episode.close()
         self._task = self._factory.task(row)
         self._calls, self._patch, self._error, self.result = 0, None, None, None
-        self._tools.reset()
         try:
-            self._episode.executor = self._factory.backend.open(self._task)
+            self._episode.open(self._factory.backend, self._task)
         except (InfraError, WorldError) as exc:  # the environment is unavailable: 0.0 for this rollout, the batch goes on
             self._error = f"{type(exc).__name__}: {exc}"
         if "prompt" in row:
@@ -214,7 +200,7 @@ class SWEWorldEnv:
             return "The episode has ended (submitted): no further tool calls act on it."
         self._calls += 1
         try:
-            result = self._tools.call(executor, tool, {k: v for k, v in arguments.items() if v is not None})
+            result = self._episode.call(tool, {k: v for k, v in arguments.items() if v is not None})
             if result.submitted:
                 self._patch = executor.diff()
                 self._episode.close()
