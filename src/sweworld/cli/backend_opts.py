@@ -73,10 +73,12 @@ def backend_from_options(name: str, *, repos_dir: Path | None = None, network: b
     return make_backend(config, timeouts=timeouts, builder=builder)
 
 
-def world_kind(world: str | None, world_url: list[str] | None) -> str | None:
-    """``--world`` as given; None lets ``WorldModelConfig`` choose (openai with ``--world-url``, else
-    embedded), which is said in one line when it is the embedded world. ``--world openai`` without
-    ``--world-url`` is ``WorldConfig.from_options``'s error."""
-    if world is None and not world_url:
+def world_kind(world: str | None, world_url: list[str] | None) -> str:
+    """``--world`` as given, else what ``WorldModelConfig`` chooses (its one rule: openai with
+    ``--world-url``, else embedded), said in one line when it is the embedded world. ``--world openai``
+    without ``--world-url`` is ``WorldConfig.from_options``'s error."""
+    from sweworld.config import WorldModelConfig
+    chosen = WorldModelConfig(kind=world, urls=list(world_url or []))
+    if chosen.kind_defaulted and chosen.kind == "embedded":
         common.console.print(EMBEDDED_DEFAULT, markup=False, highlight=False, soft_wrap=True)
-    return world
+    return str(chosen.kind)
