@@ -30,7 +30,7 @@ class Builder:
 def opened(monkeypatch):
     configs: list[SandboxConfig] = []
 
-    def episode_sandbox(layer, config, label=""):
+    def episode_sandbox(layer, config, label="", wheels=None):
         configs.append(config)
         return object()
 

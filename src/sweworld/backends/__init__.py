@@ -54,13 +54,7 @@ def make_backend(config: Any, /, *, timeouts: Timeouts | None = None, builder: A
                               hint="pass its constructor's keywords (sweworld.backends.BACKENDS), or a "
                               "sweworld.config.BackendConfig") from None
     if isinstance(config, dict):
-        kind = str(config.get("kind") or "real")
-        try:
-            config = backend_config(config)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            raise ConfigError(f"{'.'.join(map(str, first['loc']))}: {first['msg']}", where=f"backend {kind!r}",
-                              hint=f"see the {kind} backend's Config for its fields") from None
+        config = backend_config(config)
     if isinstance(config, BaseModel) and isinstance(getattr(config, "kind", None), str):
         from sweworld.backends.build import from_config
         return from_config(config, timeouts=timeouts, builder=builder)

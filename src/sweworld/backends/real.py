@@ -114,8 +114,8 @@ class RealBackend:
         names = [] if config.network else list(layer.services)
         if names:
             config = config.model_copy(update={"env": {**services.environment(names), **config.env}})
-        wheels = self._wheelhouse(layer, task.instance_id)
-        sandbox = episode_sandbox(layer, config, label=label or task.instance_id, **({"wheels": wheels} if wheels else {}))
+        sandbox = episode_sandbox(layer, config, label=label or task.instance_id,
+                                  wheels=self._wheelhouse(layer, task.instance_id))
         try:
             set_up_episode(sandbox, layer, names, task.instance_id)
         except BaseException:

@@ -129,8 +129,16 @@ def config_class(kind: str) -> type[BaseModel]:
 
 
 def backend_config(data: dict[str, Any]) -> BaseModel:
-    """``data`` (``kind`` and the backend's fields; no kind: real) as its backend's config."""
-    return config_class(str(data.get("kind") or "real")).model_validate({"kind": "real", **data})
+    """``data`` (``kind`` and the backend's fields; no kind: real) as its backend's config; an unknown
+    backend or a wrong field is one ``ConfigError`` naming it."""
+    kind = str(data.get("kind") or "real")
+    model = config_class(kind)
+    try:
+        return model.model_validate({**data, "kind": kind})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise ConfigError(f"{'.'.join(map(str, first['loc']))}: {first['msg']}", where=f"backend {kind!r}",
+                          hint=f"see {model.__module__}.{model.__name__} for its fields") from None
 
 
 def _registered(value: Any) -> Any:
@@ -142,9 +150,6 @@ def _registered(value: Any) -> Any:
         return backend_config(value)
     except ConfigError as exc:
         raise ValueError(exc.render()) from None
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise ValueError(f"{'.'.join(map(str, first['loc']))}: {first['msg']}") from None
 
 
 _BUILT_IN = Annotated[RealBackendConfig | SimBackendConfig | HybridBackendConfig, Field(discriminator="kind")]

@@ -42,6 +42,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from sweworld import images
 from sweworld.envs import swebench_specs as sbs
 from sweworld.envs import swegym_installs
 from sweworld.envs.recipes.model import DEFAULT_TEST_CMD, EnvRecipe
@@ -309,14 +310,6 @@ def from_install_config(row: dict[str, Any], repo: str, tree: Path | None, *, in
                      test_cmd=str(test_cmd), env_vars=env_vars, source="swerebench", notes=notes)
 
 
-IMAGE_PREFIX = "swerebench/sweb.eval.x86_64."
-
-
-def image_of(instance_id: str) -> str:
-    """The image SWE-rebench names for an instance (``__`` written ``_1776_``, lower case)."""
-    return IMAGE_PREFIX + instance_id.lower().replace("__", "_1776_")
-
-
 def to_row(task: Task, install_config: dict[str, Any], *, requirements: str | None = None,
            environment: str | None = None) -> dict[str, Any]:
     """``task`` as SWE-rebench publishes a row: sweworld's environment fields dropped (where the
@@ -330,5 +323,5 @@ def to_row(task: Task, install_config: dict[str, Any], *, requirements: str | No
         row["requirements"] = requirements
     if environment is not None:
         row["environment"] = environment
-    row["docker_image"] = row["image_name"] = image_of(task.instance_id)
+    row["docker_image"] = row["image_name"] = images.rebench_image(task.instance_id)
     return row

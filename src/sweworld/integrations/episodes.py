@@ -118,15 +118,8 @@ def task_of(spec: EpisodeSpec, *, where: str) -> Task:
     """The task ``spec`` names (by id or image) in its dataset; an image whose id is not in the
     dataset as it is written (SWE-rebench's lowercased ids) is looked up among its rows."""
     instance_id = instance_id_of(spec, where=where)
-    try:
-        return load_task(instance_id, spec.dataset, spec.split)
-    except DatasetError:
-        if spec.instance_id or not spec.image:
-            raise
-        found = index_of(spec.dataset, spec.split).of_image(spec.image)
-        if found is None:
-            raise
-        return found
+    return index_of(spec.dataset, spec.split).find(instance_id, image=None if spec.instance_id else spec.image,
+                                                   hint="check the id (ids are case-sensitive)")
 
 
 def backend_config(spec: EpisodeSpec) -> Any:

@@ -16,7 +16,6 @@ and the permission check the file operations make. inspect's contract (``Sandbox
 
 from __future__ import annotations
 
-import os
 import shlex
 import uuid
 from collections.abc import Awaitable, Callable
@@ -28,22 +27,11 @@ from sweworld.integrations.shell_state import SHELL_WORDS
 from sweworld.protocols import AsyncRun, ReadsBytes, Simulated
 from sweworld.types import ExecResult
 
-#: inspect's own default cap on each output stream (``INSPECT_SANDBOX_MAX_EXEC_OUTPUT_SIZE`` overrides it).
-STREAM_CAP = 10 * 1024 * 1024
 
-
-def stream_cap() -> int:
-    """inspect's cap on each output stream: ``INSPECT_SANDBOX_MAX_EXEC_OUTPUT_SIZE`` (bytes), else 10 MiB."""
-    try:
-        return int(os.environ.get("INSPECT_SANDBOX_MAX_EXEC_OUTPUT_SIZE") or STREAM_CAP)
-    except ValueError:
-        return STREAM_CAP
-
-
-def capture(limit: int | None = None) -> int:
-    """What an exec keeps of its output: both streams past the cap (``limit``, default ``stream_cap``),
-    so that a caller can tell the cap was passed."""
-    return 2 * (limit or stream_cap()) + 64 * 1024
+def capture(limit: int) -> int:
+    """What an exec keeps of its output: both streams past inspect's cap on each (``limit``:
+    ``SandboxEnvironmentLimits.MAX_EXEC_OUTPUT_SIZE``), so that the caller can tell the cap was passed."""
+    return 2 * limit + 64 * 1024
 SCRATCH = "/tmp/.sweworld"
 
 
@@ -113,7 +101,7 @@ def _unwrapped(cmd: list[str]) -> str:
 
 
 def run_exec(executor: Executor, cmd: list[str], *, cwd: str | None, env: dict[str, str] | None,
-             stdin: bytes | None, timeout: float | None, cap: int | None = None) -> Reply:
+             stdin: bytes | None, timeout: float | None, cap: int) -> Reply:
     """Run ``cmd`` in the episode as inspect's ``exec`` does (blocking: callers run it in a thread)."""
     where = resolve(cwd, executor.workdir) if cwd else None
     if isinstance(executor, Simulated):
@@ -129,7 +117,7 @@ def run_exec(executor: Executor, cmd: list[str], *, cwd: str | None, env: dict[s
         result = executor.run(text, cwd=where or executor.workdir, timeout=timeout)
         return Reply(result.exit_code, result.output, "", result.timed_out, result.truncated)
     marker, body = _real_script(executor, cmd, where, env, stdin)
-    return _reply(executor.run(body, timeout=timeout, cap=cap or capture()), marker)  # type: ignore[call-arg]
+    return _reply(executor.run(body, timeout=timeout, cap=cap), marker)  # type: ignore[call-arg]
 
 
 def _real_script(executor: Executor, cmd: list[str], where: str | None, env: dict[str, str] | None,
@@ -151,7 +139,7 @@ def _reply(result: ExecResult, marker: str) -> Reply:
 
 async def exec_async(executor: Executor, cmd: list[str], *, cwd: str | None, env: dict[str, str] | None,
                      stdin: bytes | None, timeout: float | None, blocking: Callable[..., Awaitable[Any]],
-                     cap: int | None = None) -> Reply:
+                     cap: int) -> Reply:
     """``run_exec`` on an event loop: a real sandbox (``AsyncRun``) is awaited on the loop itself, with
     no thread between (input, when given, is written in a thread first); anything else runs
     ``run_exec`` through ``blocking`` (a thread)."""
@@ -162,7 +150,7 @@ async def exec_async(executor: Executor, cmd: list[str], *, cwd: str | None, env
         marker, body = _real_script(executor, cmd, where, env, None)
     else:
         marker, body = await blocking(lambda: _real_script(executor, cmd, where, env, stdin))
-    return _reply(await executor.arun(body, timeout=timeout, cap=cap or capture()), marker)
+    return _reply(await executor.arun(body, timeout=timeout, cap=cap), marker)
 
 
 def permission_denied(reply: Reply) -> bool:
@@ -188,7 +176,6 @@ def read_bytes(executor: Executor, path: str) -> bytes:
 
 
 __all__ = [
-    "STREAM_CAP",
     "Reply",
     "agent_command",
     "exec_async",

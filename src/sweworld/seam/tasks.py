@@ -59,8 +59,10 @@ class TaskIndex(Mapping[str, "Task"]):
             (t for t in self.tasks if t.instance_id.lower() == wanted.lower()), None)
 
     def find(self, instance_id: str | None = None, *, image: str | None = None, hint: str | None = None) -> Task:
-        """The task ``instance_id`` names, else the one ``image`` stands for; ``DatasetError`` when none."""
-        found = self.get(instance_id) if instance_id else (self.of_image(image) if image else None)
+        """The task ``instance_id`` names, else the one ``image`` stands for (an image whose id is not in the
+        index as it is written, as SWE-rebench lowercases ids, is looked up among the rows' images);
+        ``DatasetError`` when none."""
+        found = self.get(instance_id) or (self.of_image(image) if image else None)
         if found is not None:
             return found
         bad = next((e for e in self.errors if instance_id and instance_id in str(e.where)), None)
