@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from sweworld.executor import Executor
@@ -101,3 +103,26 @@ def test_diff_of_a_tree_whose_gitignore_ignores_a_build_cache(sandbox):
     sandbox.run("sed -i 's/a + b/a * b/' pkg/__init__.py")
     diff = sandbox.diff()
     assert "+    return a * b" in diff and "pkg.egg" not in diff
+
+
+def test_a_server_that_stops_answering_is_killed_and_the_error_says_so(small_tree, monkeypatch):
+    """The reply's deadline is a wait on the server's pipe (no watchdog thread): a stopped server
+    is killed once the command's timeout and the grace have passed, and the error names it."""
+    import signal
+    import subprocess
+
+    from sweworld.errors import SandboxError
+    from sweworld.sandbox import session
+
+    monkeypatch.setattr(session, "GRACE", 0.5)
+    sandbox = Sandbox({"/testbed": Layers([small_tree[0]])}, base_commit=small_tree[1])
+    try:
+        assert sandbox.run("echo up").output.strip() == "up"
+        server = sandbox._live().proc.pid
+        children = subprocess.run(["pgrep", "-P", str(server)], capture_output=True, text=True).stdout.split()
+        for pid in [server, *map(int, children)]:
+            os.kill(int(pid), signal.SIGSTOP)
+        with pytest.raises(SandboxError, match="stopped answering"):
+            sandbox.run("echo never", timeout=1)
+    finally:
+        sandbox.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import subprocess
 import threading
 from collections.abc import Callable
@@ -67,23 +68,20 @@ class ServerSession:
                             "isolation this host allows and what to change where it allows none")
 
     def _read(self, timeout: float | None) -> dict[str, bytes]:
-        """One reply frame; a watchdog kills the sandbox if the server stops answering."""
-        timer = None
-        if timeout is not None:
-            timer = threading.Timer(timeout, self.proc.kill)
-            timer.daemon = True
-            timer.start()
+        """One reply frame. With a timeout, the reply must begin within it, else the sandbox is
+        killed: the wait is a ``select`` on the server's pipe, not a watchdog thread, so a host
+        whose user is at its process limit (threads count) still reads its replies. Nothing of a
+        reply is buffered before it is read (one request, one reply; stale replies are dropped
+        whole), so the pipe becoming readable is the reply beginning, as for ``arequest``."""
+        assert self.proc.stdout is not None
+        if timeout is not None and not select.select([self.proc.stdout.fileno()], [], [], timeout)[0]:
+            self.proc.kill()
+            raise self._fail(f"the sandbox server stopped answering (no reply within {timeout:.0f}s)")
         try:
-            assert self.proc.stdout is not None
             msg = read_msg(self.proc.stdout)
         except (EOFError, ValueError, OSError):
             msg = None
-        finally:
-            if timer is not None:
-                timer.cancel()
         if msg is None:
-            if timer is not None and not timer.is_alive() and self.proc.returncode is not None:
-                raise self._fail(f"the sandbox server stopped answering (no reply within {timeout:.0f}s)")
             raise self._fail(f"the sandbox died (exit status {self.proc.poll()})")
         return msg
 
