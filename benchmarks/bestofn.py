@@ -31,8 +31,8 @@ from sweworld.agents.config import load_agent_config
 from sweworld.agents.explorer import ExplorerPolicy
 from sweworld.agents.perturb import PerturbPolicy
 from sweworld.backends.real import RealBackend
-from sweworld.config import RolloutConfig, RunnerConfig, Timeouts
-from sweworld.config.timeouts import COMMAND
+from sweworld.core.config import RolloutConfig, RunnerConfig, Timeouts
+from sweworld.core.config.timeouts import COMMAND
 from sweworld.data.sft import load_runs
 from sweworld.datasets import path_of
 from sweworld.runs.rollout import run_rollouts

@@ -2,7 +2,7 @@
 
     python benchmarks/env_fetch.py [--nodes 2] [--dataset demo] [--downloads DIR] [--work DIR]
 
-A Ray cluster on this machine (``sweworld.runs.localcluster``: a head without CPUs and ``--nodes``
+A Ray cluster on this machine (``sweworld.parallel.localcluster``: a head without CPUs and ``--nodes``
 nodes of one CPU each), each node's raylet and workers with their own empty ``SWEWORLD_HOME`` under
 ``--work``; the nodes share only the download caches of ``--downloads`` (default: this process's
 ``SWEWORLD_HOME``): uv's and pip's package caches and the source distributions, so a build downloads
@@ -32,10 +32,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from sweworld import paths
+from sweworld.core import paths
 from sweworld.datasets import path_of
-from sweworld.runs.localcluster import local_cluster
-from sweworld.runs.runner import environment_group
+from sweworld.parallel.localcluster import local_cluster
+from sweworld.parallel.runner import environment_group
 from sweworld.tasks import load_tasks
 
 

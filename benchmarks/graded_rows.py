@@ -15,10 +15,10 @@ import argparse
 import json
 from pathlib import Path
 
+from sweworld.core.types import Task
 from sweworld.harness.predictions import load_predictions
 from sweworld.harness.report import REPORT_FILE
 from sweworld.tasks import load_tasks
-from sweworld.types import Task
 
 
 def rows(predictions: Path, logs: Path, tasks: list[Task]) -> tuple[list[dict], int]:

@@ -4,7 +4,7 @@ and what shipping each item's outputs back to the driver costs.
     python benchmarks/ray_nodes.py [--per-group 2] [--samples 2] [--nodes 1,3] [--repeat 2]
 
 The cluster is Ray's own (``ray.cluster_utils.Cluster``) on this machine
-(``sweworld.runs.localcluster``): a head without CPUs (the driver's node) and N nodes of one CPU
+(``sweworld.parallel.localcluster``): a head without CPUs (the driver's node) and N nodes of one CPU
 each, each node's raylet and workers with their own ``SWEWORLD_HOME``. So that the figures are the
 runner's and not environment builds, each node's caches (environments, repositories, download
 caches) link to this process's, built beforehand, as P7 on one node does; everything else a node
@@ -29,11 +29,12 @@ from pathlib import Path
 from typing import Any
 
 from ray_scaling import pick, timed
-from sweworld import paths, shipping
 from sweworld.backends.real import RealBackend
-from sweworld.protocols import Hints, Pool, Runner
-from sweworld.runs.localcluster import local_cluster
-from sweworld.runs.runner import ROLLOUT, make_runner
+from sweworld.core import paths
+from sweworld.core.protocols import Hints, Pool, Runner
+from sweworld.parallel import shipping
+from sweworld.parallel.localcluster import local_cluster
+from sweworld.parallel.runner import ROLLOUT, make_runner
 
 LINKED = ("envs", "repos", "cache", "sandbox-etc")
 """A node's cache directories, linked to this process's (built beforehand)."""

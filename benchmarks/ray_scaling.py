@@ -26,11 +26,11 @@ from pathlib import Path
 from sweworld.agents.config import load_agent_config
 from sweworld.agents.policies import OraclePolicy
 from sweworld.backends.real import RealBackend
-from sweworld.config import RolloutConfig, RunnerConfig
+from sweworld.core.config import RolloutConfig, RunnerConfig
 from sweworld.datasets import path_of
 from sweworld.envs.store import disk_usage
+from sweworld.parallel.runner import LocalRunner, environment_group, make_runner
 from sweworld.runs.rollout import run_rollouts
-from sweworld.runs.runner import LocalRunner, environment_group, make_runner
 from sweworld.runs.store import TrajectoryStore
 from sweworld.tasks import load_tasks
 

@@ -25,14 +25,14 @@ import uuid
 from pathlib import Path
 
 from sweworld.backends.real import evaluate_instance
+from sweworld.core.errors import SWEWorldError
+from sweworld.core.types import Task
 from sweworld.envs import EnvBuilder, episode_sandbox
 from sweworld.envs.rebench import to_row
 from sweworld.envs.swegym_specs import REQS_PATHS, spec_for
-from sweworld.errors import SWEWorldError
 from sweworld.harness.predictions import Prediction
 from sweworld.harness.swegym_parsers import parser_name
 from sweworld.tasks import load_tasks
-from sweworld.types import Task
 
 
 def frozen(builder: EnvBuilder, task: Task) -> str:

@@ -17,7 +17,7 @@ from pathlib import Path
 from sweworld.agents.config import load_agent_config
 from sweworld.agents.policies import NoopPolicy, OraclePolicy
 from sweworld.backends.real import RealBackend
-from sweworld.config import RolloutConfig, RunnerConfig
+from sweworld.core.config import RolloutConfig, RunnerConfig
 from sweworld.datasets import path_of
 from sweworld.runs.rollout import run_rollouts
 from sweworld.runs.store import TrajectoryStore

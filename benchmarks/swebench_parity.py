@@ -22,9 +22,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from sweworld.backends.real import RealBackend
-from sweworld.config import EvalConfig, RunnerConfig
+from sweworld.core.config import EvalConfig, RunnerConfig
+from sweworld.core.errors import SWEWorldError
 from sweworld.envs import EnvBuilder
-from sweworld.errors import SWEWorldError
 from sweworld.harness.compare import compare, load_verdicts
 from sweworld.harness.predictions import Prediction, load_predictions, model_name
 from sweworld.repos import RepoStore

@@ -35,10 +35,10 @@ from typing import Any
 
 from mine_yield import SWEGYM_IMAGE_MB, cgroup_cpu_seconds, own_cgroup
 from sweworld.backends.real import RealBackend
+from sweworld.core.errors import SWEWorldError
 from sweworld.envs import EnvBuilder
 from sweworld.envs.discovery import list_interpreters
 from sweworld.envs.store import disk_usage, envs_root, read_meta
-from sweworld.errors import SWEWorldError
 from sweworld.mine.candidates import Candidate, screen
 from sweworld.mine.ledger import Ledger, verdict_key
 from sweworld.mine.pipeline import MineOptions, validate_candidates

@@ -32,11 +32,11 @@ import json
 from collections.abc import Callable, Sequence
 
 import swr_real
+from sweworld.core.types import Task
 from sweworld.surrogates.swr.features import FEATURES
 from sweworld.surrogates.swr.predict import repo_sources, ruled_out
 from sweworld.surrogates.swr.train import MODEL_FEATURES, examples, fit_traces
 from sweworld.tasks import load_tasks
-from sweworld.types import Task
 from sweworld.world.metrics import binary
 from sweworld.world.traces import EvalTrace, load_traces
 from sweworld.world.verdicts import verdict_traces

@@ -34,6 +34,7 @@ import json
 import time
 from pathlib import Path
 
+from sweworld.core.types import Task
 from sweworld.sandbox.oneshot import probe_command
 from sweworld.surrogates.swr import behaviour
 from sweworld.surrogates.swr.features import features
@@ -42,7 +43,6 @@ from sweworld.surrogates.swr.predict import decide, repo_sources
 from sweworld.surrogates.swr.swr import shipped_path
 from sweworld.surrogates.swr.train import L2, MODEL_FEATURES, examples, leave_repo_out
 from sweworld.tasks import load_tasks
-from sweworld.types import Task
 from sweworld.world.metrics import binary, scored
 from sweworld.world.traces import EvalTrace, load_traces
 from sweworld.world.verdicts import verdict_traces

@@ -31,11 +31,11 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from sweworld.core.types import Task
 from sweworld.envs.store import disk_usage
 from sweworld.integrations import trl as sw
 from sweworld.integrations.episodes import load_tasks_of
 from sweworld.sandbox import workdirs
-from sweworld.types import Task
 
 MiB = 1024 * 1024
 BASH = "cd /testbed && ls && cat setup.py | head"

@@ -28,7 +28,7 @@ from sweworld.agents.explorer import ExplorerPolicy
 from sweworld.backends.hybrid import HybridBackend
 from sweworld.backends.real import RealBackend
 from sweworld.backends.sim import SimBackend
-from sweworld.config import RolloutConfig, RunnerConfig
+from sweworld.core.config import RolloutConfig, RunnerConfig
 from sweworld.datasets import path_of
 from sweworld.runs.rollout import run_rollouts
 from sweworld.surrogates.swr import EmbeddedSWR, EmbeddedSWRConfig

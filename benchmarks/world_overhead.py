@@ -24,9 +24,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from chatserver import ChatServer
+from sweworld.core.types import ExecResult, Task
 from sweworld.models.base import ModelConfig
 from sweworld.models.openai import OpenAIChatModel
-from sweworld.types import ExecResult, Task
 from sweworld.world.context import swr_context
 from sweworld.world.swr import SWR
 from sweworld.world.swt import SWT

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from sweworld.isolation_probes import SECRET_VARIABLE
+from sweworld.testing.isolation import SECRET_VARIABLE
 
 TEST_HOME = Path(os.environ.get("SWEWORLD_TEST_HOME") or Path("~/.cache/sweworld-test").expanduser())
 

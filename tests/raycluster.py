@@ -1,6 +1,6 @@
 """What the Ray-marked tests share: one local Ray (2 CPUs, no dashboard) whose workers see the test
 cache, a cluster of several Ray nodes on this machine each with its own ``SWEWORLD_HOME``
-(``sweworld.runs.localcluster``), and two of the demo's instances (the oracle resolves FIXED; EMPTY
+(``sweworld.parallel.localcluster``), and two of the demo's instances (the oracle resolves FIXED; EMPTY
 has no gold patch)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from types import ModuleType
 import pytest
 
 from sweworld.datasets import path_of
-from sweworld.runs.localcluster import LocalCluster, local_cluster
+from sweworld.parallel.localcluster import LocalCluster, local_cluster
 from sweworld.tasks import load_tasks
 
 FIXED = "more-itertools__first-default"

@@ -9,9 +9,9 @@ from __future__ import annotations
 import difflib
 import subprocess
 
+from sweworld.core.types import Task
 from sweworld.repos import pypi_repo
 from sweworld.repos.derive import derive_commit, derived_message
-from sweworld.types import Task
 
 NAME, VERSION = "more-itertools", "10.5.0"
 SOURCE = f"pypi:{NAME}=={VERSION}"

@@ -16,9 +16,9 @@ import json
 from pathlib import Path
 
 from realtasks import git_show, unified
+from sweworld.core.types import Task
 from sweworld.repos import pypi_repo
 from sweworld.repos.derive import derive_commit, derived_message
-from sweworld.types import Task
 
 INSTANCE_ID = "psf__requests-90001"
 IMAGE = "swebench/sweb.eval.x86_64.psf_1776_requests-90001:latest"

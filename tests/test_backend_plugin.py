@@ -23,7 +23,7 @@ PLUGIN = '''
 from typing import Literal
 
 from sweworld.backends.real import RealBackend
-from sweworld.config import RealBackendConfig
+from sweworld.core.config import RealBackendConfig
 from sweworld.sandbox import SandboxConfig
 
 
@@ -57,7 +57,7 @@ with backend.open(load_task("{FIXED}", "demo")) as episode:
 YAML = f'''
 import sys
 from sweworld.backends import make_backend
-from sweworld.config import RolloutConfig, load
+from sweworld.core.config import RolloutConfig, load
 from sweworld.integrations.episodes import load_task
 config = load(RolloutConfig, sys.argv[1])
 with make_backend(config.backend).open(load_task("{FIXED}", "demo")) as episode:

@@ -7,8 +7,8 @@ import pytest
 
 from sweworld.backends import BACKENDS, make_backend, shared
 from sweworld.backends.real import RealBackend
-from sweworld.config import BACKEND_CONFIGS, RealBackendConfig, WorldModelConfig, config_class
-from sweworld.errors import ConfigError
+from sweworld.core.config import BACKEND_CONFIGS, RealBackendConfig, WorldModelConfig, config_class
+from sweworld.core.errors import ConfigError
 
 
 def test_each_backend_class_owns_its_config():

@@ -31,11 +31,11 @@ from raycluster import EMPTY, FIXED, NodeHomes, demo_tasks, ray_nodes
 from sweworld.agents.config import load_agent_config
 from sweworld.agents.policies import OraclePolicy
 from sweworld.backends.real import RealBackend
-from sweworld.config import EvalConfig, RolloutConfig, RunnerConfig, Timeouts, ValidateConfig
+from sweworld.core.config import EvalConfig, RolloutConfig, RunnerConfig, Timeouts, ValidateConfig
 from sweworld.harness.predictions import Prediction
+from sweworld.parallel.runner import LocalRunner, make_runner
 from sweworld.runs.eval import evaluate_run
 from sweworld.runs.rollout import run_rollouts
-from sweworld.runs.runner import LocalRunner, make_runner
 from sweworld.runs.store import TrajectoryStore
 from sweworld.runs.validate import validate_tasks
 
@@ -375,8 +375,8 @@ def test_runner_options_are_checked_before_any_work(tmp_path):
 
 def test_an_environment_group_has_one_home_node_and_its_items_ask_for_it_softly():
     pytest.importorskip("ray")
-    from sweworld.runs.ray_runner import RayPool
-    from sweworld.runs.runner import ROLLOUT
+    from sweworld.parallel.ray_runner import RayPool
+    from sweworld.parallel.runner import ROLLOUT
 
     pool = RayPool(None, 2, ROLLOUT, 3)
     pool._nodes = ["a" * 56, "b" * 56, "c" * 56]  # what __enter__ reads from ray.nodes()

@@ -1,11 +1,11 @@
-"""``sweworld.names``: the one rule for names that become a path component."""
+"""``sweworld.core.names``: the one rule for names that become a path component."""
 
 from __future__ import annotations
 
 import pytest
 
-from sweworld import names
-from sweworld.errors import DatasetError
+from sweworld.core import names
+from sweworld.core.errors import DatasetError
 
 
 @pytest.mark.parametrize("name", ["psf__requests-2317", "django__django-11099", "benjaminp__six-1.16.0",

@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
-from sweworld.errors import ConfigError
-from sweworld.registry import Registry, load
+from sweworld.core.errors import ConfigError
+from sweworld.core.registry import Registry, load
 
 
 def test_a_target_loads_on_first_use_and_unknown_names_list_the_known_ones():

@@ -16,8 +16,8 @@ from raycluster import EMPTY, FIXED, demo_tasks, local_ray
 from sweworld.agents.policies import NoopPolicy, OraclePolicy
 from sweworld.backends import make_backend
 from sweworld.backends.real import RealBackend
+from sweworld.parallel.runner import make_runner
 from sweworld.rl import SWEReward, collect, patch_of, reward_of
-from sweworld.runs.runner import make_runner
 from sweworld.world.config import WorldConfig
 
 pytestmark = [pytest.mark.ray, pytest.mark.bwrap, pytest.mark.network, pytest.mark.slow,

@@ -125,7 +125,7 @@ def test_skyrl_gyms_own_make_builds_each_backend(registered, task, kind):
 
 
 def test_wrong_backend_options_are_one_config_error(registered, task):
-    from sweworld.errors import ConfigError
+    from sweworld.core.errors import ConfigError
     with pytest.raises(ConfigError, match=r"world\.urlz"):
         registered.make("sweworld", env_config={"backend": "sim", "backend_options": {"world": {"urlz": []}}},
                         extras={"task": task.model_dump()})

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from sweworld import shipping
-from sweworld.runs.parallel import map_items
+from sweworld.parallel import shipping
+from sweworld.parallel.map import map_items
 
 
 def item_writing(name: str, out: Path) -> str:

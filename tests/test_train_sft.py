@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "data"))  # the exporte
 
 from data_trajectories import trajectory, write_run
 
-from sweworld.errors import ConfigError, DatasetError
+from sweworld.core.errors import ConfigError, DatasetError
 from sweworld.train.rows import load_rows
 from sweworld.train.sft import row_length
 
@@ -42,10 +42,10 @@ def exported(tmp_path_factory) -> dict[str, Path]:
     """policy.jsonl, world/swt.jsonl, world/swr.jsonl and verifier.jsonl, written by the exporters."""
     from data_traces import record
 
+    from sweworld.core.types import Task
     from sweworld.data.sft import load_runs, write_sft
     from sweworld.data.verifier import write_verifier
     from sweworld.data.world import write_world
-    from sweworld.types import Task
 
     root = tmp_path_factory.mktemp("exported")
     runs = write_run(root / "run", [trajectory(i, k, steps=3, reward=float(k == 0)) for i in "ab" for k in range(2)])

@@ -5,7 +5,7 @@ environment, an install layer or a stand-in service it lacks, before building it
 each one it has (built, fetched or found) so that other nodes can fetch it from this one. With no
 source installed (one machine) nothing changes. The packing and unpacking stay in
 ``sweworld.envs.archive``: a source carries bytes and runs the ``pack`` callable it is handed on
-a node that holds the environment (``sweworld.runs.envshare`` is the Ray one).
+a node that holds the environment (``sweworld.parallel.envshare`` is the Ray one).
 
 This module sits on the floor (standard library only) so that the environments (which ask) and
 the runners (which install a source) both import it, not each other.

@@ -15,7 +15,7 @@ import os
 import sys
 from pathlib import Path
 
-from sweworld.errors import RunInUseError
+from sweworld.core.errors import RunInUseError
 
 LOCK_NAME = ".sweworld.lock"
 

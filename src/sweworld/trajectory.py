@@ -12,7 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from sweworld import __version__
-from sweworld.errors import ModelError
+from sweworld.core.errors import ModelError
 
 ExitStatus = Literal["submitted", "step_limit", "time_limit", "context_limit", "format_errors", "stuck", "error"]
 LIMIT_STATUSES: tuple[ExitStatus, ...] = ("step_limit", "time_limit", "context_limit")

@@ -8,8 +8,8 @@ from tests.backends.fake import FakeExecutor, file_diff
 
 from sweworld.agents.config import load_agent_config
 from sweworld.agents.loop import run_episode
+from sweworld.core.types import Task
 from sweworld.trajectory import Trajectory
-from sweworld.types import Task
 
 MODULE = "pkg/mod.py"
 GOOD = '''"""Small helpers."""

@@ -18,7 +18,7 @@ from sweworld.agents.actions import render_text_action
 from sweworld.agents.config import load_agent_config
 from sweworld.agents.loop import run_episode
 from sweworld.agents.policies import ModelPolicy, NoopPolicy, OraclePolicy
-from sweworld.config import RolloutConfig, RunnerConfig
+from sweworld.core.config import RolloutConfig, RunnerConfig
 from sweworld.envs import EnvBuilder, episode_sandbox
 from sweworld.models.base import ModelConfig
 from sweworld.models.openai import OpenAIChatModel

@@ -14,8 +14,8 @@ from tests.backends.fake import FakeBackend, apply_patch
 from sweworld.agents.config import load_agent_config
 from sweworld.agents.perturb import KINDS, PerturbPolicy, perturb_kind
 from sweworld.agents.policies import OraclePolicy
-from sweworld.config import RolloutConfig
-from sweworld.errors import ModelError
+from sweworld.core.config import RolloutConfig
+from sweworld.core.errors import ModelError
 from sweworld.runs.rollout import run_rollouts
 from sweworld.runs.store import TrajectoryStore
 from sweworld.synth import mutations_for_file

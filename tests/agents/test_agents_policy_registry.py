@@ -6,8 +6,8 @@ import pytest
 
 from sweworld.agents.explorer import ExplorerPolicy
 from sweworld.agents.policies import POLICIES, NoopPolicy, policy_factory
-from sweworld.errors import ConfigError
-from sweworld.protocols import Bindable, Policy
+from sweworld.core.errors import ConfigError
+from sweworld.core.protocols import Bindable, Policy
 
 
 def test_every_policy_of_the_cli_is_registered_and_makes_policies():

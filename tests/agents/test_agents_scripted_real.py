@@ -13,7 +13,7 @@ from sweworld.agents.config import load_agent_config
 from sweworld.agents.explorer import SCRIPT, ExplorerPolicy
 from sweworld.agents.perturb import KINDS, PerturbPolicy, perturb_kind
 from sweworld.backends.real import RealBackend
-from sweworld.config import RolloutConfig, RunnerConfig
+from sweworld.core.config import RolloutConfig, RunnerConfig
 from sweworld.datasets import path_of
 from sweworld.runs.rollout import run_rollouts
 from sweworld.runs.store import TrajectoryStore

@@ -23,13 +23,13 @@ from pathlib import Path
 from tests.backends.fakeshell import FakeShell, MemoryFS
 from unidiff import PatchSet, UnidiffParseError
 
-from sweworld.errors import RepoError, SandboxError
+from sweworld.core.errors import RepoError, SandboxError
+from sweworld.core.types import ExecResult, Task
 from sweworld.harness import grade
 from sweworld.harness import report as hr
 from sweworld.harness.patches import patch_paths
 from sweworld.harness.predictions import Prediction
 from sweworld.harness.report import InstanceReport, write_atomic
-from sweworld.types import ExecResult, Task
 
 NO_NEWLINE = "\\ No newline at end of file\n"
 

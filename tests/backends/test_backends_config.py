@@ -11,10 +11,10 @@ import pytest
 from sweworld.backends import BACKENDS, make_backend
 from sweworld.backends import real as real_module
 from sweworld.backends.real import RealBackend
-from sweworld.config import RealBackendConfig, SandboxSettings, Timeouts
-from sweworld.errors import ConfigError
+from sweworld.core.config import RealBackendConfig, SandboxSettings, Timeouts
+from sweworld.core.errors import ConfigError
+from sweworld.core.types import Task
 from sweworld.sandbox import SandboxConfig
-from sweworld.types import Task
 
 TASK = Task(instance_id="org__repo-1", repo="org/repo", base_commit="0" * 40, patch="", problem_statement="bug")
 

@@ -14,7 +14,8 @@ from tests.backends.fake import FakeBackend, FakeExecutor
 from sweworld.agents.config import load_agent_config
 from sweworld.agents.policies import NoopPolicy, OraclePolicy
 from sweworld.backends import Backend
-from sweworld.config import EvalConfig, RolloutConfig
+from sweworld.core.config import EvalConfig, RolloutConfig
+from sweworld.core.types import Task
 from sweworld.harness.predictions import Prediction
 from sweworld.harness.report import read_report
 from sweworld.integrations.gym import SWEEnv
@@ -22,7 +23,6 @@ from sweworld.runs.eval import evaluate_run
 from sweworld.runs.rollout import run_rollouts
 from sweworld.testing import CHECKS, check_executor
 from sweworld.tools import default_tools
-from sweworld.types import Task
 
 FILES = {
     "pkg/__init__.py": "",

@@ -16,7 +16,7 @@ from tests.data.data_trajectories import trajectory, write_run
 
 from sweworld.backends.sim import SimBackend
 from sweworld.cli.options import config_path
-from sweworld.config import CONFIG_FILE, EvalConfig, ExportSFTConfig, RolloutConfig, Timeouts, load
+from sweworld.core.config import CONFIG_FILE, EvalConfig, ExportSFTConfig, RolloutConfig, Timeouts, load
 from sweworld.world.config import WorldConfig
 
 OUT_FLAG = {"world fidelity": "--json"}

@@ -1,5 +1,5 @@
 """Names and paths from the input never write outside their place (issue 10, items 1, 2, 3, 7):
-instance ids, run ids and model names are checked by one validator (``sweworld.names``); output
+instance ids, run ids and model names are checked by one validator (``sweworld.core.names``); output
 paths and the replay file are checked before any work, and nothing is created for a bad one."""
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ from badinput import dataset, flat, invoke, missing_source, row, write_jsonl
 
 from sweworld.agents.config import load_agent_config
 from sweworld.agents.policies import NoopPolicy
-from sweworld.config import EvalConfig, RolloutConfig
-from sweworld.errors import DatasetError
+from sweworld.core.config import EvalConfig, RolloutConfig
+from sweworld.core.errors import DatasetError
+from sweworld.core.types import Task
 from sweworld.harness.predictions import Prediction
 from sweworld.runs.eval import evaluate_run
 from sweworld.runs.rollout import run_rollouts
-from sweworld.types import Task
 
 ESCAPE = "../../ESCAPED"
 

@@ -15,9 +15,9 @@ import pytest
 from typer.testing import CliRunner
 
 from sweworld.cli.app import app
+from sweworld.core.types import Task
 from sweworld.runlock import lock_run
 from sweworld.tasks import save_tasks
-from sweworld.types import Task
 
 HOLD = ("import sys; from pathlib import Path; from sweworld.runlock import lock_run; "
         "lock_run(Path(sys.argv[1]), 'held', name=sys.argv[2]); print('held', flush=True); sys.stdin.read()")

@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 import sweworld.datasets as datasets
 from sweworld.cli.app import app
 from sweworld.cli.demo import command as demo_cmd
+from sweworld.core.types import Task
 from sweworld.htmlreport import read_report
-from sweworld.types import Task
 
 SHIPPED = Path(datasets.__file__).parent
 

@@ -11,9 +11,9 @@ import sys
 import pytest
 from data_trajectories import trajectory, word_tokenizer, write_run
 
+from sweworld.core.errors import ConfigError
 from sweworld.data.sft import SFTOptions, export_sft
 from sweworld.data.tokens import ESTIMATE, MESSAGE_OVERHEAD, load_counter
-from sweworld.errors import ConfigError
 from sweworld.tools import default_tools
 
 MIXED = [trajectory("a", 0), trajectory("a", 1, error_kind="model", reward=None, exit_status="error"),

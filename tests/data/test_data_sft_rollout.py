@@ -9,7 +9,7 @@ import pytest
 
 from sweworld.agents.config import load_agent_config
 from sweworld.agents.policies import NoopPolicy, OraclePolicy
-from sweworld.config import RolloutConfig, RunnerConfig
+from sweworld.core.config import RolloutConfig, RunnerConfig
 from sweworld.data.sft import SFTOptions, export_sft, summary_path, write_sft
 from sweworld.datasets import path_of
 from sweworld.tasks import load_tasks

@@ -10,10 +10,10 @@ import sys
 import pytest
 from data_trajectories import trajectory, write_run
 
+from sweworld.core.errors import DatasetError
+from sweworld.core.types import Task
 from sweworld.data.verifier import VerifierOptions, export_verifier, trajectory_text
-from sweworld.errors import DatasetError
 from sweworld.trajectory import Step
-from sweworld.types import Task
 
 
 def task(iid):

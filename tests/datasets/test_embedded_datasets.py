@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 import sweworld.datasets as datasets
 from sweworld.cli import common
 from sweworld.cli.app import app
-from sweworld.errors import DatasetError
+from sweworld.core.errors import DatasetError
 
 SHIPPED = Path(datasets.__file__).parent
 

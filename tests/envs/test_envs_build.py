@@ -21,9 +21,9 @@ from typing import ClassVar
 import pytest
 
 import sweworld.datasets
+from sweworld.core.errors import EnvBuildError
 from sweworld.envs import EnvBuilder, episode_sandbox, list_envs, remove_env
 from sweworld.envs.store import envs_root, read_meta
-from sweworld.errors import EnvBuildError
 from sweworld.repos import RepoStore
 from sweworld.tasks import load_tasks
 

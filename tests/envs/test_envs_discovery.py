@@ -6,8 +6,8 @@ import subprocess
 
 import pytest
 
+from sweworld.core.errors import EnvBuildError
 from sweworld.envs.discovery import find_interpreter, list_interpreters
-from sweworld.errors import EnvBuildError
 
 
 @pytest.mark.parametrize("version", ["3.11", "3.12"])

@@ -10,7 +10,7 @@ import pytest
 from tests.conftest import make_git_tree
 
 from sweworld.backends.real import RealBackend
-from sweworld.types import Task
+from sweworld.core.types import Task
 
 pytestmark = [pytest.mark.bwrap, pytest.mark.network]
 

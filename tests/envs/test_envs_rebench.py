@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from sweworld.core.errors import EnvBuildError
+from sweworld.core.types import Task
 from sweworld.envs.recipe import env_key, pinned_by_version, resolve_recipe
 from sweworld.envs.scripts import env_stage_script
-from sweworld.errors import EnvBuildError
-from sweworld.types import Task
 
 TEST_CMD = "pytest --no-header -rA --tb=line --color=no -p no:cacheprovider -W ignore::DeprecationWarning"
 FROZEN = "iniconfig==2.1.0\npackaging==24.2\npluggy==1.5.0\npytest==8.3.5\n-e git+https://x/y@abc#egg=spectree\n"

@@ -19,12 +19,12 @@ from typer.testing import CliRunner
 
 import sweworld.datasets
 from sweworld.cli.app import app
+from sweworld.core.types import Task
 from sweworld.envs import EnvBuilder
 from sweworld.envs.rebench import to_row
 from sweworld.harness.predictions import Prediction
 from sweworld.integrations.episodes import task_of_image
 from sweworld.tasks import load_tasks
-from sweworld.types import Task
 
 pytestmark = [pytest.mark.bwrap, pytest.mark.network, pytest.mark.slow]
 

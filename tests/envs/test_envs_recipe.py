@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from sweworld.core.errors import EnvBuildError
+from sweworld.core.types import Task
 from sweworld.envs.recipe import (
     DEFAULT_INSTALL,
     EnvRecipe,
@@ -14,8 +16,6 @@ from sweworld.envs.recipe import (
     read_extras,
     resolve_recipe,
 )
-from sweworld.errors import EnvBuildError
-from sweworld.types import Task
 
 
 def task(**fields) -> Task:

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from sweworld.core.errors import EnvBuildError
+from sweworld.core.types import Task
 from sweworld.envs.discovery import find_interpreter
 from sweworld.envs.recipe import EnvRecipe, resolve_recipe
 from sweworld.envs.scripts import env_stage_script, instance_stage_script
 from sweworld.envs.shell import command_segments
-from sweworld.errors import EnvBuildError
-from sweworld.types import Task
 
 BACKEND = '''
 import base64, hashlib, json, os, zipfile

@@ -10,9 +10,9 @@ import pytest
 from tests.conftest import make_git_tree
 from tests.envs.gitlinks import HELPERS_URL, SETUP_PY, superproject
 
+from sweworld.core.types import Task
 from sweworld.envs import EnvBuilder, episode_sandbox
 from sweworld.repos import RepoStore
-from sweworld.types import Task
 
 pytestmark = [pytest.mark.bwrap, pytest.mark.network]
 

@@ -10,8 +10,8 @@ import pytest
 
 from raycluster import FIXED, demo_tasks
 from sweworld.backends.real import RealBackend
+from sweworld.core.errors import EnvBuildError
 from sweworld.envs import wheelhouse
-from sweworld.errors import EnvBuildError
 
 pytestmark = [pytest.mark.bwrap, pytest.mark.network]
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sweworld.errors import DatasetError
+from sweworld.core.errors import DatasetError
 from sweworld.harness.compare import compare, load_verdicts
 
 
@@ -36,8 +36,8 @@ def test_agreement_names_every_disagreement() -> None:
 
 
 def test_rows_of_the_dataset_carry_reference_verdicts() -> None:
+    from sweworld.core.types import Task
     from sweworld.harness.compare import verdicts_from_tasks
-    from sweworld.types import Task
 
     def task(i: str, **extra) -> Task:
         return Task(instance_id=i, repo="o/r", base_commit="c", **extra)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from sweworld.core.types import Task
 from sweworld.harness.directives import base_test_files, id_targets, test_directives, test_files
-from sweworld.types import Task
 
 
 def modify(path: str, old: str = "    assert x\n", new: str = "    assert y\n") -> str:

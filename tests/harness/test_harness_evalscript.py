@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from sweworld.core.types import Task
 from sweworld.envs.recipe import EnvRecipe
 from sweworld.harness.evalscript import (
     INFRA_EXIT_CODE,
@@ -20,7 +21,6 @@ from sweworld.harness.evalscript import (
     new_nonce,
 )
 from sweworld.harness.grade import extract_test_run, grade
-from sweworld.types import Task
 
 GIT_ENV = {**os.environ, "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1",
            "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
@@ -197,9 +197,9 @@ def test_empty_test_patch_and_killed_test_command(repo: tuple[Path, str, str]) -
 
 
 def test_missing_locale_falls_back_to_c_utf8(tmp_path):
+    from sweworld.core.types import Task
     from sweworld.envs.recipe import EnvRecipe
     from sweworld.harness.evalscript import make_eval_script, new_nonce
-    from sweworld.types import Task
 
     repo = tmp_path / "r"
     repo.mkdir()

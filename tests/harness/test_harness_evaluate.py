@@ -15,7 +15,7 @@ import pytest
 
 from realtasks import FIRST_BUG, ILEN_BUG, MODULE, real_tasks, sources, unified
 from sweworld.backends.real import RealBackend, evaluate_instance
-from sweworld.config import EvalConfig, Timeouts
+from sweworld.core.config import EvalConfig, Timeouts
 from sweworld.envs import EnvBuilder
 from sweworld.harness.predictions import Prediction
 from sweworld.runs.eval import evaluate_run

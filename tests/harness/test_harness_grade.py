@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from sweworld.core.types import Task
 from sweworld.harness.evalscript import (
     END_MARKER,
     EXIT_CODE_MARKER,
@@ -19,7 +20,6 @@ from sweworld.harness.evalscript import (
 )
 from sweworld.harness.grade import ACCEPTED_EXIT_CODES, extract_test_run, grade, parse_status
 from sweworld.harness.report import InstanceReport, make_summary, summarize, write_report, write_summary
-from sweworld.types import Task
 
 TEST_MODULE = '''\
 import pytest

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sweworld.errors import InfraError, PatchApplyError
+from sweworld.core.errors import InfraError, PatchApplyError
 from sweworld.harness.patches import apply_patch, patch_paths, symlink_escapes, unsafe_paths
 from sweworld.sandbox import Layers, Sandbox
 

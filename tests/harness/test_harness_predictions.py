@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from sweworld.errors import DatasetError
+from sweworld.core.errors import DatasetError
+from sweworld.core.types import Task
 from sweworld.harness.predictions import load_predictions
-from sweworld.types import Task
 
 TASKS = [Task(instance_id="psf__requests-863", repo="psf/requests", base_commit="a" * 40)]
 ONE = {"model_name_or_path": "sweagent", "instance_id": "psf__requests-863", "model_patch": "diff --git a/x b/x\n"}

@@ -10,9 +10,9 @@ from swebench.harness.log_parsers.python import (
     parse_log_pytest_v2,
 )
 
-from sweworld.errors import DatasetError
+from sweworld.core.errors import DatasetError
+from sweworld.core.types import Task
 from sweworld.harness.grade import log_parser_of, parse_status
-from sweworld.types import Task
 
 PYTEST_LOG = "PASSED tests/test_a.py::test_one\nFAILED tests/test_a.py::test_two - assert 1 == 2\n"
 

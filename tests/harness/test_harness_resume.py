@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sweworld.config import EvalConfig, Timeouts
+from sweworld.core.config import EvalConfig, Timeouts
 from sweworld.harness.predictions import Prediction
 from sweworld.harness.report import InstanceReport, write_report
 from sweworld.runs.eval import evaluate_run, load_existing

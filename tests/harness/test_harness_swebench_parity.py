@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 from tests.harness.test_harness_grade import frame
 
+from sweworld.core.types import Task
 from sweworld.envs import services
 from sweworld.envs.recipe import from_spec
 from sweworld.harness.evalscript import make_eval_script, new_nonce, tox_current_env_shims
 from sweworld.harness.evaluate import is_editable, needs_reinstall
 from sweworld.harness.grade import extract_test_run, grade, parse_status, strip_ansi
 from sweworld.harness.report import InstanceReport
-from sweworld.types import Task
 
 COLOR_MODULE = '''\
 import pytest

@@ -1,8 +1,8 @@
 """SWE-Gym's pydantic parser: pytest-pretty's output (no short summary) of pydantic's test command."""
 
+from sweworld.core.types import Task
 from sweworld.harness.grade import log_parser_of
 from sweworld.harness.swegym_parsers import parse_log_pytest_pydantic
-from sweworld.types import Task
 
 # The shape of pydantic's test run with -vv and pytest-pretty (as in a real run of pydantic 2.0).
 PRETTY = """\

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sweworld.errors import ConfigError, DatasetError
+from sweworld.core.errors import ConfigError, DatasetError
+from sweworld.core.types import Task
 from sweworld.integrations.episodes import (
     EpisodeSpec,
     backend_config,
@@ -14,7 +15,6 @@ from sweworld.integrations.episodes import (
     task_of_image,
 )
 from sweworld.tasks import save_tasks
-from sweworld.types import Task
 
 
 @pytest.mark.parametrize(("image", "instance"), [

@@ -8,8 +8,8 @@ import warnings
 import pytest
 from tests.backends.fake import FakeBackend
 
+from sweworld.core.types import Task
 from sweworld.integrations.gym import SWEEnv, register_gym
-from sweworld.types import Task
 
 gymnasium = pytest.importorskip("gymnasium")
 from gymnasium.utils.env_checker import check_env  # noqa: E402
@@ -105,7 +105,7 @@ def test_a_backend_is_required_to_be_one():
 
 
 def test_a_backend_config_is_built_into_its_backend():
-    from sweworld.config import SimBackendConfig, WorldModelConfig
+    from sweworld.core.config import SimBackendConfig, WorldModelConfig
 
     env = SWEEnv(TASKS, backend=SimBackendConfig(world=WorldModelConfig(kind="embedded")))
     try:

@@ -27,12 +27,12 @@ from harbor.models.trial.paths import TrialPaths
 from harbor.verifier.verifier import Verifier
 
 from infra_failure import DIE, dies_on_marker
-from sweworld.errors import ConfigError
+from sweworld.core.errors import ConfigError
 from sweworld.integrations.episodes import load_task
 from sweworld.integrations.harbor import EpisodeError, SweworldEnvironment
 from sweworld.integrations.harbor_paths import PROBE, ROOTS, SCRATCH, PathMap, image_of
 from sweworld.integrations.shell_state import stateless
-from sweworld.isolation_probes import check_isolation
+from sweworld.testing.isolation import check_isolation
 
 pytestmark = [pytest.mark.py312]
 

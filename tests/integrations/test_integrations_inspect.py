@@ -20,7 +20,7 @@ from inspect_replay import call, gold_edits, mock_model
 from sweworld.integrations.episodes import load_task
 from sweworld.integrations.inspect_sandbox import SweworldSandboxEnvironment
 from sweworld.integrations.inspect_task import sweworld_task
-from sweworld.isolation_probes import check_isolation
+from sweworld.testing.isolation import check_isolation
 
 pytestmark = [pytest.mark.bwrap, pytest.mark.network]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from sweworld.isolation_probes import check_isolation
+from sweworld.testing.isolation import check_isolation
 
 pytestmark = [pytest.mark.bwrap, pytest.mark.network]
 

@@ -26,11 +26,11 @@ from minisweagent.run.benchmarks.utils.batch_progress import RunBatchProgressMan
 from minisweagent.utils.serialize import recursive_merge
 
 from realtasks import MODULE
+from sweworld.core.types import Task
 from sweworld.harness.predictions import load_predictions
 from sweworld.harness.report import make_summary
 from sweworld.integrations.minisweagent import SENTINEL, SweworldEnvironment
 from sweworld.tasks import save_tasks
-from sweworld.types import Task
 
 pytestmark = [pytest.mark.bwrap]
 DOC = Path(__file__).resolve().parents[2] / "docs" / "minisweagent.md"

@@ -24,7 +24,7 @@ from websockets.exceptions import ConnectionClosed
 from infra_failure import DIE, dies_on_marker
 from realtasks import FIRST_BUG, MODULE
 from sweworld.cli.app import app as cli
-from sweworld.errors import ConfigError
+from sweworld.core.errors import ConfigError
 from sweworld.integrations.episodes import EpisodeSpec
 from sweworld.integrations.openenv import OpenEnvServer, SWEWorldEnvironment, create_app
 from sweworld.integrations.openenv_models import SWEAction, SWEObservation, SWEState

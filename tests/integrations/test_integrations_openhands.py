@@ -28,7 +28,7 @@ from openhands.tools.file_editor.definition import FileEditorAction
 from openhands.tools.file_editor.impl import FileEditorExecutor
 from openhands.tools.terminal.definition import TerminalAction, TerminalObservation
 
-from sweworld.errors import DatasetError, EnvBuildError, SandboxError
+from sweworld.core.errors import DatasetError, EnvBuildError, SandboxError
 from sweworld.harness.predictions import Prediction
 from sweworld.integrations.episodes import EpisodeSpec, backend_for, task_of
 from sweworld.integrations.openhands import (
@@ -40,7 +40,7 @@ from sweworld.integrations.openhands import (
     sweworld_tools,
 )
 from sweworld.integrations.openhands_editor import NOT_UTF8
-from sweworld.isolation_probes import check_isolation
+from sweworld.testing.isolation import check_isolation
 
 pytestmark = [pytest.mark.bwrap, pytest.mark.network, pytest.mark.py312]
 

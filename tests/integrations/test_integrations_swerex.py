@@ -49,8 +49,8 @@ from sweworld.cli.app import app as cli
 from sweworld.integrations.episodes import EpisodeSpec
 from sweworld.integrations.swerex import RexServer, ServerThread, create_app
 from sweworld.integrations.swerex_shell import parse_exports, plainly_valid
-from sweworld.isolation_probes import check_isolation
 from sweworld.tasks import save_tasks
+from sweworld.testing.isolation import check_isolation
 
 KEY = "sweworld-test-key"
 

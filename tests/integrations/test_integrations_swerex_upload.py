@@ -21,7 +21,7 @@ pytest.importorskip("swerex")
 from swerex.runtime.abstract import Command, UploadRequest
 from swerex.runtime.remote import RemoteRuntime
 
-from sweworld.errors import ConfigError
+from sweworld.core.errors import ConfigError
 from sweworld.integrations import swerex_upload
 from sweworld.sandbox import Dir, Sandbox
 from sweworld.tasks import save_tasks

@@ -9,7 +9,7 @@ import pickle
 import pytest
 
 from sweworld.agents.policies import OraclePolicy
-from sweworld.errors import ConfigError, DatasetError
+from sweworld.core.errors import ConfigError, DatasetError
 from sweworld.integrations import trl as sw
 from sweworld.tools import default_tools
 

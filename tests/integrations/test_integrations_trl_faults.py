@@ -17,7 +17,7 @@ import pytest
 
 from infra_failure import DIE, dies_on_marker
 from realtasks import FIRST_BUG, MODULE
-from sweworld.errors import SandboxError
+from sweworld.core.errors import SandboxError
 from sweworld.integrations import trl as sw
 from sweworld.sandbox import workdirs
 from sweworld.tasks import save_tasks

@@ -39,7 +39,7 @@ from verl.workers.rollout.replica import TokenOutput
 from infra_failure import DIE, dies_on_marker
 from sweworld.agents.actions import render_text_action
 from sweworld.agents.policies import OraclePolicy
-from sweworld.errors import DatasetError, SandboxError
+from sweworld.core.errors import DatasetError, SandboxError
 from sweworld.integrations.verl import AGENT_NAME, SWEWorldAgentLoop, rows
 from sweworld.tasks import save_tasks
 from sweworld.tools import default_tools

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from chatserver import ChatServer
 from sweworld.cli.app import app
 from sweworld.cli.demo.mine import History
+from sweworld.core.types import Task
 from sweworld.envs.recipe import resolve_recipe
 from sweworld.mine.history import Commit, FileChange, first_parent_chain, step_diff
 from sweworld.mine.recipes import era_python, version_for
@@ -21,7 +22,6 @@ from sweworld.mine.statement import leaked_line, model_statement, pull_number, r
 from sweworld.mine.version import read_version, snap
 from sweworld.models.base import ModelConfig
 from sweworld.models.openai import OpenAIChatModel
-from sweworld.types import Task
 
 
 @pytest.mark.parametrize("path, expected", [

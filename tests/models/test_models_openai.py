@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from chatserver import ChatServer, Raw, Reply, Status
-from sweworld.errors import ModelError
+from sweworld.core.errors import ModelError
 from sweworld.models import ChatModel, ModelConfig, OpenAIChatModel
 
 MESSAGES = [{"role": "system", "content": "you fix bugs"}, {"role": "user", "content": "hi"}]

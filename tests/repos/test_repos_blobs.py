@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from sweworld.errors import RepoError
+from sweworld.core.errors import RepoError
 from sweworld.repos.blobs import GitBlobs
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sweworld.errors import RepoError
+from sweworld.core.errors import RepoError
 from sweworld.repos import RepoStore, commit_tree_changes
 
 

@@ -7,7 +7,7 @@ import subprocess
 import pytest
 
 from realtasks import FIRST_BUG, MODULE, real_tasks
-from sweworld.errors import RepoError
+from sweworld.core.errors import RepoError
 from sweworld.repos import RepoStore
 
 pytestmark = pytest.mark.network

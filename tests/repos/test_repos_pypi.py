@@ -8,10 +8,10 @@ import subprocess
 
 import pytest
 
-from sweworld import paths
-from sweworld.errors import RepoError
+from sweworld.core import paths
+from sweworld.core.errors import RepoError
+from sweworld.core.types import Task
 from sweworld.repos import RepoStore, download_sdist, pypi_repo
-from sweworld.types import Task
 
 pytestmark = pytest.mark.network
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from sweworld.errors import RepoError
+from sweworld.core.errors import RepoError
 from sweworld.repos import RepoSource, RepoStore, default_source, find_in_repos_dir
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from sweworld.errors import RepoError
+from sweworld.core.errors import RepoError
+from sweworld.core.types import Task
 from sweworld.repos import RepoStore
-from sweworld.types import Task
 
 
 def _task(base_commit: str, **extra) -> Task:

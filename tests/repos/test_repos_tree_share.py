@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from sweworld.core.errors import RepoError
 from sweworld.envs import gc
-from sweworld.errors import RepoError
 from sweworld.repos import RepoStore
 from sweworld.repos.share import copy_objects, is_shared
 from sweworld.repos.tree import build_tree, init

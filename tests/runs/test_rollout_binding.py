@@ -10,7 +10,7 @@ from tests.backends.test_backends_seam import FILES, TASK
 
 from sweworld.agents.config import load_agent_config
 from sweworld.agents.policies import ScriptedPolicy
-from sweworld.config import RolloutConfig, RunnerConfig
+from sweworld.core.config import RolloutConfig, RunnerConfig
 from sweworld.runs.rollout import run_rollouts
 
 

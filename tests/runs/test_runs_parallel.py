@@ -1,4 +1,4 @@
-"""The one parallel map of the runs (``sweworld.runs.parallel``): results and ``on_done`` on the
+"""The one parallel map of the runs (``sweworld.parallel.map``): results and ``on_done`` on the
 driver, per-item errors, resume, hints and groups handed to the pool; the ordered variant decides
 in item order and stops there; the same map on a local Ray."""
 
@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from raycluster import local_ray
-from sweworld.runs.parallel import map_items, map_ordered
-from sweworld.runs.runner import EVALUATION, LocalRunner
+from sweworld.parallel.map import map_items, map_ordered
+from sweworld.parallel.runner import EVALUATION, LocalRunner
 
 
 def slow_square(x: int) -> int:
@@ -161,7 +161,7 @@ def plus_shared(item: int, shared: dict) -> int:
 @pytest.mark.ray
 @pytest.mark.xdist_group("ray")
 def test_the_map_on_a_local_ray(sweworld_home):
-    from sweworld.runs.ray_runner import RayRunner
+    from sweworld.parallel.ray_runner import RayRunner
 
     with local_ray(sweworld_home, by_value=sys.modules[__name__]):
         seen: list[int] = []

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from sweworld.isolation_probes import SECRET_VARIABLE
 from sweworld.sandbox import Layers, Sandbox
+from sweworld.testing.isolation import SECRET_VARIABLE
 
 pytestmark = pytest.mark.bwrap
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from sweworld.isolation_probes import SECRET_VARIABLE, check_isolation
 from sweworld.sandbox import Layers, Sandbox, SandboxConfig
+from sweworld.testing.isolation import SECRET_VARIABLE, check_isolation
 
 pytestmark = pytest.mark.bwrap
 

@@ -22,9 +22,9 @@ from pathlib import Path
 import pytest
 
 from localtask import local_dataset
-from sweworld.errors import SandboxError
-from sweworld.isolation_probes import check_isolation
+from sweworld.core.errors import SandboxError
 from sweworld.sandbox import Layers, Sandbox, SandboxConfig, diagnose, isolation, route
+from sweworld.testing.isolation import check_isolation
 
 pytestmark = pytest.mark.bwrap
 

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from sweworld.protocols import AsyncRun
+from sweworld.core.protocols import AsyncRun
 
 pytestmark = pytest.mark.bwrap
 

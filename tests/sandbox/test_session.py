@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from sweworld.executor import Executor
+from sweworld.core.executor import Executor
 from sweworld.sandbox import Layers, Sandbox, SandboxConfig
 
 pytestmark = pytest.mark.bwrap
@@ -111,7 +111,7 @@ def test_a_server_that_stops_answering_is_killed_and_the_error_says_so(small_tre
     import signal
     import subprocess
 
-    from sweworld.errors import SandboxError
+    from sweworld.core.errors import SandboxError
     from sweworld.sandbox import session
 
     monkeypatch.setattr(session, "GRACE", 0.5)

@@ -7,11 +7,11 @@ import json
 
 import pytest
 
-from sweworld import images
-from sweworld.errors import DatasetError
+from sweworld.core import images
+from sweworld.core.errors import DatasetError
+from sweworld.core.types import Task
 from sweworld.seam import prompt
 from sweworld.seam.tasks import TaskIndex, index_of
-from sweworld.types import Task
 
 
 def row(instance_id: str, **extra) -> dict:

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from sweworld.errors import DatasetError
+from sweworld.core.errors import DatasetError
 from sweworld.tasks import dump_row, load_tasks, save_tasks
 
 datasets = pytest.importorskip("datasets")

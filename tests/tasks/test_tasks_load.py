@@ -9,7 +9,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from sweworld.errors import DatasetError
+from sweworld.core.errors import DatasetError
 from sweworld.tasks import TaskSet, load_tasks, validate_rows
 
 

@@ -8,9 +8,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from sweworld.errors import DatasetError
+from sweworld.core.errors import DatasetError
+from sweworld.core.types import Task
 from sweworld.tasks import dump_row, load_tasks, save_tasks
-from sweworld.types import Task
 
 
 def row(n: int, **extra) -> dict:

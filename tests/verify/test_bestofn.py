@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from sweworld.errors import ConfigError
+from sweworld.core.errors import ConfigError
 from sweworld.htmlreport import render_html
 from sweworld.htmlreport.model import Report
 from sweworld.trajectory import Step, Trajectory

@@ -11,10 +11,10 @@ import sys
 import pytest
 
 from realtasks import unified
-from sweworld.errors import ConfigError, ModelError
+from sweworld.core.errors import ConfigError, ModelError
+from sweworld.core.types import Task
 from sweworld.runs.store import TrajectoryStore
 from sweworld.trajectory import Step, Trajectory
-from sweworld.types import Task
 from sweworld.verify import create_verifier, select
 from sweworld.verify.embedded import FEATURE_SETS, EmbeddedVerifier, VerifierModel, train_verifier
 from sweworld.verify.features import (

@@ -11,10 +11,10 @@ import sys
 import pytest
 
 from chatserver import ChatServer, Raw
+from sweworld.core.errors import ConfigError
+from sweworld.core.types import Task
 from sweworld.data.verifier import VerifierOptions, export_verifier
-from sweworld.errors import ConfigError
 from sweworld.trajectory import Step, Trajectory
-from sweworld.types import Task
 from sweworld.verify import create_verifier, select
 from sweworld.verify.llm import LLMVerifier, answer, yes_probability
 

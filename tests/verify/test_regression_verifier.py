@@ -43,7 +43,7 @@ def test_hybrid_keeps_the_top_half_then_ranks_by_regression_tests():
 
 
 def test_hybrid_refuses_a_base_that_is_not_a_score():
-    from sweworld.errors import ConfigError
+    from sweworld.core.errors import ConfigError
     with pytest.raises(ConfigError, match="cannot rank by 'oracle'"):
         create_verifier("hybrid", base="oracle", backend=object())
 

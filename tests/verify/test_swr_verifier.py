@@ -4,9 +4,9 @@ above another mutation, so best-of-n picks the resolving sample."""
 from __future__ import annotations
 
 from realtasks import unified
+from sweworld.core.types import Task
 from sweworld.surrogates.swr import EmbeddedSWR
 from sweworld.trajectory import Trajectory
-from sweworld.types import Task
 from sweworld.verify import SWRVerifier, select
 
 PATH = "clamp/core.py"

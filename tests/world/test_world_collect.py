@@ -16,7 +16,7 @@ from sweworld.agents.policies import OraclePolicy
 from sweworld.backends.real import RealBackend
 from sweworld.backends.sim import SimBackend
 from sweworld.cli.app import app
-from sweworld.config import RolloutConfig
+from sweworld.core.config import RolloutConfig
 from sweworld.envs import EnvBuilder
 from sweworld.runs.rollout import run_rollouts
 from sweworld.runs.store import TrajectoryStore

@@ -9,10 +9,10 @@ import re
 from tests.conftest import make_git_tree
 
 from realtasks import unified
+from sweworld.core.types import Task
 from sweworld.surrogates.swr.features import features
 from sweworld.surrogates.swr.patched import tree_source
 from sweworld.surrogates.swt.affected import change_signature, changed_lines, file_sections, without_scratch
-from sweworld.types import Task
 
 
 def plain(diff: str) -> str:

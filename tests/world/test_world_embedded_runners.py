@@ -7,11 +7,11 @@ from __future__ import annotations
 import pytest
 from swebench.harness.log_parsers.python import parse_log_sympy
 
+from sweworld.core.types import Task
 from sweworld.surrogates.swt.djangofmt import learned_parts, preamble
 from sweworld.surrogates.swt.model import EmbeddedSWT
 from sweworld.surrogates.swt.testcmd import parse_test_command
 from sweworld.surrogates.swt.wrappers import Wrapper, wrap
-from sweworld.types import Task
 from sweworld.world.context import SWTContext
 
 

@@ -14,14 +14,14 @@ from world_tasks import calc_task, world_model
 
 from realtasks import MODULE, real_tasks, sources, unified
 from sweworld.cli.app import app
-from sweworld.errors import ModelError
+from sweworld.core.errors import ModelError
+from sweworld.core.types import Task
 from sweworld.harness.predictions import Prediction
 from sweworld.surrogates.swr import FEATURES, EmbeddedSWR, SWRClassifier, features, fit
 from sweworld.surrogates.swr.patched import apply_patch_text
 from sweworld.surrogates.swr.predict import decide, repo_sources
 from sweworld.surrogates.swr.train import train
 from sweworld.surrogates.swt.predictor import load_predictor
-from sweworld.types import Task
 from sweworld.world.swt import SWT
 from sweworld.world.traces import TraceStore
 

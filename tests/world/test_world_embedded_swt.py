@@ -9,6 +9,7 @@ import re
 import pytest
 
 from sweworld.agents.explorer import reproduction_script
+from sweworld.core.types import Task
 from sweworld.surrogates.swt import EmbeddedSWT, GoldTouchPredictor
 from sweworld.surrogates.swt.adapter import context_from_messages
 from sweworld.surrogates.swt.affected import affected_tests
@@ -17,7 +18,6 @@ from sweworld.surrogates.swt.predictor import touches
 from sweworld.surrogates.swt.shellfilters import apply_filters
 from sweworld.surrogates.swt.structured import SWTPrediction
 from sweworld.surrogates.swt.testcmd import keyword_matches, parse_script_command, parse_test_command
-from sweworld.types import Task
 from sweworld.world.context import swt_context
 from sweworld.world.fidelity import measure
 from sweworld.world.metrics import similarity

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from sweworld.errors import WorldError
+from sweworld.core.errors import WorldError
 from sweworld.world import templates
 from sweworld.world.context import FileText, HistoryStep, SWRContext, SWTContext, TaskInfo
 from sweworld.world.parse import SimParseError, parse_swr, parse_swt

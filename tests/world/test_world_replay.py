@@ -9,7 +9,7 @@ import pytest
 from world_tasks import world_model
 from world_traces import COMMANDS_AFTER, COMMANDS_BEFORE, WRONG, record_episode
 
-from sweworld.types import Task
+from sweworld.core.types import Task
 from sweworld.world.replay import NO_OUTPUT, ReplayServer, message_key
 from sweworld.world.simexec import SimExecutor
 from sweworld.world.swr import SWR, SWRConfig

@@ -21,11 +21,11 @@ from pathlib import Path
 import pytest
 from swebench.harness.log_parsers.python import parse_log_django, parse_log_pytest, parse_log_sympy
 
+from sweworld.core.types import Task
 from sweworld.surrogates.swt.facts import EmbeddedData
 from sweworld.surrogates.swt.learn import learn_run
 from sweworld.surrogates.swt.model import EmbeddedSWT
 from sweworld.surrogates.swt.testcmd import parse_test_command
-from sweworld.types import Task
 from sweworld.world.context import FileText, SWTContext
 from sweworld.world.metrics import similarity
 

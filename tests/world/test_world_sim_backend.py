@@ -20,7 +20,7 @@ from sweworld.backends.audits import summarize
 from sweworld.backends.hybrid import HybridBackend
 from sweworld.backends.real import RealBackend
 from sweworld.backends.sim import SimBackend
-from sweworld.config import RolloutConfig
+from sweworld.core.config import RolloutConfig
 from sweworld.harness import report as reports
 from sweworld.harness.predictions import Prediction
 from sweworld.harness.report import EXTRAS_FILE, read_report

@@ -9,7 +9,8 @@ from types import SimpleNamespace
 import pytest
 
 from realtasks import unified
-from sweworld.errors import WorldError
+from sweworld.core.errors import WorldError
+from sweworld.core.types import Task
 from sweworld.sandbox.oneshot import probe_command
 from sweworld.surrogates.swr import FEATURES, SWRClassifier, behaviour, features, shipped_path
 from sweworld.surrogates.swr.calls import Call, literal_calls
@@ -17,7 +18,6 @@ from sweworld.surrogates.swr.patched import apply_patch_text
 from sweworld.surrogates.swr.predict import decide
 from sweworld.surrogates.swr.probe import canonical
 from sweworld.surrogates.swr.served import closure, package_of
-from sweworld.types import Task
 
 PATH, TEST = "mini/core.py", "tests/test_core.py"
 BASE = '''import re

@@ -7,7 +7,7 @@ import pytest
 from world_tasks import SCRIPT, calc_task, swt_reply, world_model
 
 from chatserver import ChatServer
-from sweworld.errors import ConfigError
+from sweworld.core.errors import ConfigError
 from sweworld.world.swt import SIM_FAILURE_EXIT_CODE, SWT, SimExecResult, SWTConfig
 from sweworld.world.worldmodels import OpenAIWorldModel, WorldModel, create_model, model_names, register_model
 

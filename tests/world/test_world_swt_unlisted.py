@@ -13,9 +13,9 @@ from world_direxec import DirExecutor
 from world_tasks import _diff_of
 
 from sweworld.agents.explorer import reproduction_script
+from sweworld.core.types import Task
 from sweworld.repos.blobs import GitBlobs
 from sweworld.surrogates.swt import EmbeddedSWT
-from sweworld.types import Task
 from sweworld.world.context import swt_context
 from sweworld.world.metrics import final_counts
 from sweworld.world.swt import to_result

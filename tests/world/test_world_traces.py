@@ -11,7 +11,7 @@ from pathlib import Path
 
 from world_traces import COMMANDS_AFTER, COMMANDS_BEFORE, make_task, record_episode
 
-from sweworld.executor import Executor
+from sweworld.core.executor import Executor
 from sweworld.testing import check_executor
 from sweworld.world.context import SWRContext, SWTContext
 from sweworld.world.traces import EvalTrace, StepTrace, TraceStore, load_traces

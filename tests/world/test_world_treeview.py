@@ -17,12 +17,12 @@ from world_tasks import FIXED, NEW_TEST, calc_task, world_model
 from realtasks import MODULE, real_tasks, unified
 from realtasks import NEW_TEST as REAL_NEW_TEST
 from sweworld.backends.sim import SimBackend
+from sweworld.core.types import Task
 from sweworld.harness.patches import apply_patch
 from sweworld.harness.predictions import Prediction
 from sweworld.repos import RepoStore
 from sweworld.sandbox import Layers, Sandbox
 from sweworld.surrogates.swr.swr import EmbeddedSWR
-from sweworld.types import Task
 from sweworld.world.swt import SWT
 from sweworld.world.testfiles import inspect_patch
 from sweworld.world.treeview import TreeView

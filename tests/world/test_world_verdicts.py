@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 
 from realtasks import unified
 from sweworld.cli.app import app
-from sweworld.errors import DatasetError
-from sweworld.types import Task
+from sweworld.core.errors import DatasetError
+from sweworld.core.types import Task
 from sweworld.world.verdicts import verdict_traces
 
 BUGGY = "def area(w, h):\n    return w + h\n"

@@ -8,7 +8,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from sweworld.types import ExecResult
+from sweworld.core.types import ExecResult
 
 GIT_ENV = {"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_NAME": "t",
            "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}

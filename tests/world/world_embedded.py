@@ -22,11 +22,11 @@ from world_tasks import _diff_of
 from sweworld.agents.config import load_agent_config
 from sweworld.agents.policies import TestingOraclePolicy
 from sweworld.backends.real import RealBackend
-from sweworld.config import RolloutConfig
+from sweworld.core.config import RolloutConfig
+from sweworld.core.types import Task
 from sweworld.datasets import path_of
 from sweworld.runs.rollout import run_rollouts
 from sweworld.tasks.load import load_tasks
-from sweworld.types import Task
 from sweworld.world.traces import TRACES_FILE, TraceStore, load_traces
 from sweworld.world.tracing import TracingExecutor
 

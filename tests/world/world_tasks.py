@@ -8,7 +8,7 @@ from pathlib import Path
 from tests.conftest import git, make_git_tree
 from world_direxec import DirExecutor
 
-from sweworld.types import Task
+from sweworld.core.types import Task
 from sweworld.world.worldmodels import OpenAIWorldConfig, OpenAIWorldModel
 
 BUGGY = "def add(a, b):\n    return a - b\n"

@@ -12,10 +12,10 @@ from tests.conftest import make_git_tree
 from world_direxec import DirExecutor
 from world_tasks import FIXED, NEW_TEST, SCRIPT, TESTS, _diff_of
 
+from sweworld.core.types import Task
 from sweworld.harness.evalscript import END_MARKER, EXIT_CODE_MARKER, START_MARKER, marker
 from sweworld.harness.grade import extract_test_run, grade
 from sweworld.harness.report import InstanceReport
-from sweworld.types import Task
 from sweworld.world.replay import NONCE_MASK
 from sweworld.world.traces import TraceStore
 from sweworld.world.tracing import TracingExecutor, eval_trace

@@ -10,7 +10,7 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, Field, ValidationError
 
-from sweworld.errors import ConfigError
+from sweworld.core.errors import ConfigError
 
 
 class AgentConfig(BaseModel):

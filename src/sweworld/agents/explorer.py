@@ -23,7 +23,7 @@ from unidiff import PatchSet
 
 from sweworld.agents.perturb import Mutate, PerturbPolicy
 from sweworld.agents.regions import Action, Plan, PlanPolicy, enclosing_function
-from sweworld.types import Task
+from sweworld.core.types import Task
 
 Fix = Literal["none", "oracle", "perturb"]
 SCRIPT = "reproduce_issue.py"

@@ -16,14 +16,14 @@ import jinja2
 
 from sweworld.agents.actions import parse_text_action, render_text_action, tools_prompt
 from sweworld.agents.config import AgentConfig
-from sweworld.errors import InfraError, ModelError, WorldError
-from sweworld.executor import Executor
+from sweworld.core.errors import InfraError, ModelError, WorldError
+from sweworld.core.executor import Executor
+from sweworld.core.protocols import Policy
+from sweworld.core.types import Task
 from sweworld.models.base import ModelReply
-from sweworld.protocols import Policy
 from sweworld.tools import ToolSet, default_tools
 from sweworld.tools.truncate import truncate_observation
 from sweworld.trajectory import Step, Trajectory
-from sweworld.types import Task
 
 ELIDED = "[observation elided to fit the context budget]"
 STUCK_WINDOW = 3

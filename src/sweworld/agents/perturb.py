@@ -41,7 +41,7 @@ from sweworld.agents.regions import (
     view_region,
 )
 from sweworld.agents.wrong_edits import WRONG_KINDS, Hunk, Mutate, Site, options
-from sweworld.types import Task
+from sweworld.core.types import Task
 
 KINDS = ("gold", *WRONG_KINDS, "no_edit")
 MARK = "perturb: "

@@ -23,12 +23,12 @@ from typing import Any
 from unidiff import PatchSet
 
 from sweworld.agents.loop import new_call_id
-from sweworld.errors import ModelError
+from sweworld.core.errors import ModelError
+from sweworld.core.protocols import Policy
+from sweworld.core.registry import Registry
+from sweworld.core.types import Task
 from sweworld.models.base import ChatModel, ModelReply, ToolCall, Usage
-from sweworld.protocols import Policy
-from sweworld.registry import Registry
 from sweworld.trajectory import Trajectory
-from sweworld.types import Task
 
 
 def reply(name: str, arguments: dict, thought: str = "") -> ModelReply:

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 
 from sweworld import pyast
 from sweworld.agents.policies import ScriptedPolicy, reply
-from sweworld.errors import ModelError
+from sweworld.core.errors import ModelError
+from sweworld.core.types import Task
 from sweworld.models.base import ModelReply
-from sweworld.types import Task
 
 Action = tuple[str, dict, str]
 Plan = Generator[Action, str, None]

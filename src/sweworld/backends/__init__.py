@@ -13,8 +13,8 @@ environments or open sandboxes themselves:
 
 ``make_backend`` is the one road to a backend: it takes a ``Backend`` (returned as it is), a name
 (built with its constructor's keywords), a mapping (``{"kind": NAME, ...}``, validated by that
-backend's ``Config``) or a config (``sweworld.config.BackendConfig``, built by its class's
-``from_config``). Every name is looked up in ``BACKENDS`` (``sweworld.config.BACKENDS``: dotted paths,
+backend's ``Config``) or a config (``sweworld.core.config.BackendConfig``, built by its class's
+``from_config``). Every name is looked up in ``BACKENDS`` (``sweworld.core.config.BACKENDS``: dotted paths,
 nothing heavy imported before it is asked for; entry point group ``sweworld.backends``), so a backend
 a package registers is named, configured and built as the built-ins are. ``shared(config)`` is the one
 process cache: one backend per distinct configuration, for seams whose samples must share a builder.
@@ -26,11 +26,11 @@ import json
 import threading
 from typing import TYPE_CHECKING, Any
 
-from sweworld.config.backend import BACKENDS
-from sweworld.protocols import Backend
+from sweworld.core.config.backend import BACKENDS
+from sweworld.core.protocols import Backend
 
 if TYPE_CHECKING:
-    from sweworld.config import Timeouts
+    from sweworld.core.config import Timeouts
 
 
 def make_backend(config: Any, /, *, timeouts: Timeouts | None = None, builder: Any = None, **options: Any) -> Backend:
@@ -39,8 +39,8 @@ def make_backend(config: Any, /, *, timeouts: Timeouts | None = None, builder: A
     a wrong config, is one ``ConfigError``; anything else is a ``TypeError``."""
     from pydantic import BaseModel, ValidationError
 
-    from sweworld.config.backend import backend_config
-    from sweworld.errors import ConfigError
+    from sweworld.core.config.backend import backend_config
+    from sweworld.core.errors import ConfigError
     if isinstance(config, Backend):
         return config
     if isinstance(config, str):
@@ -52,14 +52,14 @@ def make_backend(config: Any, /, *, timeouts: Timeouts | None = None, builder: A
             raise ConfigError(f"the {config} backend cannot be built from {sorted(options)}: {exc}",
                               where=f"backend {config!r}",
                               hint="pass its constructor's keywords (sweworld.backends.BACKENDS), or a "
-                              "sweworld.config.BackendConfig") from None
+                              "sweworld.core.config.BackendConfig") from None
     if isinstance(config, dict):
         config = backend_config(config)
     if isinstance(config, BaseModel) and isinstance(getattr(config, "kind", None), str):
         from sweworld.backends.build import from_config
         return from_config(config, timeouts=timeouts, builder=builder)
     raise TypeError(f"a backend must be a sweworld.backends.Backend (RealBackend(...), a sim backend...), a "
-                    f"sweworld.config.BackendConfig, a mapping with a kind, or a backend name, got {type(config).__name__}")
+                    f"sweworld.core.config.BackendConfig, a mapping with a kind, or a backend name, got {type(config).__name__}")
 
 
 _SHARED: dict[str, Backend] = {}
@@ -71,7 +71,7 @@ def shared(config: Any) -> Backend:
     process: concurrent samples of a seam share one environment builder."""
     from pydantic import BaseModel
     if not isinstance(config, BaseModel):
-        from sweworld.config.backend import backend_config
+        from sweworld.core.config.backend import backend_config
         config = backend_config(dict(config))
     key = json.dumps(config.model_dump(mode="json"), sort_keys=True)
     with _SHARED_LOCK:

@@ -7,7 +7,7 @@ or verdict agreed, whatever the output), ``simulated`` (items the world predicte
 (of those, routed to real execution). A run's summary adds up the tallies of its trajectories or
 reports (``summarize``), so it counts the same whichever runner ran the items and across a resume.
 The audit records themselves go, one JSON line each, to ``<traces>.audits.jsonl`` through
-``sweworld.shipping`` (written by the run's driver).
+``sweworld.parallel.shipping`` (written by the run's driver).
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from sweworld import shipping
-from sweworld.protocols import Audited
+from sweworld.core.protocols import Audited
+from sweworld.parallel import shipping
 from sweworld.world.metrics import wilson
 
 KINDS = ("steps", "evaluations")

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from sweworld.config import BACKENDS, Timeouts, WorldModelConfig
+from sweworld.core.config import BACKENDS, Timeouts, WorldModelConfig
+from sweworld.core.errors import ConfigError
 from sweworld.envs import EnvBuilder
-from sweworld.errors import ConfigError
 from sweworld.repos import RepoStore
 from sweworld.world.config import WorldConfig
 

@@ -31,13 +31,13 @@ from pathlib import Path
 from sweworld.backends import audits
 from sweworld.backends.real import RealBackend
 from sweworld.backends.sim import SimBackend
-from sweworld.config import HybridBackendConfig, Timeouts, timeouts
+from sweworld.core.config import HybridBackendConfig, Timeouts, timeouts
+from sweworld.core.errors import InfraError
+from sweworld.core.types import ExecResult, Task
 from sweworld.envs import EnvBuilder
-from sweworld.errors import InfraError
 from sweworld.harness import patches
 from sweworld.harness.predictions import Prediction
 from sweworld.harness.report import InstanceReport, write_report
-from sweworld.types import ExecResult, Task
 from sweworld.world.config import WorldConfig
 from sweworld.world.metrics import same_outcome, similarity
 from sweworld.world.router import RoutePlan

@@ -5,18 +5,18 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from sweworld.config import RealBackendConfig, Timeouts, timeouts
+from sweworld.core.config import RealBackendConfig, Timeouts, timeouts
+from sweworld.core.errors import EnvBuildError, SandboxError
+from sweworld.core.executor import Executor
+from sweworld.core.types import Task
 from sweworld.envs import EnvBuilder, InstanceLayer, episode_sandbox, services, wheelhouse
 from sweworld.envs.scripts import OFFLINE_ENV
-from sweworld.errors import EnvBuildError, SandboxError
-from sweworld.executor import Executor
 from sweworld.harness.evalscript import DETERMINISTIC_ENV
 from sweworld.harness.evaluate import Prepared, evaluate_prepared
 from sweworld.harness.predictions import Prediction
 from sweworld.harness.report import InstanceReport
 from sweworld.sandbox import SandboxConfig
 from sweworld.toxenv import tox_current_env_shims
-from sweworld.types import Task
 
 logger = logging.getLogger(__name__)
 

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sweworld.config import SimBackendConfig, Timeouts, timeouts
+from sweworld.core.config import SimBackendConfig, Timeouts, timeouts
+from sweworld.core.errors import SWEWorldError
+from sweworld.core.types import Task
 from sweworld.envs import EnvBuilder
-from sweworld.errors import SWEWorldError
 from sweworld.harness.predictions import Prediction
 from sweworld.harness.report import InstanceReport
 from sweworld.repos import RepoStore
 from sweworld.sandbox import Layers, Sandbox, SandboxConfig
-from sweworld.types import Task
 from sweworld.world.config import WorldConfig
 from sweworld.world.simeval import evaluate_simulated, simulated_report
 from sweworld.world.simexec import SimExecutor, StepHooks

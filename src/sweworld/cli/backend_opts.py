@@ -56,7 +56,7 @@ def backend_from_options(name: str, *, repos_dir: Path | None = None, network: b
     """The backend the options name (``InfraError``/``ConfigError`` reach the caller's ``reported``):
     their ``BackendConfig`` built by ``sweworld.backends.make_backend``."""
     from sweworld.backends import make_backend
-    from sweworld.config import SandboxSettings, Timeouts, config_class
+    from sweworld.core.config import SandboxSettings, Timeouts, config_class
 
     fields: dict[str, Any] = {"repos_dir": repos_dir, "network": network, "traces": traces,
                               "audit_rate": audit_rate, "route_below": route_below}
@@ -77,7 +77,7 @@ def world_kind(world: str | None, world_url: list[str] | None) -> str:
     """``--world`` as given, else what ``WorldModelConfig`` chooses (its one rule: openai with
     ``--world-url``, else embedded), said in one line when it is the embedded world. ``--world openai``
     without ``--world-url`` is ``WorldConfig.from_options``'s error."""
-    from sweworld.config import WorldModelConfig
+    from sweworld.core.config import WorldModelConfig
     chosen = WorldModelConfig(kind=world, urls=list(world_url or []))
     if chosen.kind_defaulted and chosen.kind == "embedded":
         common.console.print(EMBEDDED_DEFAULT, markup=False, highlight=False, soft_wrap=True)

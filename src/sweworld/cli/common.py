@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from sweworld.errors import SWEWorldError
+from sweworld.core.errors import SWEWorldError
 
 console = Console(stderr=True)
 out = Console(width=None if sys.stdout.isatty() else 120)
@@ -59,7 +59,7 @@ def dataset_path(name: str, split: str | None = None) -> str:
         return str(datasets.path_of(name))
     if name == datasets.DEFAULT:
         return str(datasets.path_of(split))
-    from sweworld.errors import DatasetError
+    from sweworld.core.errors import DatasetError
     raise DatasetError(f"the shipped dataset {name!r} has no split {split!r}",
                        hint=f"drop --split, or use --dataset {split} / --dataset default --split {split}")
 
@@ -69,7 +69,7 @@ def load(dataset: str, *, split: str | None = None, instance_ids: list[str] | No
     """The tasks of ``--dataset`` (invalid rows reported); every command that loads a dataset works on it,
     so the cache (``$SWEWORLD_HOME``) is checked first. Raises ConfigError, or DatasetError when no task
     is left (an empty dataset, or ``--instance-ids`` that selects none)."""
-    from sweworld import paths
+    from sweworld.core import paths
     from sweworld.datasets import is_shipped
     from sweworld.tasks import load_tasks
     paths.home()
@@ -81,7 +81,7 @@ def load(dataset: str, *, split: str | None = None, instance_ids: list[str] | No
     if taskset.errors:
         console.print(f"[yellow]{len(taskset.errors)} invalid rows skipped[/yellow]")
     if not len(taskset):
-        from sweworld.errors import DatasetError
+        from sweworld.core.errors import DatasetError
         what = "the --instance-ids filter selects none" if instance_ids else "no valid instance in it"
         raise DatasetError(f"nothing to do: {what}", where=taskset.source or dataset,
                            hint="check --dataset and --instance-ids (see `sweworld datasets ls`)")

@@ -10,7 +10,7 @@ from rich.table import Table
 
 from sweworld.cli import common
 from sweworld.cli.common import Dataset, InstanceIds, ReposDir, SkipInvalid, Split, Workers
-from sweworld.errors import SWEWorldError
+from sweworld.core.errors import SWEWorldError
 
 app = typer.Typer(no_args_is_help=True, help="Build, list and remove environments.")
 
@@ -20,8 +20,8 @@ def build(dataset: Dataset = common.DEFAULT_DATASET, split: Split = None, repos_
           instance_ids: InstanceIds = None, workers: Workers = 1, skip_invalid: SkipInvalid = False) -> None:
     """Build the environment and install layer of every task (each environment once)."""
     from sweworld.envs import EnvBuilder
+    from sweworld.parallel.map import map_items
     from sweworld.repos import RepoStore
-    from sweworld.runs.parallel import map_items
     with common.reported():
         tasks = list(common.load(dataset, split=split, instance_ids=instance_ids, skip_invalid=skip_invalid))
     builder = EnvBuilder(RepoStore(repos_dir=repos_dir))

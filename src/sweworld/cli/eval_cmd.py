@@ -13,7 +13,7 @@ from sweworld.cli import common, failures, options, params
 from sweworld.cli.common import Dataset, InstanceIds, ReposDir, SkipInvalid, Split, Workers
 from sweworld.cli.options import BACKEND, RUNNER, ConfigFile
 from sweworld.cli.runner_opts import RayAddress, RunnerName
-from sweworld.config import CONFIG_FILE, EvalConfig, timeouts
+from sweworld.core.config import CONFIG_FILE, EvalConfig, timeouts
 
 Predictions = Annotated[str, typer.Option("--predictions", "-p", help="Predictions (.json/.jsonl of "
                                           "{instance_id, model_name_or_path, model_patch}) or 'gold'.")]
@@ -78,7 +78,7 @@ def _prepare(run: EvalConfig):
 
 def run_eval(run: EvalConfig) -> None:
     """``sweworld eval`` of a resolved configuration."""
-    from sweworld.runs.runner import runner_of
+    from sweworld.parallel.runner import runner_of
 
     with common.reported():
         tasks, preds, model, stray, reference = _prepare(run)

@@ -19,7 +19,7 @@ from sweworld.cli.backend_opts import (
     backend_from_options,
 )
 from sweworld.cli.common import Dataset, Isolation, ReposDir, Split
-from sweworld.protocols import Described
+from sweworld.core.protocols import Described
 
 Instance = Annotated[str, typer.Option("--instance", help="Instance id.")]
 Timeout = Annotated[float, typer.Option("--timeout", callback=params.positive, help="Wall timeout per command, seconds.")]

@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from sweworld.cli import common, options, params
-from sweworld.config import CONFIG_FILE, ExportSFTConfig, ExportVerifierConfig, ExportWorldConfig
+from sweworld.core.config import CONFIG_FILE, ExportSFTConfig, ExportVerifierConfig, ExportWorldConfig
 
 app = typer.Typer(no_args_is_help=True, help="Export training data: SFT rows, verifier rows, SWT/SWR world-model rows.")
 MORE = {"allow_extra_args": True}

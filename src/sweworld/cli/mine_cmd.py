@@ -12,7 +12,7 @@ from rich.table import Table
 from sweworld.cli import common, options, params
 from sweworld.cli.common import ReposDir, Workers
 from sweworld.cli.runner_opts import RayAddress, RunnerName
-from sweworld.config import MineConfig, timeouts
+from sweworld.core.config import MineConfig, timeouts
 from sweworld.mine.rules import MAX_PATCH_LINES, MAX_TEST_PATCH_LINES
 
 Repo = Annotated[str | None, typer.Option("--repo", help="A local clone, a bare mirror or a git URL.")]
@@ -92,9 +92,9 @@ def run_mine(run: MineConfig) -> None:
     """``sweworld mine`` of a resolved configuration."""
     from sweworld.envs import EnvBuilder
     from sweworld.mine.run import mine_repository, output_paths
+    from sweworld.parallel.runner import runner_of
     from sweworld.repos import RepoStore
     from sweworld.runlock import lock_for_command
-    from sweworld.runs.runner import runner_of
 
     out = run.out
     with common.reported():

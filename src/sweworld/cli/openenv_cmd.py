@@ -10,7 +10,7 @@ from sweworld.cli import backend_opts as bo
 from sweworld.cli import common, params
 from sweworld.cli.common import Dataset, InstanceIds, Isolation, ReposDir, Split, Workers
 from sweworld.cli.runtime_cmd import AccessLog, Host, Port, _spec
-from sweworld.config import timeouts
+from sweworld.core.config import timeouts
 
 app = typer.Typer(no_args_is_help=True, help="OpenEnv environment servers over sweworld episodes (OpenEnv's "
                   "clients, TRL's OpenEnv mode; see docs/openenv.md).")

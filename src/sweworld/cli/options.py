@@ -65,8 +65,8 @@ def _missing(ctx: click.Context, name: str) -> Exception:
 
 def _fit_backend(model: type[BaseModel], data: dict, flagged: set[tuple[str, ...]]) -> None:
     """Drop the flag-set backend keys the chosen backend has no field for (a file's stay: errors)."""
-    from sweworld.config import config_class
-    from sweworld.errors import ConfigError
+    from sweworld.core.config import config_class
+    from sweworld.core.errors import ConfigError
 
     backend = data.get("backend")
     if "backend" not in model.model_fields or not isinstance(backend, dict):
@@ -90,7 +90,7 @@ def resolve(ctx: click.Context, model: type[M], paths: dict[str, tuple[str, ...]
     paths = paths or {}
     source = ctx.params.get("config")
     with common.reported():
-        from sweworld.config import files
+        from sweworld.core.config import files
         data, lines = files.read(source) if source else ({}, {})
         data = copy.deepcopy(data)
         flagged: set[tuple[str, ...]] = set()
@@ -133,7 +133,7 @@ def config_path(out: Path) -> Path:
 
 def save(config: BaseModel, path: Path) -> Path:
     """Write the resolved ``config`` to ``path`` (``config.yaml`` of the run)."""
-    from sweworld.config import files
+    from sweworld.core.config import files
     return files.write(config, path)
 
 

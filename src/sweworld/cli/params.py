@@ -11,7 +11,7 @@ from pathlib import Path
 
 import typer
 
-from sweworld import names
+from sweworld.core import names
 
 
 def run_id(value: str) -> str:
@@ -72,6 +72,6 @@ def one_of(*choices: str):
 
 
 def registered_backend(value: str | None) -> str | None:
-    """A callback accepting the names of ``sweworld.config.BACKENDS`` (built-in and registered)."""
-    from sweworld.config import BACKENDS
+    """A callback accepting the names of ``sweworld.core.config.BACKENDS`` (built-in and registered)."""
+    from sweworld.core.config import BACKENDS
     return one_of(*BACKENDS.names())(value)

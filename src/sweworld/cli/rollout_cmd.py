@@ -15,7 +15,7 @@ from sweworld.cli import common, failures, options, params
 from sweworld.cli.common import Dataset, InstanceIds, ReposDir, SkipInvalid, Split, Workers
 from sweworld.cli.options import BACKEND, RUNNER, ConfigFile
 from sweworld.cli.runner_opts import RayAddress, RunnerName
-from sweworld.config import CONFIG_FILE, RolloutConfig, timeouts
+from sweworld.core.config import CONFIG_FILE, RolloutConfig, timeouts
 
 PolicyName = Annotated[str, typer.Option("--policy", help=(
     "oracle | oracle-tests | noop | replay | openai | perturb (the gold patch with probability --perturb-p, "
@@ -41,7 +41,7 @@ def _policy_factory(policy: str, model_url: str | None, model: str | None, api_k
     """What makes the policy of each sample (``agents.policies.POLICIES``), given the options it takes;
     perturb / explorer*: the runner binds each policy it makes to its (instance, sample)."""
     from sweworld.agents.policies import POLICIES, policy_factory
-    from sweworld.errors import DatasetError
+    from sweworld.core.errors import DatasetError
 
     if policy not in POLICIES:
         raise DatasetError(f"unknown policy {policy!r}", hint=f"use {', '.join(POLICIES.names())}")
@@ -100,8 +100,8 @@ def run_rollout(run: RolloutConfig, *, record: BaseModel | None = None) -> None:
     """``sweworld rollout`` of a resolved configuration (``record``: the one to write as config.yaml,
     default ``run``)."""
     from sweworld.agents.config import load_agent_config
+    from sweworld.parallel.runner import runner_of
     from sweworld.runlock import lock_for_command
-    from sweworld.runs.runner import runner_of
 
     with common.reported():
         tasks = list(common.load(run.dataset, split=run.split, instance_ids=run.instance_ids,

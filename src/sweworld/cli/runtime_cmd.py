@@ -10,7 +10,7 @@ import typer
 from sweworld.cli import backend_opts as bo
 from sweworld.cli import common, params
 from sweworld.cli.common import Dataset, InstanceIds, Isolation, ReposDir, Split, Workers
-from sweworld.config import timeouts
+from sweworld.core.config import timeouts
 
 app = typer.Typer(no_args_is_help=True, help="SWE-ReX runtimes over sweworld episodes (SWE-agent's "
                   "--env.deployment.type=remote; see docs/swerex.md).")
@@ -37,7 +37,7 @@ def _spec(dataset: str, split: str | None, repos_dir, backend: str, isolation: s
     options: dict = {}
     if isolation != "bwrap":
         options["sandbox"] = {"isolation": isolation}
-    from sweworld.config import config_class
+    from sweworld.core.config import config_class
     if "world" in config_class(backend).model_fields:
         options["world"] = {"kind": bo.world_kind(world, world_url), "urls": list(world_url or []),
                             "model": world_model, "style": prompt_style, "traces": list(world_traces or [])}

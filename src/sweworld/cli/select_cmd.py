@@ -11,8 +11,8 @@ import typer
 from rich.table import Table
 
 from sweworld.cli import common, options, params
-from sweworld.config import CONFIG_FILE, SelectConfig
-from sweworld.protocols import Closeable
+from sweworld.core.config import CONFIG_FILE, SelectConfig
+from sweworld.core.protocols import Closeable
 from sweworld.verify.verifiers import HYBRID_BASES, VERIFIERS
 
 VERIFIER_NAMES = tuple(VERIFIERS)

@@ -13,7 +13,7 @@ from rich.table import Table
 from sweworld.cli import common, options, params
 from sweworld.cli.common import Workers
 from sweworld.cli.runner_opts import RayAddress, RunnerName
-from sweworld.config import SynthConfig
+from sweworld.core.config import SynthConfig
 
 Methods = Annotated[str | None, typer.Option(help="Comma-separated mutation kinds and/or 'combine' "
                                              "(default: all). See `sweworld synth --list-methods`.")]
@@ -82,7 +82,7 @@ def synth(ctx: typer.Context,
 
 def run_synth(run: SynthConfig) -> None:
     """``sweworld synth`` of a resolved configuration."""
-    from sweworld.runs.runner import runner_of
+    from sweworld.parallel.runner import runner_of
     from sweworld.synth.pipeline import synthesize
     from sweworld.synth.release import DEFAULT_PACKAGES, ReleaseSpec
     from sweworld.tasks import save_tasks

@@ -11,7 +11,7 @@ from rich.table import Table
 from sweworld.cli import backend_opts as bo
 from sweworld.cli import common, options, params
 from sweworld.cli.export_cmd import MORE
-from sweworld.config import CONFIG_FILE, TrainRLConfig, TrainSFTConfig
+from sweworld.core.config import CONFIG_FILE, TrainRLConfig, TrainSFTConfig
 
 # `\\[`: typer renders help as rich markup, where a bare [train] is a style tag and vanishes
 app = typer.Typer(no_args_is_help=True, help="Train on exported rows, or with RL on episodes (needs `pip install 'sweworld\\[train]'`).")

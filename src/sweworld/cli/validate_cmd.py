@@ -13,7 +13,7 @@ from rich.table import Table
 from sweworld.cli import common, options, params
 from sweworld.cli.common import Dataset, InstanceIds, ReposDir, SkipInvalid, Split, Workers
 from sweworld.cli.runner_opts import RayAddress, RunnerName
-from sweworld.config import ValidateConfig, timeouts
+from sweworld.core.config import ValidateConfig, timeouts
 
 Out = Annotated[Path, typer.Option("--out", "-o", callback=params.output_file, help="Validated dataset to write "
                                    "(.jsonl/.json/.parquet); the table of dropped instances goes next to it as "
@@ -35,8 +35,8 @@ def validate(ctx: typer.Context, dataset: Dataset = common.DEFAULT_DATASET, out:
 
 def run_validate(run: ValidateConfig) -> None:
     """``sweworld validate`` of a resolved configuration."""
+    from sweworld.parallel.runner import runner_of
     from sweworld.runlock import lock_for_command
-    from sweworld.runs.runner import runner_of
     from sweworld.runs.validate import validate_tasks
 
     out = run.out

@@ -9,7 +9,7 @@ import typer
 
 from sweworld.cli import common, options, params
 from sweworld.cli.export_cmd import MORE
-from sweworld.config import VerifierTrainConfig
+from sweworld.core.config import VerifierTrainConfig
 
 app = typer.Typer(no_args_is_help=True, help="Verifiers for best-of-n: train the embedded one.")
 

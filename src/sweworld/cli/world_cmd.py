@@ -18,7 +18,7 @@ from sweworld.cli.common import PLAIN, Dataset, InstanceIds, ReposDir, Split, Wo
 from sweworld.cli.options import BACKEND, RUNNER, ConfigFile
 from sweworld.cli.rollout_cmd import InputFile, ModelName, ModelUrl, Out, PolicyName, run_rollout
 from sweworld.cli.runner_opts import RayAddress, RunnerName
-from sweworld.config import FidelityConfig, WorldTrainConfig
+from sweworld.core.config import FidelityConfig, WorldTrainConfig
 
 """Lines that tests and scripts read: never wrapped, no markup."""
 app = typer.Typer(no_args_is_help=True, help="The simulated world: traces, replay server, fidelity, embedded models.")
@@ -45,7 +45,7 @@ def collect(ctx: typer.Context, dataset: Dataset = common.DEFAULT_DATASET, polic
             temperature: Annotated[float, typer.Option(min=0.0, help="Sampling temperature.")] = 0.0,
             runner: RunnerName = "local", ray_address: RayAddress = None, config: ConfigFile = None) -> None:
     """Roll out a policy with the real backend, recording every command and evaluation in OUT/traces.jsonl."""
-    from sweworld.config import CollectConfig
+    from sweworld.core.config import CollectConfig
     from sweworld.world.traces import TRACES_FILE, TraceStore
 
     run = options.resolve(ctx, CollectConfig, {**BACKEND, **RUNNER})

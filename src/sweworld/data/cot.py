@@ -30,9 +30,9 @@ from typing import Literal
 import jinja2
 from pydantic import BaseModel, Field
 
-from sweworld.errors import ModelError
+from sweworld.core.errors import ModelError
+from sweworld.core.protocols import Closeable
 from sweworld.models.base import ChatModel, ModelConfig
-from sweworld.protocols import Closeable
 from sweworld.world.templates import _fence, _json
 
 PROMPTS = Path(__file__).parent / "prompts"

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from sweworld.errors import DatasetError
+from sweworld.core.errors import DatasetError
 
 Format = Literal["openai", "sharegpt"]
 Arguments = Literal["string", "object"]

@@ -33,9 +33,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from sweworld.core.errors import DatasetError
 from sweworld.data.formats import Arguments, Format, chat_row
 from sweworld.data.tokens import TokenCounter
-from sweworld.errors import DatasetError
 from sweworld.trajectory import LIMIT_STATUSES, Trajectory
 
 FILTERS: dict[str, str] = {

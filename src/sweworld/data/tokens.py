@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from sweworld.errors import ConfigError
+from sweworld.core.errors import ConfigError
 
 MESSAGE_OVERHEAD = 4
 """Tokens added per message for the chat template's role markers (an approximation for every counter)."""

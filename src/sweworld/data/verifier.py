@@ -26,11 +26,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from sweworld.agents.perturb import MARK
+from sweworld.core.errors import DatasetError
+from sweworld.core.types import Task
 from sweworld.data.cot import render
 from sweworld.data.formats import Format, chat_row
-from sweworld.errors import DatasetError
 from sweworld.trajectory import Step, Trajectory
-from sweworld.types import Task
 
 Input = Literal["trajectory", "diff"]
 YES, NO = "YES", "NO"

@@ -31,7 +31,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from sweworld.data.cot import OUTCOMES, Kind, ReverseReasoner
-from sweworld.runs.parallel import map_items
+from sweworld.parallel.map import map_items
 from sweworld.world.replay import swr_reply, swt_reply
 from sweworld.world.templates import render
 from sweworld.world.traces import EvalTrace, StepTrace

@@ -14,7 +14,7 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-from sweworld.errors import DatasetError
+from sweworld.core.errors import DatasetError
 
 DEFAULT = "default"
 FALLBACK = "demo"

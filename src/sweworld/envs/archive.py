@@ -26,10 +26,10 @@ import tarfile
 import time
 from pathlib import Path
 
+from sweworld.core.errors import EnvBuildError
+from sweworld.core.paths import remove_tree
 from sweworld.envs.store import envs_root, read_meta
 from sweworld.envsource import Packed
-from sweworld.errors import EnvBuildError
-from sweworld.paths import remove_tree
 
 COMPRESSLEVEL = 1
 """gzip level: 1 packs a venv several times faster than 6 for a few percent more bytes."""

@@ -18,7 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sweworld.config import timeouts
+from sweworld.core.config import timeouts
+from sweworld.core.errors import EnvBuildError, RepoError, SandboxError
+from sweworld.core.paths import remove_tree
+from sweworld.core.types import Task
 from sweworld.envs import scripts, services, submodule_fill
 from sweworld.envs.derived import derive_layer
 from sweworld.envs.discovery import Interpreter, find_interpreter
@@ -26,11 +29,8 @@ from sweworld.envs.fetched import announce, fetched
 from sweworld.envs.recipes import EnvRecipe, env_key, instance_key, pinned_by_version, resolve_recipe
 from sweworld.envs.scmversion import pretend_version_env, uses_scm_version
 from sweworld.envs.store import envs_root, locked, log_tail, read_meta
-from sweworld.errors import EnvBuildError, RepoError, SandboxError
-from sweworld.paths import remove_tree
 from sweworld.repos import RepoStore
 from sweworld.sandbox import Dir, Layers, Sandbox, SandboxConfig
-from sweworld.types import Task
 from sweworld.usage import mark_used
 
 if TYPE_CHECKING:

@@ -17,10 +17,10 @@ import subprocess
 import time
 from pathlib import Path, PurePosixPath
 
-from sweworld.errors import RepoError
-from sweworld.paths import remove_tree
+from sweworld.core.errors import RepoError
+from sweworld.core.paths import remove_tree
+from sweworld.core.types import Task
 from sweworld.repos.git import git
-from sweworld.types import Task
 
 PACKAGING = frozenset({"setup.py", "setup.cfg", "pyproject.toml", "MANIFEST.in", "conftest.py"})
 

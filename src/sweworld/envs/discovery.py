@@ -16,7 +16,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from sweworld.errors import EnvBuildError
+from sweworld.core.errors import EnvBuildError
 
 # Works on Python 2.7 and 3.x; ``real_prefix`` is set by old virtualenvs, ``base_prefix`` by venv.
 _PROBE = (

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from sweworld.core.types import Task
 from sweworld.envs import services, wheelhouse
 from sweworld.envs.build import VENV, EnvBuilder, InstanceLayer, _ro_paths, tool_mounts, uv_binary
 from sweworld.envs.scripts import OFFLINE_ENV
 from sweworld.envs.services import SERVICES_MOUNT
 from sweworld.sandbox import Dir, Layers, Sandbox, SandboxConfig
-from sweworld.types import Task
 
 
 def episode_sandbox(layer: InstanceLayer, config: SandboxConfig | None = None, *, label: str = "",

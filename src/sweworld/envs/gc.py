@@ -16,8 +16,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from sweworld.core.paths import remove_tree
 from sweworld.envs.store import envs_root, locked
-from sweworld.paths import remove_tree
 from sweworld.repos.cache import locked as repos_locked
 from sweworld.repos.cache import repos_root
 from sweworld.sandbox import workdirs

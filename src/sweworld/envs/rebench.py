@@ -42,12 +42,12 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from sweworld import images
+from sweworld.core import images
+from sweworld.core.errors import EnvBuildError
+from sweworld.core.types import ENV_FIELDS, Task, install_config_of
 from sweworld.envs import swebench_specs as sbs
 from sweworld.envs import swegym_installs
 from sweworld.envs.recipes.model import DEFAULT_TEST_CMD, EnvRecipe
-from sweworld.errors import EnvBuildError
-from sweworld.types import ENV_FIELDS, Task, install_config_of
 
 LOCALE = {"LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
 """What the fork prefixes to ``install`` and ``test_cmd``."""

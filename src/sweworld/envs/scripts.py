@@ -19,9 +19,9 @@ import shlex
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from sweworld.core.errors import EnvBuildError
 from sweworld.envs.recipes import EnvRecipe
 from sweworld.envs.shell import command_segments
-from sweworld.errors import EnvBuildError
 
 DEFAULT_VENV = "/sweworld/venv"
 DEFAULT_WORKDIR = "/testbed"

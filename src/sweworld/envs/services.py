@@ -22,7 +22,7 @@ import json
 import shlex
 from dataclasses import dataclass, field
 
-from sweworld.types import ServiceLines
+from sweworld.core.types import ServiceLines
 
 SERVICES_MOUNT = "/sweworld/services"
 

@@ -24,9 +24,9 @@ from pathlib import Path
 
 from filelock import FileLock
 
-from sweworld import paths
-from sweworld.errors import EnvBuildError
-from sweworld.paths import remove_tree
+from sweworld.core import paths
+from sweworld.core.errors import EnvBuildError
+from sweworld.core.paths import remove_tree
 
 
 def envs_root() -> Path:

@@ -28,8 +28,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal
 
+from sweworld.core.errors import RepoError
 from sweworld.envs.submodules import PYPI_STAND_INS, Submodule, empty_submodules, url_repo
-from sweworld.errors import RepoError
 from sweworld.repos import RepoStore, pypi_repo
 from sweworld.repos.git import resolve_commit, try_git
 from sweworld.repos.mirror import is_complete, mirror_path

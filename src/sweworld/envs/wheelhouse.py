@@ -22,8 +22,8 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sweworld import paths
-from sweworld.errors import EnvBuildError
+from sweworld.core import paths
+from sweworld.core.errors import EnvBuildError
 
 if TYPE_CHECKING:
     from sweworld.envs.discovery import Interpreter

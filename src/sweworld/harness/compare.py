@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sweworld.errors import DatasetError
+from sweworld.core.errors import DatasetError
 
 
 def split_spec(spec: str) -> tuple[Path, str | None]:

@@ -24,8 +24,8 @@ import re
 
 import unidiff
 
+from sweworld.core.types import Task
 from sweworld.harness.patches import patch_paths
-from sweworld.types import Task
 
 _DJANGO_ID = re.compile(r"^(?P<name>\S+) \((?P<dotted>[\w.]+)\)")
 

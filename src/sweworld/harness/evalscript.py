@@ -26,8 +26,8 @@ import shlex
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from sweworld.core.types import ServiceLines, Task
 from sweworld.toxenv import tox_current_env_shims
-from sweworld.types import ServiceLines, Task
 
 if TYPE_CHECKING:
     from sweworld.envs.recipes import EnvRecipe

@@ -21,9 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sweworld.config import timeouts
-from sweworld.errors import InfraError
-from sweworld.executor import Executor
+from sweworld.core.config import timeouts
+from sweworld.core.errors import InfraError
+from sweworld.core.executor import Executor
+from sweworld.core.protocols import Described, ExecCapable
+from sweworld.core.types import ExecResult, ServiceLines, Task
 from sweworld.harness import directives, evalscript, grade, patches
 from sweworld.harness.predictions import Prediction
 from sweworld.harness.report import (
@@ -37,8 +39,6 @@ from sweworld.harness.report import (
     write_atomic,
     write_report,
 )
-from sweworld.protocols import Described, ExecCapable
-from sweworld.types import ExecResult, ServiceLines, Task
 
 if TYPE_CHECKING:
     from sweworld.envs.recipes import EnvRecipe

@@ -45,7 +45,8 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
-from sweworld.errors import DatasetError
+from sweworld.core.errors import DatasetError
+from sweworld.core.types import Task, install_config_of
 from sweworld.harness import swegym_parsers
 from sweworld.harness.evalscript import (
     END_MARKER,
@@ -56,7 +57,6 @@ from sweworld.harness.evalscript import (
     WORKDIR_FAILED_MARKER,
     marker,
 )
-from sweworld.types import Task, install_config_of
 
 ACCEPTED_EXIT_CODES = frozenset({0, 1})
 """Exit codes of a test command that ran the tests (pytest, Django, SymPy: 1 = tests failed)."""

@@ -38,8 +38,8 @@ import stat
 import unidiff
 from pydantic import BaseModel, Field
 
-from sweworld.errors import PatchApplyError
-from sweworld.executor import Executor
+from sweworld.core.errors import PatchApplyError
+from sweworld.core.executor import Executor
 
 METHODS = ("git apply", "git apply --3way", "git apply --reject", "patch --fuzz")
 ALREADY_APPLIED = "already applied"

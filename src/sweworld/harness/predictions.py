@@ -11,9 +11,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
-from sweworld import names
-from sweworld.errors import DatasetError
-from sweworld.types import Task
+from sweworld.core import names
+from sweworld.core.errors import DatasetError
+from sweworld.core.types import Task
 
 GOLD = "gold"
 LISTED = 10
@@ -29,7 +29,7 @@ class Prediction(BaseModel):
 
 def model_dir_name(model: str) -> str:
     """SWE-bench's directory name for a model (slashes become double underscores); DatasetError when
-    the name cannot be a directory (see ``sweworld.names``)."""
+    the name cannot be a directory (see ``sweworld.core.names``)."""
     return names.model_dir(model)
 
 

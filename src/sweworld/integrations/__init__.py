@@ -26,7 +26,7 @@
   name), the backend its config asks for.
 
 The first two take a ``Backend`` (``sweworld.backends``: ``RealBackend(...)``, a sim backend...) or a
-``sweworld.config.BackendConfig`` (both through ``sweworld.backends.make_backend``); without one
+``sweworld.core.config.BackendConfig`` (both through ``sweworld.backends.make_backend``); without one
 they use ``default_backend()``. Neither gymnasium nor mini-swe-agent is needed to import this
 package: names load lazily.
 """

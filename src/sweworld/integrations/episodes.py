@@ -26,13 +26,13 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from sweworld.errors import ConfigError, DatasetError
-from sweworld.images import instance_of_image
+from sweworld.core.errors import ConfigError, DatasetError
+from sweworld.core.images import instance_of_image
 from sweworld.seam.tasks import TaskIndex, index_of, source_of
 
 if TYPE_CHECKING:
-    from sweworld.protocols import Backend
-    from sweworld.types import Task
+    from sweworld.core.protocols import Backend
+    from sweworld.core.types import Task
 
 
 class EpisodeSpec(BaseModel):
@@ -50,9 +50,9 @@ class EpisodeSpec(BaseModel):
     backend: str = Field(
         default_factory=lambda: os.environ.get("SWEWORLD_BACKEND") or "real",
         description="Where commands run: real, sim (predicted), hybrid, or any backend registered in "
-        "sweworld.config.BACKENDS (default: $SWEWORLD_BACKEND, else real).")
+        "sweworld.core.config.BACKENDS (default: $SWEWORLD_BACKEND, else real).")
     backend_options: dict[str, Any] = Field(default_factory=dict, description=(
-        "Further fields of the backend's config (sweworld.config.BackendConfig): world (kind, urls, model, "
+        "Further fields of the backend's config (sweworld.core.config.BackendConfig): world (kind, urls, model, "
         "traces...), audit_rate, route_below, network..."))
     image: str | None = Field(default=None, description="A SWE-bench-style image name standing for the "
                               "instance (used when instance_id is empty).")
@@ -60,7 +60,7 @@ class EpisodeSpec(BaseModel):
     @field_validator("backend")
     @classmethod
     def _registered(cls, value: str) -> str:
-        from sweworld.config import BACKENDS
+        from sweworld.core.config import BACKENDS
         if value not in BACKENDS:
             raise ValueError(f"unknown backend {value!r}: one of {', '.join(BACKENDS.names())}")
         return value
@@ -125,7 +125,7 @@ def task_of(spec: EpisodeSpec, *, where: str) -> Task:
 def backend_config(spec: EpisodeSpec) -> Any:
     """The config of ``spec``'s backend (its registered class's ``Config``; a world knows the spec's
     dataset); a wrong option is one ``ConfigError`` naming it."""
-    from sweworld.config import config_class
+    from sweworld.core.config import config_class
     model = config_class(spec.backend)
     data: dict[str, Any] = {**spec.backend_options, "kind": spec.backend}
     if spec.repos_dir is not None and "repos_dir" in model.model_fields:

@@ -46,14 +46,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sweworld.backends import make_backend
-from sweworld.config import timeouts
-from sweworld.executor import Executor
+from sweworld.core.config import timeouts
+from sweworld.core.executor import Executor
+from sweworld.core.types import Task
 from sweworld.integrations import default_backend
 from sweworld.seam import Graded, grade
 from sweworld.seam import prompt as prompts
 from sweworld.seam.session import Session
 from sweworld.tools import ToolResult, ToolSet, default_tools
-from sweworld.types import Task
 
 if TYPE_CHECKING:
     from sweworld.backends import Backend

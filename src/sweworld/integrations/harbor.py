@@ -15,7 +15,7 @@ environment is such a provider, with a sweworld episode instead of a container::
   instance's environment is sweworld's build of it.
 - **Which backend**: ``--ek backend=real|sim|hybrid`` (default ``$SWEWORLD_BACKEND``, else real),
   ``--ek repos_dir=DIR`` (``$SWEWORLD_REPOS_DIR``), ``--ek backend_options='{...}'`` (fields of
-  ``sweworld.config.BackendConfig``); ``sweworld.integrations.episodes`` builds it, once per process.
+  ``sweworld.core.config.BackendConfig``); ``sweworld.integrations.episodes`` builds it, once per process.
 - **Paths**: Harbor's ``/logs``, ``/tests``, ``/solution``... are mapped into the episode where its
   root is read-only (``harbor_paths.PathMap``).
 - **Grading**: with the real backend the task's ``tests/test.sh`` runs, as Harbor's own providers run
@@ -52,7 +52,8 @@ from typing import Any
 from harbor.environments.base import BaseEnvironment, ExecResult, SandboxBuildFailedError
 from harbor.environments.capabilities import EnvironmentCapabilities
 
-from sweworld.errors import ConfigError, SWEWorldError
+from sweworld.core.errors import ConfigError, SWEWorldError
+from sweworld.core.protocols import AsyncRun, Described, ReadsBytes, Simulated
 from sweworld.integrations.episodes import backend_config, backend_for, spec_of, task_of, with_scratch_dirs
 from sweworld.integrations.harbor_paths import (
     PROBE,
@@ -64,7 +65,6 @@ from sweworld.integrations.harbor_paths import (
     unpack,
 )
 from sweworld.integrations.shell_state import stateless
-from sweworld.protocols import AsyncRun, Described, ReadsBytes, Simulated
 from sweworld.seam import grade
 
 #: The command Harbor's verifier runs (``harbor.utils.scripts.build_execution_command``).

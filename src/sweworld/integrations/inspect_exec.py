@@ -22,10 +22,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sweworld.executor import Executor
+from sweworld.core.executor import Executor
+from sweworld.core.protocols import AsyncRun, ReadsBytes, Simulated
+from sweworld.core.types import ExecResult
 from sweworld.integrations.shell_state import SHELL_WORDS
-from sweworld.protocols import AsyncRun, ReadsBytes, Simulated
-from sweworld.types import ExecResult
 
 
 def capture(limit: int) -> int:

@@ -38,11 +38,11 @@ from inspect_ai.util import (
 from inspect_ai.util._sandbox.environment import SandboxUnavailableError
 from pydantic import ConfigDict
 
-from sweworld.errors import DatasetError, SWEWorldError
-from sweworld.executor import Executor
+from sweworld.core.errors import DatasetError, SWEWorldError
+from sweworld.core.executor import Executor
+from sweworld.core.types import Task
 from sweworld.integrations import inspect_exec
 from sweworld.integrations.episodes import EpisodeSpec, backend_for, instance_id_of, load_task, spec_of
-from sweworld.types import Task
 
 #: Blocking episode calls run in threads; inspect's samples may be many more than anyio's 40.
 _THREADS = anyio.CapacityLimiter(512)

@@ -21,10 +21,10 @@ from inspect_ai.solver import Solver, TaskState, basic_agent
 from inspect_ai.tool import bash, text_editor
 from inspect_ai.util import SandboxEnvironmentSpec, sandbox
 
-from sweworld.errors import InfraError
+from sweworld.core.errors import InfraError
+from sweworld.core.paths import subdir
 from sweworld.integrations.episodes import EpisodeSpec, backend_for, load_tasks_of
 from sweworld.integrations.inspect_sandbox import SweworldSandboxConfig, SweworldSandboxEnvironment
-from sweworld.paths import subdir
 from sweworld.seam import grade
 
 PROMPT = ("You are working in the repository at /testbed (the shell starts there). Resolve the issue below by "

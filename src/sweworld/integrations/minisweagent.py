@@ -49,10 +49,10 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel
 
 from sweworld.backends import make_backend
-from sweworld.errors import DatasetError
-from sweworld.executor import Executor
+from sweworld.core.errors import DatasetError
+from sweworld.core.executor import Executor
+from sweworld.core.types import Task
 from sweworld.integrations import default_backend, episodes
-from sweworld.types import Task
 
 if TYPE_CHECKING:
     from sweworld.backends import Backend

@@ -48,8 +48,8 @@ from openenv.core.env_server.types import EnvironmentMetadata
 
 from sweworld import __version__
 from sweworld.backends import make_backend
-from sweworld.config import timeouts
-from sweworld.errors import ConfigError, DatasetError, InfraError
+from sweworld.core.config import timeouts
+from sweworld.core.errors import ConfigError, DatasetError, InfraError
 from sweworld.integrations.episodes import EpisodeSpec, backend_for, load_tasks_of, spec_of
 from sweworld.integrations.gym import STEP_LIMIT, SWEEnv
 from sweworld.integrations.keyed import KeyedPath, loopback
@@ -59,8 +59,8 @@ from sweworld.seam.tasks import TaskIndex
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
-    from sweworld.protocols import Backend
-    from sweworld.types import Task
+    from sweworld.core.protocols import Backend
+    from sweworld.core.types import Task
 
 RESET_ARGUMENTS = ("seed", "episode_id", "instance_id")
 

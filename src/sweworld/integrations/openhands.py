@@ -1,7 +1,7 @@
 """An OpenHands (openhands-sdk 1.58, Python >= 3.12) agent on a sweworld episode.
 
 Route: OpenHands' own tools re-registered through ``openhands.sdk.tool.registry`` with executors
-that call the episode (``sweworld.executor.Executor``), not a ``RemoteWorkspace`` with OpenHands'
+that call the episode (``sweworld.core.executor.Executor``), not a ``RemoteWorkspace`` with OpenHands'
 agent server inside the episode: the sandbox has no network and no OpenHands install, and its
 Python is the task's, not one the SDK supports (docs/openhands.md, "Why tools, not a remote
 workspace"). The model sees OpenHands' ``terminal`` and ``file_editor`` (same names, schemas and
@@ -48,7 +48,7 @@ except ImportError as exc:  # pragma: no cover - the 3.11 environment has no Ope
 from openhands.sdk.tool import register_tool
 from openhands.sdk.tool.registry import list_registered_tools
 
-from sweworld.errors import InfraError
+from sweworld.core.errors import InfraError
 from sweworld.harness.predictions import Prediction
 from sweworld.integrations.episodes import EpisodeSpec, backend_for, spec_of, task_of
 from sweworld.integrations.openhands_editor import EpisodeFileEditorExecutor, SweworldFileEditorTool
@@ -61,10 +61,10 @@ if TYPE_CHECKING:
     from openhands.sdk.conversation.impl.local_conversation import LocalConversation
     from openhands.sdk.llm import LLM
 
-    from sweworld.executor import Executor
+    from sweworld.core.executor import Executor
+    from sweworld.core.protocols import Backend
+    from sweworld.core.types import Task
     from sweworld.harness.report import InstanceReport
-    from sweworld.protocols import Backend
-    from sweworld.types import Task
 
 TERMINAL = "sweworld_terminal"
 """The registry name of the episode's terminal (the model sees OpenHands' name, ``terminal``)."""

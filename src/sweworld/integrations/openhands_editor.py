@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from openhands.sdk.conversation.state import ConversationState
     from openhands.sdk.tool import Action
 
-    from sweworld.executor import Executor
+    from sweworld.core.executor import Executor
 
 NOT_UTF8 = ("Cannot edit {path}: the file is not valid UTF-8, and this episode reads files as text only "
             "(use the terminal for this file).")

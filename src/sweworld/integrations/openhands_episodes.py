@@ -8,10 +8,10 @@ import threading
 import uuid
 from typing import TYPE_CHECKING
 
-from sweworld.errors import SandboxError
+from sweworld.core.errors import SandboxError
 
 if TYPE_CHECKING:
-    from sweworld.executor import Executor
+    from sweworld.core.executor import Executor
 
 _EPISODES: dict[str, Executor] = {}
 _LOCK = threading.Lock()

@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from openhands.sdk.conversation import LocalConversation
     from openhands.sdk.conversation.state import ConversationState
 
-    from sweworld.executor import Executor
+    from sweworld.core.executor import Executor
 
 NO_RESET = ("[sweworld: the episode's shell cannot be reset: commands always finish or are killed at their "
             "timeout, and the shell keeps its cwd and exported variables]")

@@ -7,7 +7,7 @@ until ``done``; ``reward`` is the sample's reward. Here:
 
 - ``env_config``: ``backend`` (a ``Backend``, or ``real``, ``sim`` or ``hybrid``: sim and hybrid with
   the embedded world unless ``backend_options`` says otherwise), ``backend_options`` (the rest of
-  ``sweworld.config.BackendConfig``: ``world``, ``audit_rate``...), ``repos_dir``, ``step_limit``; a
+  ``sweworld.core.config.BackendConfig``: ``world``, ``audit_rate``...), ``repos_dir``, ``step_limit``; a
   plain dict or SkyRL's OmegaConf ``DictConfig``; wrong options are one ``ConfigError``;
 - ``extras``: ``task`` (a ``Task`` or its row) and optionally ``max_turns``;
 - an action is the model's text with one ``<function=NAME><parameter=...>...</function>`` block
@@ -29,10 +29,10 @@ from typing import Any
 
 from sweworld.agents.actions import format_error_message, parse_text_action
 from sweworld.backends import Backend
+from sweworld.core.types import Task
 from sweworld.integrations.episodes import plain_config, resolve_backend
 from sweworld.integrations.gym import SWEEnv
 from sweworld.seam import prompt as prompts
-from sweworld.types import Task
 
 try:  # optional: the class works the same without SkyRL
     from skyrl_gym.envs.base_text_env import BaseTextEnv as _Base

@@ -48,15 +48,15 @@ from swerex.runtime.abstract import (
     _ExceptionTransfer,
 )
 
-from sweworld.config import timeouts
-from sweworld.errors import SWEWorldError
+from sweworld.core.config import timeouts
+from sweworld.core.errors import SWEWorldError
 from sweworld.integrations.episodes import EpisodeSpec, backend_for, task_of, with_scratch_dirs
 from sweworld.integrations.swerex_episode import Episode
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from sweworld.protocols import Backend
+    from sweworld.core.protocols import Backend
 
 #: What SWE-agent 1.1's default tool bundles pip-install (``edit_anthropic``: tree-sitter 0.21.3 and
 #: tree-sitter-languages; ``windowed_edit_linting``: flake8): episodes have no network, so the real

@@ -48,16 +48,16 @@ from swerex.runtime.abstract import (
     WriteFileResponse,
 )
 
-from sweworld.errors import InfraError, SWEWorldError
+from sweworld.core.errors import InfraError, SWEWorldError
+from sweworld.core.protocols import ExecCapable
 from sweworld.integrations import swerex_upload
 from sweworld.integrations.swerex_shell import PS1, EpisodeShell, Session, WrappedShell, check_syntax, closers
-from sweworld.protocols import ExecCapable
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor as Pool
 
-    from sweworld.executor import Executor
-    from sweworld.types import ExecResult
+    from sweworld.core.executor import Executor
+    from sweworld.core.types import ExecResult
 
 T = TypeVar("T")
 

@@ -16,11 +16,11 @@ import zipfile
 from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, Protocol, runtime_checkable
 
-from sweworld.errors import ConfigError
+from sweworld.core.errors import ConfigError
 
 if TYPE_CHECKING:
-    from sweworld.executor import Executor
-    from sweworld.types import ExecResult
+    from sweworld.core.executor import Executor
+    from sweworld.core.types import ExecResult
 
 CHUNK = 1024 * 1024
 LIMIT = 4 * 1024**3

@@ -40,18 +40,18 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from sweworld.agents.config import load_agent_config
-from sweworld.config import timeouts
-from sweworld.errors import DatasetError, InfraError, WorldError
+from sweworld.core.config import timeouts
+from sweworld.core.errors import DatasetError, InfraError, WorldError
+from sweworld.core.types import Task
 from sweworld.integrations.episodes import backend_config, backend_spec, load_tasks_of, resolve_backend
 from sweworld.seam import grade
 from sweworld.seam import prompt as prompts
 from sweworld.seam.session import Session
 from sweworld.seam.tasks import TaskIndex
 from sweworld.tools import default_tools
-from sweworld.types import Task
 
 if TYPE_CHECKING:
-    from sweworld.protocols import Backend
+    from sweworld.core.protocols import Backend
 
 WORKDIR = "/testbed"
 """Where an episode's repository is (the prompts name it)."""
@@ -64,7 +64,7 @@ class EnvOptions(BaseModel):
 
     backend: Any = Field(default="real", description="real, sim or hybrid, or a sweworld Backend / BackendConfig.")
     backend_options: dict[str, Any] = Field(default_factory=dict, description=(
-        "Further fields of the backend's config (sweworld.config.BackendConfig): world, audit_rate, sandbox..."))
+        "Further fields of the backend's config (sweworld.core.config.BackendConfig): world, audit_rate, sandbox..."))
     repos_dir: str | None = Field(default=None, description="Directory of existing clones (DIR/owner__name).")
     split: str | None = Field(default=None, description="Split of a hub or save_to_disk dataset.")
     instance_ids: list[str] | None = Field(default=None, description="Only these instances of the dataset.")
@@ -276,7 +276,7 @@ def environment_factory(dataset: Any = "default", backend: Any = "real", **optio
     module docstring); ``options`` are ``EnvOptions``' fields (a wrong one is a ``ConfigError``)."""
     from pydantic import ValidationError
 
-    from sweworld.errors import ConfigError
+    from sweworld.core.errors import ConfigError
     try:
         env_options = EnvOptions(backend=backend, **options)
     except ValidationError as exc:

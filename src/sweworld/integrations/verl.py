@@ -46,16 +46,16 @@ from verl.utils.profiler import simple_timer
 from verl.utils.rollout_trace import rollout_trace_op
 
 from sweworld.agents.actions import parse_text_action
-from sweworld.config import timeouts
-from sweworld.errors import DatasetError
-from sweworld.executor import Executor
+from sweworld.core.config import timeouts
+from sweworld.core.errors import DatasetError
+from sweworld.core.executor import Executor
+from sweworld.core.registry import load
+from sweworld.core.types import Task
 from sweworld.integrations.episodes import plain_config, resolve_backend, spec_of
-from sweworld.registry import load
 from sweworld.seam import grade
 from sweworld.seam import prompt as prompts
 from sweworld.seam.tasks import index_of
 from sweworld.tools import ToolSet, default_tools
-from sweworld.types import Task
 
 logger = logging.getLogger(__name__)
 
@@ -104,7 +104,7 @@ class SWEWorldAgentLoop(AgentLoopBase):
     """One sweworld episode per trajectory; see the module docstring. Options (the loop's yaml entry):
 
     - ``backend``: ``real`` (default), ``sim`` or ``hybrid`` (or a ``Backend`` from Python);
-      ``backend_options``: the rest of ``sweworld.config.BackendConfig`` (``world``, ``audit_rate``...);
+      ``backend_options``: the rest of ``sweworld.core.config.BackendConfig`` (``world``, ``audit_rate``...);
     - ``dataset``/``split``: where instance ids are looked up (a shipped name, a file, a hub name);
       ``repos_dir``: existing clones;
     - ``max_turns``: assistant turns (default ``multi_turn.max_assistant_turns``, else 50);

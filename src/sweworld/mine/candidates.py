@@ -24,6 +24,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from sweworld.core.types import Task
 from sweworld.mine.exclude import Excluded, exclusion_reason
 from sweworld.mine.history import Commit, step_diff, step_message
 from sweworld.mine.recipes import Choice, infer, provenance, version_for
@@ -31,7 +32,6 @@ from sweworld.mine.rules import Limits, skip_reason
 from sweworld.mine.split import split_diff
 from sweworld.mine.statement import message_statement, pull_number
 from sweworld.mine.version import read_version
-from sweworld.types import Task
 
 
 @dataclass

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sweworld.types import Task
+from sweworld.core.types import Task
 
 FIX_FIELDS = ("mined_from", "fix_commit", "merge_commit")
 """Fields of a row that name its fix commit."""

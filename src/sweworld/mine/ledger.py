@@ -15,8 +15,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from sweworld.core.types import Task
 from sweworld.tasks.rows import dump_row
-from sweworld.types import Task
 
 LEDGER_VERSION = 1
 PROVENANCE = ("recipe_spec_version", "recipe_specs")

@@ -22,18 +22,18 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from sweworld.config import timeouts
+from sweworld.core.config import timeouts
+from sweworld.core.types import Task
 from sweworld.mine.candidates import Candidate, Screen
 from sweworld.mine.ledger import Ledger, verdict_key
 from sweworld.mine.rules import Limits
 from sweworld.mine.statement import model_statement
 from sweworld.models.base import ChatModel
-from sweworld.runs.parallel import map_ordered
-from sweworld.runs.runner import VALIDATION, Runner, environment_group
+from sweworld.parallel.map import map_ordered
+from sweworld.parallel.runner import VALIDATION, Runner, environment_group
 from sweworld.runs.validate import Validation, validate_instance
 from sweworld.synth.stats import machine_cpu_seconds
 from sweworld.tasks.rows import dump_row
-from sweworld.types import Task
 
 
 @dataclass

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from sweworld.errors import RepoError, SWEWorldError
+from sweworld.core.errors import RepoError, SWEWorldError
 from sweworld.mine.history import Commit, commits_by_sha, first_parent_chain
 from sweworld.repos import RepoSource, RepoStore
 from sweworld.repos.git import try_git

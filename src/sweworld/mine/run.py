@@ -16,8 +16,8 @@ from sweworld.mine.candidates import screen
 from sweworld.mine.ledger import Ledger
 from sweworld.mine.pipeline import MineOptions, MineResult, validate_candidates
 from sweworld.mine.repository import open_repository, steps
+from sweworld.parallel.runner import Runner
 from sweworld.repos import RepoStore
-from sweworld.runs.runner import Runner
 from sweworld.tasks import save_tasks
 
 

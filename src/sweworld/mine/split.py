@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import unidiff
 
-from sweworld.errors import RepoError
+from sweworld.core.errors import RepoError
 from sweworld.mine.rules import is_test_path
 
 

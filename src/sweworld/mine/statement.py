@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from sweworld.errors import ModelError
+from sweworld.core.errors import ModelError
 from sweworld.mine.split import added_lines
 from sweworld.models.base import ChatModel
 

@@ -15,8 +15,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from sweworld.core.protocols import Closeable
 from sweworld.models.base import ChatModel, ModelReply
-from sweworld.protocols import Closeable
 
 
 def request_key(identity: dict[str, Any], messages: list[dict], tools: list[dict] | None) -> str:
@@ -32,7 +32,7 @@ class CachedChatModel:
     def __init__(self, inner: ChatModel, cache_dir: str | Path | None = None, *, salt: str = ""):
         self.inner = inner
         if cache_dir is None:
-            from sweworld.paths import subdir
+            from sweworld.core.paths import subdir
 
             cache_dir = subdir("model-cache")
         self.cache_dir = Path(cache_dir)

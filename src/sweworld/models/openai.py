@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 
-from sweworld.errors import ModelError
+from sweworld.core.errors import ModelError
 from sweworld.models.base import ModelConfig, ModelReply, ToolCall, Usage
 
 log = logging.getLogger(__name__)

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
-from sweworld.errors import RepoError
+from sweworld.core.errors import RepoError
 from sweworld.repos.git import CORE_FLAGS, git_env, try_git
 
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from filelock import FileLock
 
-from sweworld import paths
-from sweworld.paths import remove_tree
+from sweworld.core import paths
+from sweworld.core.paths import remove_tree
 
 
 def repos_root(root: Path | str | None = None) -> Path:

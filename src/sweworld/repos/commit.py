@@ -12,7 +12,7 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
-from sweworld.errors import RepoError
+from sweworld.core.errors import RepoError
 from sweworld.repos.git import SHA_RE, git, resolve_commit
 
 AUTHOR_NAME = "sweworld"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from sweworld.errors import RepoError
+from sweworld.core.errors import RepoError
 from sweworld.repos.commit import keep, write_commit
 from sweworld.repos.git import git, resolve_commit
 

@@ -19,7 +19,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from sweworld.errors import RepoError
+from sweworld.core.errors import RepoError
 
 SHA_RE = re.compile(r"^[0-9a-f]{40}$")
 HEX_RE = re.compile(r"^[0-9a-f]{4,40}$")

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sweworld.errors import RepoError
+from sweworld.core.errors import RepoError
 from sweworld.repos.cache import area, locked, publish, staging
 from sweworld.repos.git import git, resolve_commit
 from sweworld.repos.source import RepoSource

@@ -37,7 +37,7 @@ import urllib.request
 import zipfile
 from pathlib import Path, PurePosixPath
 
-from sweworld.errors import RepoError
+from sweworld.core.errors import RepoError
 from sweworld.repos.cache import area, locked, publish, repos_root, staging
 from sweworld.repos.commit import commit_directory
 from sweworld.repos.git import SHA_RE, git, run_cmd, try_git

@@ -17,7 +17,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import InvalidSdistFilename, parse_sdist_filename
 from packaging.version import Version
 
-from sweworld.errors import RepoError
+from sweworld.core.errors import RepoError
 from sweworld.repos.pypi import index_files
 from sweworld.repos.source import canonical_name
 

@@ -31,7 +31,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from sweworld.errors import RepoError
+from sweworld.core.errors import RepoError
 from sweworld.repos.git import CORE_FLAGS, SHA_RE, git, git_env, tail
 
 SHARED = "sweworld-shared"

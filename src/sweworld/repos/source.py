@@ -20,7 +20,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from sweworld.errors import RepoError
+from sweworld.core.errors import RepoError
 from sweworld.repos.git import is_git_repo
 
 _URL_RE = re.compile(r"^(https?|ssh|git|file)://", re.IGNORECASE)

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sweworld.errors import RepoError
+from sweworld.core.errors import RepoError
+from sweworld.core.types import Task
 from sweworld.repos.cache import area, locked, publish, repos_root, staging
 from sweworld.repos.derive import ensure_derived
 from sweworld.repos.git import SHA_RE
@@ -23,7 +24,6 @@ from sweworld.repos.mirror import ensure_mirror, resolve_in_mirror
 from sweworld.repos.pypi import pypi_repo
 from sweworld.repos.source import RepoSource, missing_error, safe_name, source_for
 from sweworld.repos.tree import build_tree, is_complete
-from sweworld.types import Task
 from sweworld.usage import mark_used
 
 

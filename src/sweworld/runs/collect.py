@@ -24,13 +24,13 @@ from pydantic import BaseModel
 from sweworld.agents.config import AgentConfig, load_agent_config
 from sweworld.agents.loop import Policy
 from sweworld.backends import Backend
-from sweworld.config import Timeouts, timeouts
+from sweworld.core.config import Timeouts, timeouts
+from sweworld.core.types import Task
+from sweworld.parallel.runner import ROLLOUT, LocalRunner, Runner, environment_group
+from sweworld.parallel.shipping import run_item
 from sweworld.runs.rollout import rollout_item
-from sweworld.runs.runner import ROLLOUT, LocalRunner, Runner, environment_group
 from sweworld.seam.reward import reward_of
-from sweworld.shipping import run_item
 from sweworld.trajectory import Trajectory
-from sweworld.types import Task
 
 
 class Sample(BaseModel):

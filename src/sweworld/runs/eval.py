@@ -16,14 +16,15 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-from sweworld import names, shipping
 from sweworld.backends import Backend, audits
-from sweworld.config import EvalConfig
+from sweworld.core import names
+from sweworld.core.config import EvalConfig
+from sweworld.core.types import Task
 from sweworld.harness.predictions import Prediction, model_dir_name, model_name
 from sweworld.harness.report import REPORT_FILE, InstanceReport, is_finished, summarize
-from sweworld.runs.parallel import map_items
-from sweworld.runs.runner import EVALUATION, Runner, environment_group, runner_of
-from sweworld.types import Task
+from sweworld.parallel import shipping
+from sweworld.parallel.map import map_items
+from sweworld.parallel.runner import EVALUATION, Runner, environment_group, runner_of
 
 log = logging.getLogger(__name__)
 

@@ -18,21 +18,21 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-from sweworld import names
 from sweworld.agents.config import AgentConfig
 from sweworld.agents.loop import Policy, run_episode
 from sweworld.backends import Backend, audits
-from sweworld.config import RolloutConfig, Timeouts
-from sweworld.errors import InfraError
+from sweworld.core import names
+from sweworld.core.config import RolloutConfig, Timeouts
+from sweworld.core.errors import InfraError
+from sweworld.core.protocols import Audited, Bindable
+from sweworld.core.types import Task
 from sweworld.harness.report import write_atomic
-from sweworld.protocols import Audited, Bindable
+from sweworld.parallel.map import map_items
+from sweworld.parallel.runner import ROLLOUT, Runner, environment_group, runner_of
 from sweworld.runs.metrics import summarize
-from sweworld.runs.parallel import map_items
-from sweworld.runs.runner import ROLLOUT, Runner, environment_group, runner_of
 from sweworld.runs.store import TrajectoryStore
 from sweworld.seam import grade
 from sweworld.trajectory import Trajectory
-from sweworld.types import Task
 
 log = logging.getLogger(__name__)
 

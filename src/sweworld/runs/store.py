@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from sweworld import shipping
+from sweworld.parallel import shipping
 from sweworld.trajectory import Trajectory
 
 

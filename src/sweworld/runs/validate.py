@@ -13,13 +13,13 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from sweworld.config import ValidateConfig, timeouts
-from sweworld.errors import InfraError
+from sweworld.core.config import ValidateConfig, timeouts
+from sweworld.core.errors import InfraError
+from sweworld.core.types import Task
 from sweworld.harness import grade, patches
 from sweworld.harness.evaluate import run_tests
-from sweworld.runs.parallel import map_items
-from sweworld.runs.runner import VALIDATION, Runner, environment_group, runner_of
-from sweworld.types import Task
+from sweworld.parallel.map import map_items
+from sweworld.parallel.runner import VALIDATION, Runner, environment_group, runner_of
 
 PASS = ("PASSED", "XFAIL")
 

@@ -22,7 +22,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from sweworld.paths import subdir
+from sweworld.core.paths import subdir
 
 MOUNT = "/opt/miniconda3"
 VENV = "/sweworld/venv"
@@ -85,7 +85,7 @@ def shim_dir() -> Path:
     except OSError:  # another process wrote it first
         if not (final / "bin" / "conda").is_file():
             raise
-        from sweworld.paths import remove_tree
+        from sweworld.core.paths import remove_tree
         remove_tree(staging)
     return final
 

@@ -17,8 +17,8 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from sweworld import paths
-from sweworld.errors import SWEWorldError
+from sweworld.core import paths
+from sweworld.core.errors import SWEWorldError
 from sweworld.sandbox import diagnose, hostlimits, isolation, pids, route
 from sweworld.sandbox.config import SandboxConfig
 
@@ -94,8 +94,8 @@ def _workspace() -> Check:
 
 def _episode() -> Check:
     """A real episode: opened, a command run, its isolation probed."""
-    from sweworld.isolation_probes import check_isolation
     from sweworld.sandbox.sandbox import Dir, Sandbox
+    from sweworld.testing.isolation import check_isolation
     try:
         route.route().check()
         with tempfile.TemporaryDirectory(prefix="sweworld-doctor-") as tmp:

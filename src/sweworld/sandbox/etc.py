@@ -14,7 +14,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from sweworld import paths
+from sweworld.core import paths
 
 ETC_ENTRIES = (
     "passwd", "group", "hosts", "hostname", "resolv.conf", "nsswitch.conf", "ssl", "ca-certificates",

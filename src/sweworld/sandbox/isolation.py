@@ -35,7 +35,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sweworld.errors import SandboxError
+from sweworld.core.errors import SandboxError
 from sweworld.sandbox.config import SandboxConfig
 from sweworld.sandbox.diagnose import is_setuid
 from sweworld.sandbox.etc import HOSTNAME, etc_snapshot

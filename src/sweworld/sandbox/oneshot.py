@@ -17,7 +17,7 @@ import hashlib
 import os
 import shlex
 
-from sweworld import paths
+from sweworld.core import paths
 from sweworld.sandbox.config import SandboxConfig
 from sweworld.sandbox.isolation import LAUNCH_ENV, Layout, bwrap_args, server_python
 

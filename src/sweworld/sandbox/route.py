@@ -15,7 +15,7 @@ import functools
 import subprocess
 from dataclasses import dataclass
 
-from sweworld.errors import SandboxError
+from sweworld.core.errors import SandboxError
 from sweworld.sandbox import diagnose
 from sweworld.sandbox.isolation import LAUNCH_ENV, require
 

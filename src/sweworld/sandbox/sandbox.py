@@ -12,15 +12,15 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from sweworld.errors import SandboxError
-from sweworld.paths import remove_tree
+from sweworld.core.errors import SandboxError
+from sweworld.core.paths import remove_tree
+from sweworld.core.types import ExecResult
 from sweworld.sandbox import conda_shim, hostlimits, isolation, pids, route, workdirs
 from sweworld.sandbox.config import SandboxConfig
 from sweworld.sandbox.etc import etc_snapshot
 from sweworld.sandbox.isolation import Bind, Layout, Overlay
 from sweworld.sandbox.session import ServerSession
 from sweworld.sandbox.stage import Wrapper
-from sweworld.types import ExecResult
 
 log = logging.getLogger(__name__)
 

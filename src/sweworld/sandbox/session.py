@@ -11,11 +11,11 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from sweworld.errors import SandboxError
+from sweworld.core.errors import SandboxError
+from sweworld.core.types import ExecResult
 from sweworld.sandbox import diagnose
 from sweworld.sandbox.frames import encode_msg, read_msg
 from sweworld.sandbox.isolation import Launch
-from sweworld.types import ExecResult
 
 STARTUP_TIMEOUT = 60.0
 GRACE = 30.0

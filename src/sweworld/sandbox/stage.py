@@ -19,7 +19,7 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sweworld.errors import SandboxError
+from sweworld.core.errors import SandboxError
 
 LINKS = "l"
 EMPTY = "e"

@@ -19,8 +19,8 @@ import time
 import uuid
 from pathlib import Path
 
-from sweworld import paths
-from sweworld.paths import remove_tree
+from sweworld.core import paths
+from sweworld.core.paths import remove_tree
 
 OWNER_FILE = "owner.json"
 #: A directory without ``owner.json`` (made by an older sweworld, or a staging directory caught

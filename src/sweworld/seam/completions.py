@@ -13,13 +13,13 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sweworld.config import timeouts
+from sweworld.core.config import timeouts
 from sweworld.seam.grade import grade
 from sweworld.seam.tasks import TaskIndex
 
 if TYPE_CHECKING:
-    from sweworld.protocols import Backend
-    from sweworld.types import Task
+    from sweworld.core.protocols import Backend
+    from sweworld.core.types import Task
 
 _FENCED = re.compile(r"```(?:diff|patch)?[ \t]*\n(.*?)```", re.DOTALL)
 

@@ -15,15 +15,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from uuid import uuid4
 
-from sweworld import names, shipping
-from sweworld.errors import InfraError, WorldError
+from sweworld.core import names
+from sweworld.core.errors import InfraError, WorldError
 from sweworld.harness.predictions import Prediction
 from sweworld.harness.report import REPORT_FILE, InstanceReport
+from sweworld.parallel import shipping
 from sweworld.seam.reward import reward_of
 
 if TYPE_CHECKING:
-    from sweworld.protocols import Backend
-    from sweworld.types import Task
+    from sweworld.core.protocols import Backend
+    from sweworld.core.types import Task
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from sweworld.agents.config import AgentConfig, load_agent_config
 from sweworld.agents.loop import first_messages
 
 if TYPE_CHECKING:
-    from sweworld.types import Task
+    from sweworld.core.types import Task
 
 Style = Literal["statement", "tools", "agent"]
 STYLES: tuple[str, ...] = ("statement", "tools", "agent")

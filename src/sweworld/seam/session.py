@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 from sweworld.tools import ToolResult, ToolSet, default_tools
 
 if TYPE_CHECKING:
-    from sweworld.executor import Executor
-    from sweworld.protocols import Backend
-    from sweworld.types import Task
+    from sweworld.core.executor import Executor
+    from sweworld.core.protocols import Backend
+    from sweworld.core.types import Task
 
 
 class Session:

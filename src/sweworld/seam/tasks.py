@@ -12,11 +12,11 @@ import threading
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
-from sweworld import images
-from sweworld.errors import DatasetError
+from sweworld.core import images
+from sweworld.core.errors import DatasetError
 
 if TYPE_CHECKING:
-    from sweworld.types import Task
+    from sweworld.core.types import Task
 
 
 class TaskIndex(Mapping[str, "Task"]):

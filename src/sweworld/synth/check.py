@@ -24,7 +24,7 @@ from collections.abc import Callable
 
 from pydantic import BaseModel, Field
 
-from sweworld.errors import SWEWorldError
+from sweworld.core.errors import SWEWorldError
 from sweworld.synth import Mutation
 from sweworld.synth.release import Release
 from sweworld.synth.runs import PASS, CandidateRun, SuiteRun

@@ -15,7 +15,7 @@ import threading
 import uuid
 from dataclasses import dataclass, field
 
-from sweworld.errors import InfraError
+from sweworld.core.errors import InfraError
 from sweworld.synth import Mutation
 from sweworld.synth.check import Outcome, StatementWriter, check_candidate, test_budgets
 from sweworld.synth.release import Release

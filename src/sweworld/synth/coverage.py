@@ -11,9 +11,9 @@ from __future__ import annotations
 import shlex
 from importlib import resources
 
+from sweworld.core.errors import SandboxError
+from sweworld.core.executor import Executor
 from sweworld.covmap import CoverageMap
-from sweworld.errors import SandboxError
-from sweworld.executor import Executor
 
 PLUGIN_DIR = "/tmp/.sweworld-synth"
 PLUGIN_NAME = "sweworld_covmap"

@@ -12,13 +12,13 @@ import difflib
 import hashlib
 import re
 
+from sweworld.core.types import Task
 from sweworld.envs import EnvBuilder
 from sweworld.models.base import ChatModel
 from sweworld.repos.derive import derive_commit, derived_message
 from sweworld.synth import Mutation, fix_patch
 from sweworld.synth.check import Outcome, StatementWriter
 from sweworld.synth.release import Release
-from sweworld.types import Task
 
 REPRODUCE = "python -m pytest"
 _INTERPRETER_PATH = re.compile(r"/[^\s'\"<>()]*?/lib/(python\d+\.\d+)/")

@@ -22,17 +22,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sweworld.core.errors import SWEWorldError
+from sweworld.core.types import Task
 from sweworld.envs import EnvBuilder
-from sweworld.errors import SWEWorldError
-from sweworld.runs.parallel import map_ordered
-from sweworld.runs.runner import SYNTH_CHECK, LocalRunner, Runner
+from sweworld.parallel.map import map_ordered
+from sweworld.parallel.runner import SYNTH_CHECK, LocalRunner, Runner
 from sweworld.synth import KINDS, Mutation, combine, sample_mutations
 from sweworld.synth.check import Outcome, StatementWriter
 from sweworld.synth.checker import Checker, close_episodes
 from sweworld.synth.instance import make_instance, template_statement
 from sweworld.synth.release import Release, ReleaseSpec, prepare
 from sweworld.synth.stats import SynthStats
-from sweworld.types import Task
 
 COMBINE = "combine"
 METHODS = (*KINDS, COMBINE)

@@ -14,16 +14,16 @@ import time
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from sweworld.core.errors import SandboxError
+from sweworld.core.types import Task
 from sweworld.covmap import CoverageMap
 from sweworld.envs import EnvBuilder, InstanceLayer
-from sweworld.errors import SandboxError
 from sweworld.repos.git import git
 from sweworld.repos.pypi import pypi_repo
 from sweworld.repos.source import RepoSource
 from sweworld.synth.candidates import is_test_path
 from sweworld.synth.coverage import collect_coverage
 from sweworld.synth.runs import CandidateRun, passing
-from sweworld.types import Task
 
 DEFAULT_PACKAGES = "pytest==8.3.3 coverage==7.6.1"
 """Pinned test runner and coverage: every synthesized instance's environment is reproducible."""

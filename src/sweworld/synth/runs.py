@@ -19,13 +19,13 @@ import shlex
 from dataclasses import dataclass
 from importlib import resources
 
+from sweworld.core.errors import SandboxError
+from sweworld.core.types import Task
 from sweworld.envs import InstanceLayer, episode_sandbox
-from sweworld.errors import SandboxError
 from sweworld.harness import grade
 from sweworld.harness.evalscript import env_exports
 from sweworld.sandbox import Sandbox, SandboxConfig
 from sweworld.synth.coverage import pytest_command
-from sweworld.types import Task
 
 PASS = ("PASSED", "XFAIL")
 WORK = "/tmp/.sweworld-synth"

@@ -24,7 +24,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from sweworld.errors import ModelError
+from sweworld.core.errors import ModelError
 from sweworld.models.base import ChatModel
 from sweworld.synth.candidates import is_test_path
 

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from sweworld.errors import DatasetError
+from sweworld.core.errors import DatasetError
 from sweworld.tasks.rows import RawRow
 
 DEFAULT_SPLIT = "test"

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from sweworld.errors import DatasetError
+from sweworld.core.errors import DatasetError
 from sweworld.tasks import hf, parquet_io, readers
 from sweworld.tasks.rows import RawRow, locate, row_to_task
 from sweworld.tasks.taskset import TaskSet

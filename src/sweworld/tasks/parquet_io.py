@@ -17,7 +17,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from sweworld.errors import DatasetError
+from sweworld.core.errors import DatasetError
 from sweworld.tasks.rows import RawRow
 
 JSON_COLUMNS_KEY = b"sweworld.json_columns"

@@ -15,7 +15,7 @@ import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
-from sweworld.errors import DatasetError
+from sweworld.core.errors import DatasetError
 from sweworld.tasks.rows import RawRow, sniff_instance_id
 
 _WS = re.compile(r"[ \t\n\r]*")

@@ -17,9 +17,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from sweworld import names
-from sweworld.errors import DatasetError
-from sweworld.types import SWEBENCH_FIELDS, Task
+from sweworld.core import names
+from sweworld.core.errors import DatasetError
+from sweworld.core.types import SWEBENCH_FIELDS, Task
 
 #: Fields that accept a JSON-encoded string for a list; their encoding is remembered per task.
 ENCODABLE_LIST_FIELDS = ("FAIL_TO_PASS", "PASS_TO_PASS", "pre_install", "pip_packages")

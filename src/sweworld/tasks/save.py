@@ -9,10 +9,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from sweworld.errors import DatasetError
+from sweworld.core.errors import DatasetError
+from sweworld.core.types import Task
 from sweworld.tasks.readers import data_suffix
 from sweworld.tasks.rows import dump_row
-from sweworld.types import Task
 
 
 def _encode(row: dict[str, Any], path: Path, **kwargs: Any) -> str:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from sweworld.errors import DatasetError
-from sweworld.types import Task
+from sweworld.core.errors import DatasetError
+from sweworld.core.types import Task
 
 
 @dataclass

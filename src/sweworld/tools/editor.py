@@ -10,7 +10,7 @@ import posixpath
 import shlex
 from typing import ClassVar
 
-from sweworld.executor import Executor
+from sweworld.core.executor import Executor
 from sweworld.tools.base import Tool, ToolError, ToolResult, schema, text
 from sweworld.tools.search import path_kind
 from sweworld.tools.truncate import MAX_CHARS, MAX_LINES, truncate_observation

@@ -6,7 +6,7 @@ import posixpath
 import shlex
 from typing import ClassVar
 
-from sweworld.executor import Executor
+from sweworld.core.executor import Executor
 from sweworld.tools.base import Tool, ToolError, ToolResult, schema, text
 from sweworld.tools.truncate import truncate_observation
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from sweworld.executor import Executor
+from sweworld.core.executor import Executor
 from sweworld.tools.base import Tool, ToolResult, schema, text
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 
-from sweworld.errors import ConfigError
+from sweworld.core.errors import ConfigError
 
 TRAIN = ("torch", "transformers", "trl", "accelerate", "datasets")
 INSTALL = "pip install 'sweworld[train]'"

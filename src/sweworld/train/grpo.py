@@ -19,9 +19,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from sweworld.config import TrainRLConfig
+from sweworld.core.config import TrainRLConfig
+from sweworld.core.protocols import Backend
 from sweworld.integrations import trl as sw
-from sweworld.protocols import Backend
 from sweworld.train.deps import require
 from sweworld.train.sft import load_tokenizer
 

@@ -21,9 +21,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from sweworld.core.errors import DatasetError
 from sweworld.data.formats import Arguments, openai_messages
 from sweworld.data.tokens import message_texts
-from sweworld.errors import DatasetError
 from sweworld.tasks.readers import read_jsonl
 
 ROLES = ("system", "user", "assistant", "tool")

@@ -21,8 +21,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from sweworld.core.errors import ConfigError, DatasetError
 from sweworld.data.formats import Arguments
-from sweworld.errors import ConfigError, DatasetError
 from sweworld.train.deps import require
 from sweworld.train.rows import TrainRow, kinds, load_rows
 

@@ -21,10 +21,10 @@ from math import comb
 
 from pydantic import BaseModel, Field
 
-from sweworld.protocols import Preparable
+from sweworld.core.protocols import Preparable
+from sweworld.core.types import Task
 from sweworld.runs.metrics import pass_at_k
 from sweworld.trajectory import Trajectory
-from sweworld.types import Task
 from sweworld.verify.verifiers import Verifier
 
 

@@ -26,13 +26,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from sweworld.errors import ConfigError, ModelError
+from sweworld.core.errors import ConfigError, ModelError
+from sweworld.core.types import Task
 from sweworld.surrogates.swr.features import features as diff_features
 from sweworld.surrogates.swr.model import SWRClassifier, fit
 from sweworld.surrogates.swr.patched import FileSource
 from sweworld.surrogates.swr.predict import repo_sources
 from sweworld.trajectory import Trajectory
-from sweworld.types import Task
 from sweworld.verify.features import (
     DIFF_FEATURES,
     REFERENCE_FEATURES,

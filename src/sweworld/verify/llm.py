@@ -17,10 +17,10 @@ import math
 import re
 from typing import Any
 
+from sweworld.core.errors import ConfigError
+from sweworld.core.types import Task
 from sweworld.data.verifier import Input, verifier_messages
-from sweworld.errors import ConfigError
 from sweworld.trajectory import Trajectory
-from sweworld.types import Task
 from sweworld.verify.verifiers import need_task
 
 _ANSWER = re.compile(r"\b(YES|NO)\b", re.IGNORECASE)

@@ -22,13 +22,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from sweworld.config import timeouts
-from sweworld.errors import ConfigError
-from sweworld.protocols import Preparable
-from sweworld.registry import refuse_unknown
+from sweworld.core.config import timeouts
+from sweworld.core.errors import ConfigError
+from sweworld.core.protocols import Preparable
+from sweworld.core.registry import refuse_unknown
+from sweworld.core.types import Task
 from sweworld.seam import grade
 from sweworld.trajectory import Trajectory
-from sweworld.types import Task
 from sweworld.verify.verifiers import HYBRID_BASES, PatchVerifier, create_verifier, verifier_options
 
 

@@ -21,11 +21,11 @@ import hashlib
 from collections.abc import Callable
 from typing import Any
 
-from sweworld.errors import ConfigError
-from sweworld.protocols import Verifier
-from sweworld.registry import Registry, keywords
+from sweworld.core.errors import ConfigError
+from sweworld.core.protocols import Verifier
+from sweworld.core.registry import Registry, keywords
+from sweworld.core.types import Task
 from sweworld.trajectory import Trajectory
-from sweworld.types import Task
 
 
 def need_task(task: Task | None, trajectory: Trajectory, verifier: str) -> Task:

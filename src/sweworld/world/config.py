@@ -13,8 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field, model_validator
 
-from sweworld.errors import ConfigError
-from sweworld.registry import load
+from sweworld.core.errors import ConfigError
+from sweworld.core.registry import load
 from sweworld.world.swr import SWR, SWRConfig
 from sweworld.world.swt import SWT, SWTConfig
 from sweworld.world.worldmodels import OpenAIWorldConfig, WorldModel, create_model

@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
-from sweworld.executor import Executor
+from sweworld.core.executor import Executor
+from sweworld.core.types import ExecResult, Task
 from sweworld.tools.truncate import truncate_observation
-from sweworld.types import ExecResult, Task
 from sweworld.world.commands import executed_code
 
 if TYPE_CHECKING:
@@ -188,9 +188,9 @@ test_command.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
 def recipe_test_cmd(task: Task) -> str:
     """``resolve_recipe(task, None).test_cmd``; a spec that needs the tree to read its packages
     (environment.yml) still names its test command, read from the spec itself."""
+    from sweworld.core.errors import EnvBuildError
     from sweworld.envs import swebench_specs
     from sweworld.envs.recipes import from_spec, resolve_recipe
-    from sweworld.errors import EnvBuildError
 
     try:
         return resolve_recipe(task, None).test_cmd

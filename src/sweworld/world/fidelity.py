@@ -25,9 +25,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from sweworld.core.types import Task
 from sweworld.htmlreport.model import BarChart, Cell, Section, Table
-from sweworld.runs.parallel import map_items
-from sweworld.types import Task
+from sweworld.parallel.map import map_items
 from sweworld.world.metrics import binary, scored, similarity
 from sweworld.world.swr import SWR
 from sweworld.world.swt import SWT

@@ -23,7 +23,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, Field
 
-from sweworld.errors import WorldError
+from sweworld.core.errors import WorldError
 
 _FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\r?\n(.*?)```", re.DOTALL)
 _OPEN_FENCE_AT_END = re.compile(r"```[ \t]*\w*\s*$")

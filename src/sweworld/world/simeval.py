@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from sweworld.errors import InfraError, WorldError
+from sweworld.core.errors import InfraError, WorldError
+from sweworld.core.types import Task
 from sweworld.harness.evaluate import begin_instance
 from sweworld.harness.predictions import Prediction
 from sweworld.harness.report import (
@@ -18,7 +19,6 @@ from sweworld.harness.report import (
     write_atomic,
     write_report,
 )
-from sweworld.types import Task
 from sweworld.world.context import test_command
 from sweworld.world.swr import SWR
 from sweworld.world.testfiles import Workspace

@@ -17,9 +17,9 @@ from __future__ import annotations
 import base64
 from typing import Any, Protocol, runtime_checkable
 
-from sweworld.executor import Executor
-from sweworld.protocols import Audited, Described
-from sweworld.types import ExecResult, Task
+from sweworld.core.executor import Executor
+from sweworld.core.protocols import Audited, Described
+from sweworld.core.types import ExecResult, Task
 from sweworld.world.context import HistoryStep, with_step
 from sweworld.world.router import RoutePlan, rewrite, route
 from sweworld.world.swt import SWT, SimExecResult

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from sweworld.core.types import Task
 from sweworld.harness.grade import (
     FAILED_STATUSES,
     GradeResult,
@@ -36,7 +37,6 @@ from sweworld.harness.grade import (
     parse_status,
 )
 from sweworld.harness.report import InstanceReport
-from sweworld.types import Task
 from sweworld.world.context import ContextLimits, SWRContext, swr_context, test_file_paths
 from sweworld.world.parse import SWROutput, parse_swr, sample
 from sweworld.world.templates import render

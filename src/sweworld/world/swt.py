@@ -19,8 +19,8 @@ from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
-from sweworld.executor import Executor
-from sweworld.types import ExecResult, Task
+from sweworld.core.executor import Executor
+from sweworld.core.types import ExecResult, Task
 from sweworld.world.context import ContextLimits, HistoryStep, SWTContext, swt_context
 from sweworld.world.parse import SWTOutput, parse_swt, sample
 from sweworld.world.templates import render

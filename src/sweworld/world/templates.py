@@ -20,7 +20,7 @@ from typing import Any
 import jinja2
 from pydantic import BaseModel
 
-from sweworld.errors import WorldError
+from sweworld.core.errors import WorldError
 
 PROMPTS = Path(__file__).parent / "prompts"
 KINDS = ("swt", "swr")

@@ -26,10 +26,10 @@ from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
-from sweworld.executor import Executor
+from sweworld.core.executor import Executor
+from sweworld.core.types import Task
 from sweworld.harness.evalscript import heredoc_delimiter
 from sweworld.harness.patches import FUZZY, unsafe_paths, with_newline
-from sweworld.types import Task
 
 RAW_FACTOR = 4
 """Bytes read of each file: ``RAW_FACTOR * limit`` (the context then keeps head and tail of ``limit``)."""

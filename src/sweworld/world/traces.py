@@ -27,7 +27,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
-from sweworld import shipping
+from sweworld.parallel import shipping
 from sweworld.world.context import SWRContext, SWTContext
 
 log = logging.getLogger(__name__)
@@ -98,7 +98,7 @@ class TraceStore:
 
     def append(self, record: StepTrace | EvalTrace) -> None:
         """Append ``record`` (inside a run's item: when the driver gets the item's result, with the
-        item's other records; ``sweworld.shipping``)."""
+        item's other records; ``sweworld.parallel.shipping``)."""
         shipping.append(self.path, record.model_dump_json())
 
     def __iter__(self) -> Iterator[StepTrace | EvalTrace]:

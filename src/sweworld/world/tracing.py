@@ -22,11 +22,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sweworld.errors import InfraError
-from sweworld.executor import Executor
+from sweworld.core.errors import InfraError
+from sweworld.core.executor import Executor
+from sweworld.core.protocols import Described, ExecCapable
+from sweworld.core.types import ExecResult, Task
 from sweworld.harness.report import TEST_OUTPUT_FILE, InstanceReport
-from sweworld.protocols import Described, ExecCapable
-from sweworld.types import ExecResult, Task
 from sweworld.world.context import ContextLimits, HistoryStep, swt_context, with_step
 from sweworld.world.router import route
 from sweworld.world.swr import patch_context

@@ -35,10 +35,10 @@ from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 
+from sweworld.core.types import Task
 from sweworld.harness.patches import FUZZY, patch_paths, unsafe_paths, with_newline
 from sweworld.repos.blobs import GitBlobs
 from sweworld.repos.git import try_git
-from sweworld.types import Task
 from sweworld.world.testfiles import RAW_FACTOR, PatchView, read_plain
 
 

@@ -15,8 +15,8 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
-from sweworld.errors import DatasetError
-from sweworld.types import Task
+from sweworld.core.errors import DatasetError
+from sweworld.core.types import Task
 from sweworld.world.context import ContextLimits, SWRContext, task_info
 from sweworld.world.traces import EvalTrace
 

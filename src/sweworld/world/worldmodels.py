@@ -4,7 +4,7 @@
 ``messages``. ``attempt`` counts retries after an invalid reply (0 the first time); a model that
 caches must serve a retry a fresh reply, not the invalid one again.
 
-Registry (``MODELS``, a ``sweworld.registry.Registry``; entry points ``sweworld.world_models``):
+Registry (``MODELS``, a ``sweworld.core.registry.Registry``; entry points ``sweworld.world_models``):
 ``create_model(name, config)`` builds a model from a name and a config mapping; callers never name
 a class. ``register_model(name, factory)`` adds one (``factory(config: dict) -> WorldModel``, or
 ``"package.module:function"`` imported on first use), so the embedded surrogates register
@@ -31,11 +31,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from sweworld.core.protocols import WorldModel
+from sweworld.core.registry import Registry, refuse_unknown
 from sweworld.models.base import ModelConfig, ModelReply
 from sweworld.models.cache import CachedChatModel
 from sweworld.models.openai import OpenAIChatModel
-from sweworld.protocols import WorldModel
-from sweworld.registry import Registry, refuse_unknown
 
 
 class OpenAIWorldConfig(BaseModel):

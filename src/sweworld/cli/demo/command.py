@@ -44,8 +44,8 @@ from sweworld.cli.demo.steps import environments, harness, plural, rollouts, sub
 from sweworld.cli.demo.world import world
 
 if TYPE_CHECKING:
+    from sweworld.core.types import Task
     from sweworld.htmlreport import Section
-    from sweworld.types import Task
 
 LITE = "lite"
 
@@ -74,7 +74,7 @@ def demo(dataset: Annotated[str, typer.Option(
         dataset = resolve_dataset(dataset)
         tasks = [t for t in common.load(dataset) if t.FAIL_TO_PASS]
         if not tasks:
-            from sweworld.errors import DatasetError
+            from sweworld.core.errors import DatasetError
             raise DatasetError(f"dataset {dataset!r} has no instance with FAIL_TO_PASS tests",
                                hint="pick a dataset of bug instances (see `sweworld datasets ls`)")
         chosen = choose(tasks, instances)

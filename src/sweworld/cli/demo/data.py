@@ -65,8 +65,8 @@ def data(run: DemoRun) -> list[Section]:
 
 def best_of_n(run: DemoRun) -> list[Section]:
     """pass@k and best@k of the real explorer-perturb samples, with the swr, random and embedded verifiers."""
+    from sweworld.core.errors import SWEWorldError
     from sweworld.data.sft import load_runs, write_jsonl
-    from sweworld.errors import SWEWorldError
     from sweworld.verify import create_verifier
     from sweworld.verify.bestofn import predictions, select
     from sweworld.verify.embedded import train_verifier

@@ -33,7 +33,7 @@ SAMPLES = 2
 
 def _settings(target, workers: int):
     """The rollouts of this step: SAMPLES per instance into ``target``."""
-    from sweworld.config import RolloutConfig, RunnerConfig
+    from sweworld.core.config import RolloutConfig, RunnerConfig
     return RolloutConfig(out=target, n_samples=SAMPLES, runner=RunnerConfig(workers=workers))
 
 

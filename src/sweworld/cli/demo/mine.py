@@ -171,7 +171,7 @@ def _print_mined(result, summary: dict) -> list[list]:
 def _evaluate_mined(run: DemoRun, tasks) -> dict[str, int]:
     """The mined instances resolved by their gold patches and by the empty patch."""
     from sweworld.backends.real import RealBackend
-    from sweworld.config import EvalConfig, RunnerConfig
+    from sweworld.core.config import EvalConfig, RunnerConfig
     from sweworld.harness.predictions import Prediction
     from sweworld.runs.eval import evaluate_run
 

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from sweworld.core.types import Task
     from sweworld.envs import EnvBuilder
     from sweworld.htmlreport import Section
-    from sweworld.types import Task
 
 
 def traces_path(out: Path) -> Path:

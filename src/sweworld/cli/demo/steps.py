@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 
 from sweworld.cli import common
-from sweworld.config import EvalConfig, RolloutConfig, RunnerConfig, timeouts
+from sweworld.core.config import EvalConfig, RolloutConfig, RunnerConfig, timeouts
 
 if TYPE_CHECKING:
     from sweworld.cli.demo.run import DemoRun
+    from sweworld.core.types import Task
     from sweworld.htmlreport import Section
-    from sweworld.types import Task
 
 TEST = "python -m pytest -q -p no:cacheprovider {tests} 2>&1 | tail -n 1"
 N_SAMPLES = 2
@@ -22,7 +22,7 @@ N_SAMPLES = 2
 
 def environments(run: DemoRun) -> list[Section]:
     """Fetch and cache every repository, then build every environment and instance layer."""
-    from sweworld.errors import EnvBuildError
+    from sweworld.core.errors import EnvBuildError
     from sweworld.htmlreport import Section
     from sweworld.htmlreport import Table as ReportTable
 
@@ -51,7 +51,7 @@ def environments(run: DemoRun) -> list[Section]:
 
 def _fetch_all(run: DemoRun) -> tuple[dict[str, float], float]:
     """Fetch and cache every task's trees: seconds per instance, and in all."""
-    from sweworld.runs.parallel import map_items
+    from sweworld.parallel.map import map_items
 
     def fetch(task: Task) -> float:
         t0 = time.perf_counter()
@@ -68,8 +68,8 @@ def _fetch_all(run: DemoRun) -> tuple[dict[str, float], float]:
 def _build_all(run: DemoRun) -> tuple[list, float]:
     """Build every task's environment and layer: (layer, seconds) or the build's error per task, and
     the seconds in all."""
-    from sweworld.errors import EnvBuildError, RepoError
-    from sweworld.runs.parallel import map_items
+    from sweworld.core.errors import EnvBuildError, RepoError
+    from sweworld.parallel.map import map_items
 
     def build(task: Task):
         t0 = time.perf_counter()
@@ -83,7 +83,7 @@ def _build_all(run: DemoRun) -> tuple[list, float]:
 
 def _environment_rows(run: DemoRun, built: list, fetched: dict[str, float], build_s: float):
     """The environments table, the report's rows, the tasks built and the ids that failed (each said)."""
-    from sweworld.errors import SWEWorldError
+    from sweworld.core.errors import SWEWorldError
 
     table = Table("instance", "repository", "environment", "python", "fetch", "build",
                   title=f"environments (ready in {build_s:.1f}s)")

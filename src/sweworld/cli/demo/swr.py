@@ -20,8 +20,8 @@ from collections.abc import Callable
 
 from unidiff import PatchSet
 
+from sweworld.core.types import Task
 from sweworld.synth import file_diff
-from sweworld.types import Task
 
 Read = Callable[[str], "str | None"]
 
@@ -62,7 +62,7 @@ def swr_on_mined(run, tasks: list[Task], repo) -> tuple[list[list], dict]:
     """Rows (kind, n, resolved for real, predicted resolved, agreeing) and the pooled figures of
     the embedded SWR on ``tasks``' agent-style patches (``repo``: the mined repository)."""
     from sweworld.backends.real import RealBackend
-    from sweworld.config import EvalConfig, RunnerConfig
+    from sweworld.core.config import EvalConfig, RunnerConfig
     from sweworld.harness.predictions import Prediction
     from sweworld.repos.blobs import GitBlobs
     from sweworld.runs.eval import evaluate_run

@@ -37,7 +37,7 @@ def world(run: DemoRun) -> list[Section]:
     from sweworld.agents.policies import NoopPolicy, TestingOraclePolicy
     from sweworld.backends.hybrid import HybridBackend
     from sweworld.backends.sim import SimBackend
-    from sweworld.config import RolloutConfig, RunnerConfig
+    from sweworld.core.config import RolloutConfig, RunnerConfig
     from sweworld.htmlreport import rollout_section
     from sweworld.runs.rollout import run_rollouts
     from sweworld.world.config import WorldConfig

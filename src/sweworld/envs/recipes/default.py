@@ -8,6 +8,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from sweworld.core.errors import EnvBuildError
+from sweworld.core.types import Task
 from sweworld.envs.recipes.model import (
     DEFAULT_EXTRAS,
     DEFAULT_INSTALL,
@@ -15,8 +17,6 @@ from sweworld.envs.recipes.model import (
     DEFAULT_TEST_CMD,
     EnvRecipe,
 )
-from sweworld.errors import EnvBuildError
-from sweworld.types import Task
 
 
 def _norm_extra(name: str) -> str:

@@ -9,9 +9,9 @@ import tempfile
 from pathlib import Path
 from typing import Any, Literal
 
+from sweworld.core.errors import EnvBuildError
 from sweworld.envs import swebench_specs as sbs
 from sweworld.envs import swegym_specs
-from sweworld.errors import EnvBuildError
 
 
 def _spec_paths(repo: str, source: str, kind: Literal["yml", "reqs"]) -> list[str]:

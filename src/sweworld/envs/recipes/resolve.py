@@ -13,8 +13,8 @@ from sweworld.envs.recipes import default, swebench, swegym, swerebench
 from sweworld.envs.recipes import task as own
 
 if TYPE_CHECKING:
+    from sweworld.core.types import Task
     from sweworld.envs.recipes.model import EnvRecipe
-    from sweworld.types import Task
 
 SOURCES: tuple[tuple[str, Callable[[Task, Path | None], EnvRecipe | None]], ...] = (
     ("task", own.recipe),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
+from sweworld.core.types import Task
 from sweworld.envs import swebench_specs as sbs
 from sweworld.envs import swegym_installs
 from sweworld.envs.era import SWEBENCH_ERA_DATE, era_constraints, era_seeds
@@ -15,7 +16,6 @@ from sweworld.envs.recipes.model import (
 )
 from sweworld.envs.recipes.packages import _packages
 from sweworld.envs.services import stand_ins
-from sweworld.types import Task
 
 
 def _test_cmd(value: Any) -> str:

@@ -9,8 +9,8 @@ from sweworld.envs import swegym_specs
 from sweworld.envs.recipes.swebench import from_spec
 
 if TYPE_CHECKING:
+    from sweworld.core.types import Task
     from sweworld.envs.recipes.model import EnvRecipe
-    from sweworld.types import Task
 
 
 def recipe(task: Task, tree: Path | None) -> EnvRecipe | None:

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 from sweworld.envs.rebench import from_install_config
 
 if TYPE_CHECKING:
+    from sweworld.core.types import Task
     from sweworld.envs.recipes.model import EnvRecipe
-    from sweworld.types import Task
 
 
 def recipe(task: Task, tree: Path | None) -> EnvRecipe | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from sweworld.core.types import Task
 from sweworld.envs import swebench_specs as sbs
 from sweworld.envs.recipes.default import default_recipe
 from sweworld.envs.recipes.model import (
@@ -12,7 +13,6 @@ from sweworld.envs.recipes.model import (
     EnvRecipe,
 )
 from sweworld.envs.recipes.packages import _packages
-from sweworld.types import Task
 
 
 def from_task(task: Task, tree: Path | None) -> EnvRecipe:

@@ -33,12 +33,12 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from sweworld.core.types import Task
 from sweworld.surrogates.swr.calls import Call, defined, literal_calls
 from sweworld.surrogates.swr.patched import FileSource, Patched
 from sweworld.surrogates.swr.served import closure, package_of
 from sweworld.surrogates.swr.syntax import module
 from sweworld.surrogates.swt.testsource import is_test_file
-from sweworld.types import Task
 
 FEATURES = ("behaviour_known", "behaviour_equal", "behaviour_discriminating", "behaviour_fixed", "behaviour_kept",
             "behaviour_calls")

@@ -40,6 +40,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from sweworld.core.types import Task
 from sweworld.surrogates.swr.behaviour import FEATURES as BEHAVIOUR
 from sweworld.surrogates.swr.behaviour import behaviour
 from sweworld.surrogates.swr.patched import FileSource, Patched, apply_patch_text, split_lines
@@ -57,7 +58,6 @@ from sweworld.surrogates.swr.syntax import (
 from sweworld.surrogates.swt.affected import change_signature, without_scratch
 from sweworld.surrogates.swt.structured import coverage_of
 from sweworld.surrogates.swt.testsource import is_test_file
-from sweworld.types import Task
 
 FEATURES = (
     "empty", "parsed", "applies", "syntax_ok", "files", "hunks", "added", "removed", "new_files",

@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from sweworld.errors import ModelError
+from sweworld.core.errors import ModelError
 
 FORMAT = "sweworld-swr-logistic/1"
 

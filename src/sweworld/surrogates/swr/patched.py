@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING
 from unidiff import PatchSet
 from unidiff.errors import UnidiffParseError
 
-from sweworld.errors import SWEWorldError
-from sweworld.executor import Executor
+from sweworld.core.errors import SWEWorldError
+from sweworld.core.executor import Executor
 
 if TYPE_CHECKING:
     from sweworld.world.testfiles import Inspects

@@ -20,12 +20,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from sweworld.errors import WorldError
+from sweworld.core.errors import WorldError
+from sweworld.core.types import Task
 from sweworld.surrogates.swr.features import features, uses_behaviour
 from sweworld.surrogates.swr.model import SWRClassifier
 from sweworld.surrogates.swr.patched import FileSource, tree_source
 from sweworld.surrogates.swt.pytestlog import sep
-from sweworld.types import Task
 
 BROKEN_CONFIDENCE = 0.9
 
@@ -72,7 +72,7 @@ def repo_sources(repos_dir: str | Path | None = None) -> Callable[[Task], FileSo
     repository cache's mirror when the commit is there (no checkout: milliseconds, no disk), else
     from its base tree (``RepoStore.base_tree``: a synthesized commit is derived there); a
     repository that cannot be had reads as empty (every file absent)."""
-    from sweworld.errors import SWEWorldError
+    from sweworld.core.errors import SWEWorldError
     from sweworld.repos import RepoStore
     from sweworld.repos.blobs import GitBlobs
     from sweworld.surrogates.swt.learn import repo_trees

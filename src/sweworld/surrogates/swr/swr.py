@@ -26,10 +26,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from sweworld.core.types import Task
 from sweworld.surrogates.swr.model import SWRClassifier
 from sweworld.surrogates.swr.patched import FileSource, executor_source
 from sweworld.surrogates.swr.predict import decide, pytest_log, repo_sources, test_statuses
-from sweworld.types import Task
 from sweworld.world.parse import SWROutput
 from sweworld.world.swr import SimInstanceReport, grade_prediction
 from sweworld.world.testfiles import Workspace, inspect_patch

@@ -23,12 +23,12 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from sweworld.errors import ConfigError
+from sweworld.core.errors import ConfigError
+from sweworld.core.types import Task
 from sweworld.surrogates.swr.features import features, uses_behaviour
 from sweworld.surrogates.swr.model import SWRClassifier, fit_calibrated
 from sweworld.surrogates.swr.patched import FileSource
 from sweworld.surrogates.swr.predict import decide
-from sweworld.types import Task
 from sweworld.world.fidelity import split_of
 from sweworld.world.metrics import binary, scored, timing_ms
 from sweworld.world.traces import EvalTrace, StepTrace

@@ -27,8 +27,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from sweworld.errors import WorldError
-from sweworld.registry import refuse_unknown
+from sweworld.core.errors import WorldError
+from sweworld.core.registry import refuse_unknown
 from sweworld.surrogates.swt.model import EmbeddedSWT
 from sweworld.surrogates.swt.predictor import load_predictor
 from sweworld.surrogates.swt.structured import SWTPrediction

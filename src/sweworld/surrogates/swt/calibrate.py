@@ -16,10 +16,10 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from sweworld.protocols import HoldsOut
+from sweworld.core.protocols import HoldsOut
+from sweworld.core.types import Task
 from sweworld.surrogates.swt.bands import BANDS, band, calibrated, path_of
 from sweworld.surrogates.swt.predictor import TestOutcomePredictor
-from sweworld.types import Task
 from sweworld.world.traces import EvalTrace, StepTrace
 
 MIN_BAND = 5

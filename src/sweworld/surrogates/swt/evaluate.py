@@ -18,9 +18,9 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from sweworld.core.types import Task
 from sweworld.surrogates.swt.model import EmbeddedSWT
 from sweworld.surrogates.swt.predictor import TestOutcomePredictor
-from sweworld.types import Task
 from sweworld.world.fidelity import split_of
 from sweworld.world.metrics import same_outcome, similarity, timing_ms
 from sweworld.world.swt import to_result

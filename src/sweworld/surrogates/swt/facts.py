@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from sweworld.types import Task
+from sweworld.core.types import Task
 from sweworld.world.context import SWTContext
 
 FORMAT = "sweworld-embedded-swt/1"

@@ -19,6 +19,7 @@ import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from sweworld.core.types import Task
 from sweworld.surrogates.swt.djangofmt import learned_parts
 from sweworld.surrogates.swt.facts import (
     EmbeddedData,
@@ -35,7 +36,6 @@ from sweworld.surrogates.swt.sympyfmt import START, parse_sympy
 from sweworld.surrogates.swt.testcmd import TestRun, parse_test_command
 from sweworld.surrogates.swt.unittestfmt import parse_notes, parse_unittest
 from sweworld.surrogates.swt.wrappers import learned_lines
-from sweworld.types import Task
 from sweworld.world.context import SWTContext
 from sweworld.world.metrics import final_counts
 from sweworld.world.replay import recorded_test_report
@@ -122,7 +122,7 @@ def learn_eval(data: EmbeddedData, trace: EvalTrace) -> None:
 
 def repo_trees(repos_dir: str | Path | None = None) -> Callable[[Task], Path | None]:
     """``trees`` for ``learn``: a task's base tree from the repository cache (None when unavailable)."""
-    from sweworld.errors import SWEWorldError
+    from sweworld.core.errors import SWEWorldError
     from sweworld.repos import RepoStore
 
     store = RepoStore(repos_dir=repos_dir)

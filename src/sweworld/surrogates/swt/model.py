@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from sweworld.core.types import Task
 from sweworld.surrogates.swt.bands import calibrated
 from sweworld.surrogates.swt.facts import (
     EmbeddedData,
@@ -47,7 +48,6 @@ from sweworld.surrogates.swt.predictor import GoldTouchPredictor, TestOutcomePre
 from sweworld.surrogates.swt.scripts import predict_script
 from sweworld.surrogates.swt.structured import SWTPrediction, predict_tests
 from sweworld.surrogates.swt.testcmd import parse_script_command, parse_test_command
-from sweworld.types import Task
 from sweworld.world.context import SWTContext
 from sweworld.world.parse import SWTOutput
 from sweworld.world.traces import EvalTrace, StepTrace

@@ -13,10 +13,10 @@ import re
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from sweworld.registry import load
+from sweworld.core.registry import load
+from sweworld.core.types import Task
 from sweworld.surrogates.swt.affected import change_signature, changed_lines, file_sections
 from sweworld.surrogates.swt.testsource import is_test_file
-from sweworld.types import Task
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? ", re.MULTILINE)
 

@@ -8,8 +8,8 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from sweworld.config.backend import BackendConfig, RealBackendConfig, RunnerConfig, Strict
-from sweworld.config.timeouts import EVALUATION, Timeouts
+from sweworld.core.config.backend import BackendConfig, RealBackendConfig, RunnerConfig, Strict
+from sweworld.core.config.timeouts import EVALUATION, Timeouts
 
 
 def _runner(workers: int):

@@ -25,8 +25,8 @@ import posixpath
 import shlex
 from collections.abc import Callable
 
-from sweworld.executor import Executor
-from sweworld.types import ExecResult
+from sweworld.core.executor import Executor
+from sweworld.core.types import ExecResult
 
 SCRATCH = "sweworld-conformance"
 """Directory created (and removed) under the workdir by the write check."""

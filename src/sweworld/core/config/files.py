@@ -10,7 +10,7 @@ from typing import Any, TypeVar, get_args
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from sweworld.errors import ConfigError
+from sweworld.core.errors import ConfigError
 
 M = TypeVar("M", bound=BaseModel)
 CONFIG_FILE = "config.yaml"

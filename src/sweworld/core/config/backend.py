@@ -24,8 +24,8 @@ from pydantic import (
     model_validator,
 )
 
-from sweworld.errors import ConfigError
-from sweworld.registry import Registry
+from sweworld.core.errors import ConfigError
+from sweworld.core.registry import Registry
 
 BACKENDS: Registry[Any] = Registry("backend", {
     "real": "sweworld.backends.real:RealBackend",
