@@ -52,7 +52,7 @@ def _resolve(value: Any) -> Any:
 
 def call(fn: Callable[..., Any] | Shared, args: tuple, kwargs: dict) -> Any:
     """The body of every Ray task: ``fn`` on the resolved arguments (``fn`` may be shared too)."""
-    join_cluster()  # on several nodes, environments another node built are fetched (runs/envshare.py)
+    join_cluster()  # on several nodes, environments another node built are fetched (parallel/envshare.py)
     return _resolve(fn)(*(_resolve(a) for a in args), **{k: _resolve(v) for k, v in kwargs.items()})
 
 
