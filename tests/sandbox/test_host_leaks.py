@@ -34,6 +34,20 @@ def test_the_planted_secret_and_the_cache_paths_are_nowhere_in_the_episodes_proc
     assert "lowerdir=l/" in seen  # its layers are named by links of the episode, never by their paths
 
 
+
+def test_the_tools_an_episode_is_given_show_no_host_path(small_tree):
+    """``uv``, mounted for an environment's scripts, is a directory of sweworld's home holding it
+    alone (an overlay): neither the package's own path of the binary nor the home shows."""
+    from sweworld.envs.build import UV_IN_SANDBOX, tool_mounts, uv_binary
+    uv = uv_binary()
+    if uv is None:
+        pytest.skip("the uv package is not installed in this environment")
+    tree, commit = small_tree
+    with Sandbox({"/testbed": Layers([tree]), **tool_mounts(uv)}, base_commit=commit) as sb:
+        seen = sb.run(EVERY_PROC).output
+        assert str(uv.parent) not in seen and _home() not in seen
+        assert sb.run(f"{UV_IN_SANDBOX} --version").output.startswith("uv ")
+
 def test_the_server_is_pid_1_out_of_reach_and_unkillable(sandbox):
     out = sandbox.run("cat /proc/1/environ >/dev/null 2>&1 || echo NO-ENVIRON; readlink /proc/1/fd/1 >/dev/null 2>&1 "
                       "|| echo NO-FDS; echo x > /proc/1/fd/1 2>/dev/null || echo NO-WRITE; kill -9 1; "

@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -127,8 +129,34 @@ UV_IN_SANDBOX = Path("/sweworld/bin/uv")
 
 def tool_mounts(uv: Path | None) -> dict[str, Dir]:
     """Host tools the scripts call, at fixed paths inside the sandbox (host paths may be shadowed,
-    e.g. anything under the host's /tmp)."""
-    return {str(UV_IN_SANDBOX): Dir(uv)} if uv is not None else {}
+    e.g. anything under the host's /tmp). The directory ``/sweworld/bin`` is mounted, not the file:
+    a directory is mounted as an overlay that names no host path, where a bind of one file shows
+    the file's host path in the episode's ``/proc/self/mountinfo``."""
+    return {str(UV_IN_SANDBOX.parent): Dir(tool_dir(uv))} if uv is not None else {}
+
+
+def tool_dir(uv: Path) -> Path:
+    """A directory under sweworld's home holding ``uv`` alone (a hard link where the file system
+    allows, else a copy), one per uv binary (its size and modification time), made atomically."""
+    info = uv.stat()
+    final = envs_root().parent / "tools" / f"uv-{info.st_size}-{info.st_mtime_ns}"
+    if (final / "uv").exists():
+        return final
+    final.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".uv-", dir=final.parent))
+    try:
+        try:
+            os.link(uv, staging / "uv")
+        except OSError:
+            shutil.copy2(uv, staging / "uv")
+        os.replace(staging, final)
+    except OSError:
+        if not (final / "uv").exists():
+            raise
+    finally:
+        if staging.exists():
+            remove_tree(staging)
+    return final
 
 
 def sandbox_uv(uv: Path | None) -> Path | None:
