@@ -110,7 +110,7 @@ def test_every_arrow_points_to_its_own_floor_or_below():
     floor = {name: level for level, names in enumerate(FLOORS) for name in names}
 
     def package(module: str) -> str:
-        return (module.split(".") + ["__init__"])[1]
+        return [*module.split("."), "__init__"][1]
 
     unplaced = sorted({package(m) for m in graph.modules} - floor.keys())
     assert not unplaced, f"packages on no floor of FLOORS (and docs/architecture.md): {unplaced}"

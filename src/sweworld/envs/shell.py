@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
+from sweworld.shell.lexer import segments
+
 
 def command_segments(command: str) -> list[str]:
-    """The simple commands of a shell list (split at unquoted ``;``, ``&&`` and ``||``), stripped."""
-    out, current, quote, i = [], "", None, 0
-    while i < len(command):
-        char = command[i]
-        if quote:
-            quote = None if char == quote else quote
-        elif char in "'\"":
-            quote = char
-        elif char == ";" or command.startswith(("&&", "||"), i):
-            out.append(current)
-            current, i = "", i + (1 if char == ";" else 2)
-            continue
-        current += char
-        i += 1
-    return [part.strip() for part in [*out, current] if part.strip()]
+    """The simple commands of a shell list (split at unquoted ``;``, ``&&`` and ``||``), stripped: the
+    one lexer's :func:`sweworld.shell.lexer.segments` (escapes, comments and here-document bodies never
+    split a command)."""
+    return segments(command)
+
+
+__all__ = ["command_segments"]

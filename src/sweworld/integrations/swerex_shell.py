@@ -12,26 +12,25 @@ real sandbox, a stateless ``exec`` (``protocols.ExecCapable``). Named swerex ses
 
 Before a command runs, its syntax is checked as swerex's local runtime does (``bash -n``; a refusal
 is ``BashIncorrectSyntaxError`` and nothing runs), in the server's process: ``bash -n`` parses and
-runs nothing (and a sim episode would predict it rather than run it). A command made of plain words,
-quotes without expansions, pipes, ``&&``/``||``/``;`` and simple redirections is valid bash whatever
-its words are; ``plainly_valid`` recognises exactly such commands (never one bash refuses: the tests
-compare it with ``bash -n``), and they skip the check.
+runs nothing (and a sim episode would predict it rather than run it). The check is
+:func:`sweworld.shell.check.syntax_check`: a plainly valid command (``plainly_valid``: plain words, quotes
+without expansions, pipes, ``&&``/``||``/``;`` and simple redirections) skips it.
 """
 
 from __future__ import annotations
 
 import re
 import shlex
-import shutil
-import subprocess
 import threading
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from swerex.exceptions import BashIncorrectSyntaxError
 
-from sweworld.protocols import ExecCapable
+from sweworld.core.protocols import ExecCapable
+from sweworld.shell.check import CHECK_TIMEOUT, closers, syntax_check
+from sweworld.shell.plain import plainly_valid
+from sweworld.shell.words import NAME
 
 if TYPE_CHECKING:
     from sweworld.executor import Executor
@@ -39,108 +38,8 @@ if TYPE_CHECKING:
 
 PS1 = "SHELLPS1PREFIX"
 """swerex's prompt: the ``expect_string`` of a command that ran to its end."""
-CHECK_TIMEOUT = 30.0
 STATE_PREFIX = "/tmp/.sweworld-rex-"
 """Where a wrapped session writes its cwd and exports after each command (one file per session)."""
-
-_SPACE = re.compile(r"[ \t]+")
-_WORD = re.compile(r"""(?:[A-Za-z0-9_./:=,+%@^~*?-]|'[^'\n]*'|"[^"\\$`!\n]*")+""")
-_REDIRECT = re.compile(r"&>>|&>|[0-9]?(?:>>|>&|<&|>(?![|(])|<(?![<(>]))")
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
-_RESERVED = frozenset(["if", "then", "else", "elif", "fi", "for", "in", "do", "done", "while", "until", "case",
-                       "esac", "function", "select", "time", "coproc", "{", "}", "!", "[[", "]]"])
-_UNTERMINATED = re.compile(r"here-document at line \d+ delimited by end-of-file \(wanted `([^'\n]*)'\)")
-
-
-def plainly_valid(command: str) -> bool:
-    """True when ``command`` is certainly valid bash (see the module docstring); False: ask bash."""
-    pos, end = 0, len(command)
-    in_command = need_command = named = False  # words seen; after | && ||; the command word seen
-    while pos < end:
-        if (space := _SPACE.match(command, pos)) is not None:
-            pos = space.end()
-            continue
-        two, char = command[pos:pos + 2], command[pos]
-        if two in ("&&", "||") or (char == "|" and two != "|&"):
-            if not in_command:
-                return False
-            in_command, need_command, named = False, True, False
-            pos += len(two) if two in ("&&", "||") else 1
-        elif (char in ";&" and two not in (";;", ";&", "&>")) or char == "\n":
-            if char == "\n" and need_command:
-                pos += 1
-                continue
-            if char != "\n" and not in_command:
-                return False
-            in_command, named = False, False
-            pos += 1
-        elif (redirect := _REDIRECT.match(command, pos)) is not None:
-            pos = redirect.end()
-            if (space := _SPACE.match(command, pos)) is not None:
-                pos = space.end()
-            target = _WORD.match(command, pos)
-            if target is None or (target.group().isdigit() and command[target.end():target.end() + 1] in ("<", ">")):
-                return False  # digits just before < or > are bash's next redirection (2> 2>&1), not a word
-            pos, in_command, need_command = target.end(), True, False
-        elif (word := _WORD.match(command, pos)) is not None:
-            text = word.group()
-            if not named and not _ASSIGNMENT.match(text):
-                if text in _RESERVED:
-                    return False
-                named = True
-            pos, in_command, need_command = word.end(), True, False
-        else:
-            return False
-    return not need_command
-
-
-def _host_bash() -> str:
-    return shutil.which("bash") or "/bin/bash"
-
-
-class _Checker:
-    """``bash -n`` processes started ahead of need, one at a time: a check writes the command to one
-    already waiting on its stdin and waits for its verdict; the next one starts in the background."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._ready: subprocess.Popen | None = None
-        self._spawner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sweworld-rex-bash-n")
-
-    @staticmethod
-    def _start() -> subprocess.Popen:
-        return subprocess.Popen(["bash", "--norc", "--noprofile", "-n"], executable=_host_bash(), stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={})
-
-    def _refill(self) -> None:
-        process = self._start()
-        with self._lock:
-            if self._ready is None:
-                self._ready = process
-                return
-        process.kill()
-        process.wait()
-
-    def check(self, command: str) -> tuple[int, str, str]:
-        """(exit code, stdout, stderr) of ``bash -n`` on ``command``."""
-        with self._lock:
-            process, self._ready = self._ready, None
-        if process is None or process.poll() is not None:
-            process = self._start()
-        self._spawner.submit(self._refill)
-        out, err = process.communicate((command + "\n").encode(), timeout=CHECK_TIMEOUT)
-        return process.returncode, out.decode(errors="backslashreplace"), err.decode(errors="backslashreplace")
-
-
-_CHECKER: list[_Checker] = []
-_CHECKER_LOCK = threading.Lock()
-
-
-def _checker() -> _Checker:
-    with _CHECKER_LOCK:
-        if not _CHECKER:
-            _CHECKER.append(_Checker())
-        return _CHECKER[0]
 
 
 def check_syntax(command: str) -> str:
@@ -149,25 +48,18 @@ def check_syntax(command: str) -> str:
 
     ``bash -n`` reads the command and runs nothing of it (no expansion, no substitution), so it runs
     here, in the server's process, as swerex's runtime runs it in its own (with the bash binary the
-    sandbox mounts), from a ``bash -n`` started ahead of need (``_Checker``)."""
-    if plainly_valid(command):
-        return ""
-    code, stdout, stderr = _checker().check(command)
-    if code == 0:
-        return stderr
+    sandbox mounts): :func:`sweworld.shell.check.syntax_check`."""
+    result = syntax_check(command)
+    if result.ok:
+        return result.stderr
+    code, stdout, stderr = result.exit_code, result.stdout, result.stderr
     message = (f"Error (exit code {code}) while checking bash command \n{command!r}\n"
                f"---- Stderr ----\n{stderr}\n---- Stdout ----\n{stdout}")
     raise BashIncorrectSyntaxError(message, extra_info={"bash_stdout": stdout, "bash_stderr": stderr})
 
 
-def closers(warnings: str) -> str:
-    """The delimiter lines of the here-documents ``bash -n`` found unterminated: bash ends them at the
-    end of the input; a command wrapped in more text needs them written out."""
-    return "".join(f"\n{wanted}" for wanted in _UNTERMINATED.findall(warnings))
-
-
 #: ``export -p`` lines: ``declare -x NAME``, ``declare -x NAME="..."`` or ``declare -x NAME=$'...'``.
-_EXPORT = re.compile(r"""^declare -([A-Za-z-]+) ([A-Za-z_][A-Za-z0-9_]*)(?:=("(?:[^"\\]|\\.)*"|\$'(?:[^'\\]|\\.)*'))?$""",
+_EXPORT = re.compile(rf"""^declare -([A-Za-z-]+) ({NAME})(?:=("(?:[^"\\]|\\.)*"|\$'(?:[^'\\]|\\.)*'))?$""",
                      re.M | re.S)
 _SHELL_OWN = frozenset({"PWD", "OLDPWD", "SHLVL", "_"})
 
@@ -255,5 +147,5 @@ class WrappedShell(Session):
         return super().start(startup_source, timeout)
 
 
-__all__ = ["PS1", "EpisodeShell", "Session", "WrappedShell", "check_syntax", "closers", "parse_exports",
-           "plainly_valid"]
+__all__ = ["CHECK_TIMEOUT", "PS1", "EpisodeShell", "Session", "WrappedShell", "check_syntax", "closers",
+           "parse_exports", "plainly_valid"]

@@ -1,15 +1,17 @@
 """What code a shell command executes: the files SWT must see to predict its output.
 
 ``executed_code(command)`` splits the command into simple commands (on ``&&``, ``||``, ``;``, ``|``
-and newlines, with shell quoting), follows ``cd DIR`` so that relative paths resolve where the
-command runs, drops wrappers (``VAR=value``, ``env``, ``timeout N``, ``time``, ``nice``,
-``xvfb-run``, ``coverage run``) and reads:
+and newlines, with shell quoting: :func:`sweworld.shell.lexer.simple_commands`), follows ``cd DIR``
+so that relative paths resolve where the command runs, drops redirections (``2>&1``, ``> out``) and
+wrappers (``VAR=value`` and ``VAR+=value``, ``env``, ``timeout N``, ``time``, ``nice``, ``xvfb-run``,
+``coverage run``) and reads:
 
 - ``python[X.Y] FILE ...`` -> FILE; ``python -c CODE`` -> CODE itself (inline);
 - ``python -m pytest ARGS`` and ``pytest ARGS`` / ``py.test ARGS`` -> the path arguments (node ids
   cut at ``::``, options and their values skipped);
 - ``python -m MODULE`` (not pytest) -> ``MODULE.py`` or ``MODULE/__main__.py`` (whichever exists);
-- a heredoc fed to python (``python - <<EOF``) is part of the command text itself: nothing to read.
+- a heredoc fed to python (``python - <<EOF``) is part of the command text itself: nothing to read
+  (the lexer never reads a here-document's body as commands).
 
 This is a reader of intent, not a shell: the router decides WHETHER a command goes to SWT; this
 only lists what SWT should be shown. Unparseable quoting falls back to whitespace splitting.
@@ -19,14 +21,14 @@ from __future__ import annotations
 
 import posixpath
 import re
-import shlex
 
 from pydantic import BaseModel, Field
 
-_SEPARATORS = {"&&", "||", ";", "|", "&", "\n", ";;", "|&"}
+from sweworld.shell.lexer import simple_commands
+from sweworld.shell.words import is_assignment, without_redirections
+
 PYTHON = re.compile(r"^(?:.*/)?python(?:\d+(?:\.\d+)?)?$")
 PYTEST = re.compile(r"^(?:.*/)?(?:py\.test|pytest(?:-\d+(?:\.\d+)?)?)$")
-_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _WRAPPERS = {"env", "time", "nice", "nohup", "xvfb-run", "exec", "command", "stdbuf"}
 _WRAPPERS_WITH_VALUE = {"timeout"}
 # pytest options that take their value as the next word (``-k expr``); ``--opt=value`` needs nothing
@@ -47,27 +49,6 @@ class ExecutedCode(BaseModel):
     inline: list[str] = Field(default_factory=list, description="Code passed with python -c.")
 
 
-def simple_commands(command: str, *, strict: bool = False) -> list[tuple[str, list[str]]]:
-    """(the operator before it, its words) of each simple command of ``command``; unbalanced
-    quotes: ValueError with ``strict``, else plain words."""
-    lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|")
-    lexer.whitespace = " \t\r"  # newlines separate commands
-    lexer.whitespace_split = True
-    try:
-        tokens = list(lexer)
-    except ValueError:
-        if strict:
-            raise
-        tokens = command.replace("\n", " ; ").split()
-    out: list[tuple[str, list[str]]] = [("", [])]
-    for token in tokens:
-        if token in _SEPARATORS or (token and set(token) <= set(";&|\n")):
-            out.append((token, []))
-        else:
-            out[-1][1].append(token)
-    return [(op, words) for op, words in out if words]
-
-
 def split_simple_commands(command: str) -> list[list[str]]:
     """The words of each simple command of ``command`` (operators dropped)."""
     return [words for _, words in simple_commands(command)]
@@ -83,10 +64,12 @@ def interpreter_arguments(args: list[str]) -> list[str]:
 
 
 def strip_wrappers(words: list[str]) -> list[str]:
+    """The words from the program that runs on: assignments, wrappers and their options dropped
+    (``coverage run`` becomes ``python``)."""
     i = 0
     while i < len(words):
         word = words[i]
-        if _ASSIGNMENT.match(word) or word in _WRAPPERS:
+        if is_assignment(word) or word in _WRAPPERS:
             i += 1
         elif word in _WRAPPERS_WITH_VALUE:
             i += 1
@@ -140,7 +123,7 @@ def executed_code(command: str) -> ExecutedCode:
     files: list[str] = []
     inline: list[str] = []
     for words in split_simple_commands(command):
-        words = strip_wrappers(words)
+        words = strip_wrappers(without_redirections(words))
         if not words:
             continue
         head, args = words[0], words[1:]

@@ -33,6 +33,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from sweworld.shell.words import is_assignment
+
 
 def _names(text: str) -> frozenset[str]:
     return frozenset(text.split())
@@ -97,7 +99,7 @@ class Wrapper:
                 break
             if word.startswith("-") and len(word) > 1:
                 k += 2 if word in self.with_arg else 1
-            elif self.assignments and re.match(r"[A-Za-z_]\w*=", word):
+            elif self.assignments and is_assignment(word):
                 k += 1
             elif fixed:
                 fixed, k = fixed - 1, k + 1

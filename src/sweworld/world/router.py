@@ -1,6 +1,6 @@
 """The command router of the sim backend: which parts of a bash command SWT must predict.
 
-:func:`route` parses a command with bashlex (after :func:`sweworld.world.shell_mask.mask`) into
+:func:`route` parses a command with bashlex (after :func:`sweworld.shell.mask.mask`) into
 lists, pipelines, compound commands and simple commands, and judges each simple command with the
 rules of :mod:`sweworld.world.route_rules`. The plan lists the byte spans that must be simulated.
 The sim executor asks SWT for each span's ``{stdout, stderr, exit_code}``, then runs
@@ -31,34 +31,14 @@ from dataclasses import dataclass, field
 
 import bashlex
 
+from sweworld.shell.mask import parse
+from sweworld.shell.words import RESERVED, program
 from sweworld.world.route_rules import classify
-from sweworld.world.shell_mask import mask
 
 STUB = "__sweworld_sim"
 _LOOPS = frozenset({"for", "while", "until"})
 _SUBSTITUTIONS = frozenset({"commandsubstitution", "processsubstitution"})
 _PLAIN = re.compile(r"[\w./=:,@%+\- \t]+")
-_ASSIGNMENT = re.compile(r"[A-Za-z_]\w*=")
-_RESERVED = frozenset(
-    [
-        "if",
-        "then",
-        "else",
-        "elif",
-        "fi",
-        "for",
-        "in",
-        "do",
-        "done",
-        "while",
-        "until",
-        "case",
-        "esac",
-        "function",
-        "select",
-        "time",
-    ]
-)
 
 
 @dataclass(frozen=True)
@@ -215,11 +195,10 @@ def _plain(command: str) -> RoutePlan | None:
     """The plan of one simple command without quotes, expansions or operators, or None."""
     if not (_PLAIN.fullmatch(command) and command.strip()):
         return None
-    words = command.split()
-    program = words[next((k for k, w in enumerate(words) if not _ASSIGNMENT.match(w)), len(words)) :]
-    if program and program[0] in _RESERVED:
+    words = program(command.split())
+    if words and words[0] in RESERVED:
         return None
-    simulate, reason = classify(program, frozenset(), _Walker.judge_shell)
+    simulate, reason = classify(words, frozenset(), _Walker.judge_shell)
     start = len(command) - len(command.lstrip())
     end = len(command.rstrip())
     text = command[start:end]
@@ -228,13 +207,12 @@ def _plain(command: str) -> RoutePlan | None:
 
 
 def _parse(command: str) -> RoutePlan:
-    masked = mask(command)
-    if not masked.strip():
-        return RoutePlan(command, (), True)
     try:
-        trees = bashlex.parse(masked)
+        masked, trees = parse(command)
     except Exception as exc:  # bashlex raises several types; none may escape
         return _whole(command, False, f"unparseable: {type(exc).__name__}: {exc}")
+    if not trees:
+        return RoutePlan(command, (), True)
     walker = _Walker(command, masked, _functions(trees))
     try:
         spans = [s for tree in trees for s in walker.walk(tree)]
