@@ -1,6 +1,7 @@
 # The two commands: `make demo` runs the main job, `make test` runs the test suite.
 # Each creates or refreshes .venv, installs sweworld and what it needs (bubblewrap through apt-get
-# when running as root and it is missing), then runs. Installs go through uv from the committed
+# when running as root and it is missing; skopeo for container images and docker-registry for their tests
+# too, which an ordinary user may go without), then runs. Installs go through uv from the committed
 # lock files: requirements/demo.txt (the core dependencies: all the demo imports) for `make demo`,
 # requirements/dev.txt (the `dev` extra: test tools, torch CPU, TRL, Ray) for `make test`;
 # `make lock` regenerates both from pyproject.toml.
@@ -45,13 +46,16 @@ system:
 	command -v openssl >/dev/null 2>&1 || missing="$$missing openssl"; \
 	command -v ip >/dev/null 2>&1 || missing="$$missing iproute2"; \
 	$(PYTHON) -c "import ensurepip, venv" >/dev/null 2>&1 || missing="$$missing python3-venv"; \
-	if [ -n "$$missing" ]; then \
-	  if [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
-	    echo "installing:$$missing"; \
-	    (apt-get update -qq || true) && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
-	  else \
-	    echo "missing system packages:$$missing (install them, e.g. sudo apt-get install$$missing)"; exit 1; \
-	  fi; \
+	optional=""; \
+	command -v skopeo >/dev/null 2>&1 || optional="$$optional skopeo"; \
+	command -v docker-registry >/dev/null 2>&1 || optional="$$optional docker-registry"; \
+	if [ -n "$$missing$$optional" ] && [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing:$$missing$$optional"; \
+	  (apt-get update -qq || true) && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing $$optional >/dev/null; \
+	elif [ -n "$$missing" ]; then \
+	  echo "missing system packages:$$missing (install them, e.g. sudo apt-get install$$missing)"; exit 1; \
+	elif [ -n "$$optional" ]; then \
+	  echo "note: without$$optional, container images cannot be pulled (skopeo) or served to the tests (docker-registry)"; \
 	fi
 
 # the venv and uv in it (pip stays: sweworld downloads sdists with `python -m pip download`)
@@ -105,8 +109,8 @@ test: venv312 venvverl
 
 # what an ordinary user's machine must run as well as root's (.ci/run runs it as one): every test that
 # opens a sandbox (bwrap-marked, in all three environments) and the rest of the sandbox, environment,
-# harness and server tests
-SANDBOXED_DIRS := tests/sandbox tests/envs tests/harness tests/integrations tests/backends
+# harness, server and image tests
+SANDBOXED_DIRS := tests/sandbox tests/envs tests/harness tests/integrations tests/backends tests/oci
 test-sandboxed: venv312 venvverl
 	$(VENV)/bin/python -m pytest -n 2 --dist loadgroup -q -m "bwrap and not py312 and not verl" $(PYTEST_ARGS)
 	$(VENV)/bin/python -m pytest -n 2 --dist loadgroup -q -m "not bwrap and not py312 and not verl" $(SANDBOXED_DIRS) $(PYTEST_ARGS)

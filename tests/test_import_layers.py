@@ -21,7 +21,7 @@ FLOORS = [
     {"__init__", "core", "types", "errors", "paths", "names", "images", "executor", "protocols", "registry", "config"},
     {"shell", "parallel", "shipping", "testing", "isolation_probes", "usage", "trajectory", "pyast", "covmap",
      "datasets", "runlock", "envsource", "toxenv"},
-    {"tasks", "repos", "sandbox", "models", "htmlreport"},
+    {"tasks", "repos", "sandbox", "models", "htmlreport", "oci"},
     {"envs", "tools"},
     {"agents", "harness"},
     {"world"},

@@ -61,6 +61,12 @@ class SandboxError(InfraError):
     process inside it such as the synthesis fork server did not start...)."""
 
 
+class ImageError(InfraError):
+    """A container image could not be pulled or unpacked (a bad name, a missing tag, a refused login,
+    a rate limit, an unreachable registry, a layer that fails its digest); where = the image and,
+    when known, the instance."""
+
+
 class PatchApplyError(InfraError):
     """The apply machinery failed (the tree could not be put back after a failed attempt). A patch
     that does not apply, or is refused as unsafe, is no error: it is a ``PatchApplyResult``."""

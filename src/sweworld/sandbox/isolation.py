@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sweworld.core.errors import SandboxError
+from sweworld.sandbox import transplant
 from sweworld.sandbox.config import SandboxConfig
 from sweworld.sandbox.diagnose import is_setuid
 from sweworld.sandbox.etc import HOSTNAME, etc_snapshot
@@ -91,6 +92,9 @@ class Layout:
     scratch: list[Bind] = field(default_factory=list)
     ro_paths: list[str] = field(default_factory=list)
     workdir: str = "/testbed"
+    #: an image's layers under the episode's upper, seen at ``/`` (an episode on an image): no host
+    #: system directory is mounted, and the server's interpreter is transplanted (``transplant``)
+    root: Overlay | None = None
 
 
 def require(tool: str, package: str) -> str:
@@ -145,13 +149,16 @@ def bwrap_args(layout: Layout, config: SandboxConfig, *, pid1: bool = False) -> 
     caps = os.geteuid() == 0 or not is_setuid(args[0])
     if config.isolation == "none":
         args += ["--bind", "/", "/", "--dev-bind", "/dev", "/dev", "--proc", "/proc"]
+    if layout.root is not None:  # first: everything else is mounted over the image
+        args += ["--bind", str(layout.root.merged), "/"]
     tmp = layout.tmp_mount or layout.tmp
     if tmp is not None:  # first: host paths below /tmp bound later stay visible above it
         args += ["--bind", str(tmp), "/tmp"]
     for bind in layout.scratch:
         args += ["--bind", str(bind.source), bind.target]
-    if config.isolation != "none":
+    if config.isolation != "none" and layout.root is None:
         _mount_system(args, layout.etc)
+    if config.isolation != "none":
         args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/dev/shm",
                  "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
                  "--hostname", HOSTNAME, "--new-session"]
@@ -160,27 +167,37 @@ def bwrap_args(layout: Layout, config: SandboxConfig, *, pid1: bool = False) -> 
             args.append("--as-pid-1")
         if not config.network:
             args.append("--unshare-net")
-        for path in [*interpreter_prefixes(), *layout.ro_paths, *config.ro_paths]:
+        for path in [*([] if layout.root else interpreter_prefixes()), *layout.ro_paths, *config.ro_paths]:
             args += ["--ro-bind", path, path]
     for ov in layout.overlays:
         if ov.target is not None:
             args += ["--bind", str(ov.merged), ov.target]
     for bind in layout.binds:
         args += ["--bind" if bind.writable else "--ro-bind", str(bind.source), bind.target]
-    if config.isolation != "none":
+    if config.isolation != "none" and layout.root is None:  # an image's root is the episode's to write
         args += ["--remount-ro", "/"]
     args += ["--chdir", layout.workdir, "--die-with-parent", "--clearenv"]
     return args
 
 
-def sandbox_env(config: SandboxConfig, workdir: str) -> dict[str, str]:
-    """The scrubbed environment of every command: an allowlist, never the host's variables."""
+IMAGE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+"""Docker's ``PATH`` for an image that sets none."""
+NOT_ON_IMAGES = ("LANG", "LC_ALL", "VIRTUAL_ENV")
+"""Left to the image (its ``Env``): a locale it may not have, a virtualenv that is not there."""
+
+
+def sandbox_env(config: SandboxConfig, workdir: str, *, image: bool = False) -> dict[str, str]:
+    """The scrubbed environment of every command: an allowlist, never the host's variables. On an
+    image (``image``): what Docker gives a container (``PATH``, ``HOME=/root``) and no locale, the
+    image's ``Env`` coming in through ``config.env``."""
     env = {
         "PATH": SANDBOX_PATH, "HOME": "/tmp/home", "USER": "root", "LOGNAME": "root", "SHELL": "/bin/bash",
         "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TZ": "UTC", "TERM": "dumb", "PAGER": "cat", "GIT_PAGER": "cat",
         "VIRTUAL_ENV": "/sweworld/venv", "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1",
         "PYTHONUNBUFFERED": "1", "TMPDIR": "/tmp", "SWEWORLD_WORKDIR": workdir,
     }
+    if image:
+        env = {k: v for k, v in env.items() if k not in NOT_ON_IMAGES} | {"PATH": IMAGE_PATH, "HOME": "/root"}
     for name in config.passthrough_env:
         if name in os.environ:
             env[name] = os.environ[name]
@@ -188,13 +205,13 @@ def sandbox_env(config: SandboxConfig, workdir: str) -> dict[str, str]:
     return env
 
 
-def server_config(config: SandboxConfig, workdir: str) -> bytes:
+def server_config(config: SandboxConfig, workdir: str, *, image: bool = False) -> bytes:
     """The server's config frame (see ``server.load_config``)."""
     limits = {"RLIMIT_AS": config.memory, "RLIMIT_NPROC": config.processes, "RLIMIT_FSIZE": config.file_size,
               "RLIMIT_NOFILE": config.open_files, "RLIMIT_CORE": 0}
     msg: dict[str, object] = {"cwd": workdir, "persistent": config.persistent, "output_cap": config.output_cap,
                               "pid_namespace": config.isolation != "none"}
-    msg.update({f"env:{k}": v for k, v in sandbox_env(config, workdir).items()})
+    msg.update({f"env:{k}": v for k, v in sandbox_env(config, workdir, image=image).items()})
     msg.update({f"limit:{k}": v for k, v in limits.items()})
     return encode_msg(msg)
 
@@ -231,8 +248,9 @@ def command(layout: Layout, config: SandboxConfig, route: str = "userns") -> Lau
     state.mkdir(parents=True, exist_ok=True)
     for name in SERVER_FILES:
         shutil.copyfile(Path(__file__).with_name(name), state / name)
-    (state / "config").write_bytes(server_config(config, layout.workdir))
-    server = [server_python(), "-I", "-S", "/tmp/.sweworld/server.py", "/tmp/.sweworld/config"]
+    (state / "config").write_bytes(server_config(config, layout.workdir, image=layout.root is not None))
+    python = list(transplant.runtime(server_python()).argv) if layout.root is not None else [server_python()]
+    server = [*python, "-I", "-S", "/tmp/.sweworld/server.py", "/tmp/.sweworld/config"]
     pid1 = config.isolation != "none"
     if route == "setuid-bwrap":
         if layout.overlays:
@@ -241,7 +259,8 @@ def command(layout: Layout, config: SandboxConfig, route: str = "userns") -> Lau
         bwrap = bwrap_args(layout, config, pid1=pid1)
         return Launch([bwrap[0], "--args"], bwrap[1:], ["--", *server])
     bwrap = bwrap_args(layout, config, pid1=pid1)
-    stage = ["set -e", *overlay_mount_lines(layout.overlays, layout.stage),
+    overlays = [*layout.overlays, *([layout.root] if layout.root is not None else [])]
+    stage = ["set -e", *overlay_mount_lines(overlays, layout.stage),
              f'exec {shlex.quote(bwrap[0])} --args "$1" -- {shlex.join(server)}']
     unshare = require("unshare", "util-linux")
     return Launch([unshare, "--user", "--map-root-user", "--mount", "--propagation", "private", "--",

@@ -15,7 +15,7 @@ from pathlib import Path
 from sweworld.core.errors import SandboxError
 from sweworld.core.paths import remove_tree
 from sweworld.core.types import ExecResult
-from sweworld.sandbox import conda_shim, hostlimits, isolation, pids, route, workdirs
+from sweworld.sandbox import conda_shim, hostlimits, isolation, pids, route, transplant, workdirs
 from sweworld.sandbox.config import SandboxConfig
 from sweworld.sandbox.etc import etc_snapshot
 from sweworld.sandbox.isolation import Bind, Layout, Overlay
@@ -174,6 +174,12 @@ class Sandbox:
         layout = Layout(tmp=self.episode_dir / "tmp", ro_paths=list(ro_paths), workdir=self.workdir)
         layout.tmp.mkdir(exist_ok=True)
         isolated = self.config.isolation != "none"
+        image = mounts.get("/")
+        if image is not None and (not isinstance(image, Layers) or mode != "overlay" or not isolated):
+            raise SandboxError("an episode on an image (layers at /) needs overlay workspaces in a user namespace"
+                               if isinstance(image, Layers) else "only an image's layers (Layers) can be mounted at /",
+                               hint="run `sweworld doctor`: it says whether this host allows overlays in a user "
+                               "namespace and what to change where it does not")
         # overlays name no host path in /proc/*/mountinfo, binds do: with overlays at hand, the
         # episode's cache-side binds become overlays too (stage.py)
         wrap = Wrapper(self.episode_dir) if mode == "overlay" and isolated else None
@@ -181,7 +187,11 @@ class Sandbox:
             layout.stage = self.episode_dir
             layout.tmp_mount = wrap.writable(layout.tmp, "tmp")
         etc_layers = [etc_snapshot()]
-        if self.config.hosts and isolated:
+        if image is not None:  # the image's own /etc; the server's interpreter is brought in
+            python = isolation.server_python()
+            for source, target in transplant.runtime(python).binds:
+                layout.binds.append(Bind(wrap.read_only([Path(source)], "host") if wrap else Path(source), target))
+        elif self.config.hosts and isolated:
             extra = self.episode_dir / "etc"
             extra.mkdir(exist_ok=True)
             base = etc_snapshot() / "hosts"
@@ -192,14 +202,14 @@ class Sandbox:
                 layout.binds.append(Bind(extra / "hosts", "/etc/hosts", False))
             else:
                 etc_layers.insert(0, extra)
-        if wrap is not None:
+        if wrap is not None and image is None:
             layout.etc = wrap.read_only(etc_layers, "etc")
         for n, target in enumerate(self.config.scratch_dirs if isolated else []):
             if target not in mounts:
                 scratch = self.episode_dir / f"scratch{n}"
                 scratch.mkdir(exist_ok=True)
                 layout.scratch.append(Bind(wrap.writable(scratch, "scratch") if wrap else scratch, target, True))
-        if self.config.conda_shim and isolated and conda_shim.MOUNT not in mounts:
+        if self.config.conda_shim and isolated and conda_shim.MOUNT not in mounts and image is None:
             shim = conda_shim.shim_dir()
             layout.binds.append(Bind(wrap.read_only([shim], "shim") if wrap else shim, conda_shim.MOUNT, False))
         for n, (target, spec) in enumerate(mounts.items()):
@@ -218,7 +228,11 @@ class Sandbox:
                 d.mkdir(parents=True, exist_ok=True)
             remove_tree(work)
             work.mkdir(parents=True)
-            layout.overlays.append(Overlay(target, list(spec.lowers), upper, work, merged))
+            overlay = Overlay(target, list(spec.lowers), upper, work, merged)
+            if target == "/":
+                layout.root = overlay
+            else:
+                layout.overlays.append(overlay)
         if wrap is not None:
             layout.overlays = [*wrap.overlays, *layout.overlays]
         return layout, mode

@@ -1,0 +1,200 @@
+"""Real container images made here without a daemon, and a real registry to serve them from.
+
+- ``debian_rootfs(packages)``: a root file system unpacked from Debian's own packages
+  (``apt-get download`` + ``dpkg-deb -x``, no root needed), cached under ``$SWEWORLD_HOME``: libc,
+  bash and busybox's utilities by default;
+- ``layer(...)``: one layer as a gzip-compressed tar, from a directory or from entries (files,
+  links, hard links, whiteouts, opaque markers, devices, setuid files) written as an image builder
+  writes them;
+- ``write_layout(dir, tag, layers, config)``: an OCI image layout;
+- ``Registry``: Debian's ``docker-registry`` (CNCF distribution) on 127.0.0.1, with
+  ``registries_conf`` marking it insecure and serving ``docker.io`` from it (a mirror), and
+  ``push`` through skopeo.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+import os
+import shutil
+import socket
+import subprocess
+import tarfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+BASE_PACKAGES = ("libc6", "libtinfo6", "bash", "busybox-static")
+
+
+def _home() -> Path:
+    return Path(os.environ["SWEWORLD_HOME"])
+
+
+def debian_rootfs(packages: tuple[str, ...] = BASE_PACKAGES) -> Path:
+    """A root file system of Debian's ``packages`` (cached); skips the test where apt cannot fetch them."""
+    key = hashlib.sha256(" ".join(packages).encode()).hexdigest()[:12]
+    final = _home() / "test-images" / f"rootfs-{key}"
+    if (final / "bin" / "bash").exists():
+        return final
+    debs = _home() / "test-images" / "debs"
+    debs.mkdir(parents=True, exist_ok=True)
+    missing = [p for p in packages if not list(debs.glob(f"{p}_*.deb"))]
+    if missing:
+        got = subprocess.run(["apt-get", "download", *missing], cwd=debs, capture_output=True, text=True)
+        if got.returncode != 0:
+            pytest.skip(f"apt-get download {' '.join(missing)} failed: {got.stderr.strip()[-300:]}")
+    tmp = final.with_name(final.name + f".tmp{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    for package in packages:
+        deb = sorted(debs.glob(f"{package}_*.deb"))[-1]
+        subprocess.run(["dpkg-deb", "-x", str(deb), str(tmp)], check=True)
+    busybox = tmp / "bin" / "busybox"
+    for applet in subprocess.run([str(busybox), "--list"], capture_output=True, text=True, check=True).stdout.split():
+        if not os.path.lexists(tmp / "bin" / applet):
+            os.symlink("busybox", tmp / "bin" / applet)
+    for folder in ("tmp", "root", "etc", "testbed", "proc", "dev"):
+        (tmp / folder).mkdir(exist_ok=True)
+    (tmp / "etc" / "passwd").write_text("root:x:0:0:root:/root:/bin/bash\n")
+    (tmp / "etc" / "group").write_text("root:x:0:\n")
+    os.replace(tmp, final)
+    return final
+
+
+@dataclass
+class Entry:
+    """One tar entry: ``kind`` file, dir, symlink, hardlink, fifo, chardev; ``data`` a file's bytes,
+    ``link`` a link's target; ``mode`` with setuid bits where wanted."""
+
+    name: str
+    kind: str = "file"
+    data: bytes = b""
+    link: str = ""
+    mode: int = 0o644
+
+
+def _root_owned(info: tarfile.TarInfo) -> tarfile.TarInfo:
+    info.uid = info.gid = 0
+    info.uname = info.gname = "root"
+    return info
+
+
+def layer(directory: Path | None = None, entries: list[Entry] = ()) -> bytes:
+    """An uncompressed layer tar: ``directory``'s tree (root-owned), then ``entries`` in order."""
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        if directory is not None:
+            tar.add(directory, arcname=".", filter=_root_owned)
+        for entry in entries:
+            info = tarfile.TarInfo(entry.name)
+            info.mode, info.mtime = entry.mode, 1_700_000_000
+            kinds = {"file": tarfile.REGTYPE, "dir": tarfile.DIRTYPE, "symlink": tarfile.SYMTYPE,
+                     "hardlink": tarfile.LNKTYPE, "fifo": tarfile.FIFOTYPE, "chardev": tarfile.CHRTYPE}
+            info.type = kinds[entry.kind]
+            info.linkname = entry.link
+            if entry.kind == "chardev":
+                info.devmajor, info.devminor = 1, 3
+            info.size = len(entry.data) if entry.kind == "file" else 0
+            tar.addfile(info, io.BytesIO(entry.data) if entry.kind == "file" else None)
+    return out.getvalue()
+
+
+def whiteout(path: str) -> Entry:
+    folder, name = os.path.split(path)
+    return Entry(os.path.join(folder, ".wh." + name))
+
+
+def opaque(folder: str) -> Entry:
+    return Entry(os.path.join(folder, ".wh..wh..opq"))
+
+
+def _blob(layout: Path, data: bytes) -> dict:
+    digest = hashlib.sha256(data).hexdigest()
+    path = layout / "blobs" / "sha256" / digest
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return {"digest": f"sha256:{digest}", "size": len(data)}
+
+
+def write_layout(layout: Path, tag: str, layers: list[bytes], config: dict | None = None) -> Path:
+    """An OCI image layout at ``layout`` with one image tagged ``tag`` (layers bottom first)."""
+    layout.mkdir(parents=True, exist_ok=True)
+    (layout / "oci-layout").write_text(json.dumps({"imageLayoutVersion": "1.0.0"}))
+    described = []
+    for tar in layers:
+        desc = _blob(layout, gzip.compress(tar, mtime=0))
+        described.append({"mediaType": "application/vnd.oci.image.layer.v1.tar+gzip", **desc})
+    image_config = {"architecture": "amd64", "os": "linux", "config": config or {},
+                    "rootfs": {"type": "layers", "diff_ids": [f"sha256:{hashlib.sha256(t).hexdigest()}" for t in layers]}}
+    config_desc = _blob(layout, json.dumps(image_config).encode())
+    manifest = {"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+                "config": {"mediaType": "application/vnd.oci.image.config.v1+json", **config_desc},
+                "layers": described}
+    manifest_desc = _blob(layout, json.dumps(manifest).encode())
+    index_path = layout / "index.json"
+    index = json.loads(index_path.read_text()) if index_path.is_file() else {"schemaVersion": 2, "manifests": []}
+    index["manifests"] = [m for m in index["manifests"]
+                          if m.get("annotations", {}).get("org.opencontainers.image.ref.name") != tag]
+    index["manifests"].append({"mediaType": "application/vnd.oci.image.manifest.v1+json", **manifest_desc,
+                               "annotations": {"org.opencontainers.image.ref.name": tag}})
+    index_path.write_text(json.dumps(index))
+    return layout
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Registry:
+    """CNCF distribution (Debian's ``docker-registry``) serving on 127.0.0.1 from ``root``."""
+
+    def __init__(self, root: Path, htpasswd: Path | None = None):
+        binary = shutil.which("docker-registry")
+        if binary is None:
+            pytest.skip("docker-registry is not installed (apt-get install docker-registry; `make test` does it as root)")
+        self.port = _free_port()
+        self.address = f"127.0.0.1:{self.port}"
+        root.mkdir(parents=True, exist_ok=True)
+        auth = (f"auth:\n  htpasswd:\n    realm: test\n    path: {htpasswd}\n" if htpasswd else "")
+        (root / "config.yml").write_text(
+            f"version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {root / 'data'}\n"
+            f"  delete:\n    enabled: true\nhttp:\n  addr: {self.address}\n{auth}")
+        self.proc = subprocess.Popen([binary, "serve", str(root / "config.yml")], stdout=subprocess.DEVNULL,
+                                     stderr=open(root / "registry.log", "ab"))  # noqa: SIM115
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with socket.socket() as sock:
+                if sock.connect_ex(("127.0.0.1", self.port)) == 0:
+                    break
+            if self.proc.poll() is not None:
+                raise RuntimeError((root / "registry.log").read_text()[-2000:])
+            time.sleep(0.05)
+        self.conf = root / "registries.conf"
+        self.conf.write_text(
+            f'[[registry]]\nlocation = "{self.address}"\ninsecure = true\n\n'
+            f'[[registry]]\nprefix = "docker.io"\nlocation = "docker.io"\n'
+            f'[[registry.mirror]]\nlocation = "{self.address}"\ninsecure = true\n')
+
+    def push(self, layout: Path, tag: str, name: str, *, creds: str | None = None) -> str:
+        """Push ``oci:layout:tag`` as ``name`` (``repo:tag``) to this registry; returns its full name."""
+        target = f"{self.address}/{name}"
+        subprocess.run(["skopeo", "copy", "--quiet", "--insecure-policy", "--dest-tls-verify=false",
+                        *(["--dest-creds", creds] if creds else []), f"oci:{layout}:{tag}", f"docker://{target}"],
+                       check=True, capture_output=True, text=True)
+        return target
+
+    def close(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
