@@ -58,10 +58,10 @@ def runtime(python: str) -> Runtime:
     dirs: list[str] = []
     for lib in [loader, *libs]:
         folder = os.path.dirname(os.path.realpath(lib))
-        if not Path(folder).is_relative_to(prefix) and folder not in dirs:
+        if folder not in dirs:
             dirs.append(folder)
     binds = [(str(prefix), f"{HOST}/python"), *((d, f"{HOST}/lib{n}") for n, d in enumerate(dirs))]
-    inside = [f"{HOST}/lib{n}" for n in range(len(dirs))] + [f"{HOST}/python/lib"]
+    inside = [f"{HOST}/lib{n}" for n in range(len(dirs))]
     where = dirs.index(os.path.dirname(loader))
     argv = (f"{HOST}/lib{where}/{os.path.basename(loader)}", "--library-path", ":".join(inside),
             f"{HOST}/python/{Path(python).relative_to(prefix)}")
