@@ -1,4 +1,4 @@
-"""``sweworld env build|ls|rm|gc``: the shared environment cache."""
+"""``sweworld env build|pull|ls|rm|gc``: the shared environment cache and the pulled images."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import typer
 from rich.progress import Progress
 from rich.table import Table
 
-from sweworld.cli import common
+from sweworld.cli import common, env_images
 from sweworld.cli.common import Dataset, InstanceIds, ReposDir, SkipInvalid, Split, Workers
 from sweworld.core.errors import SWEWorldError
 
-app = typer.Typer(no_args_is_help=True, help="Build, list and remove environments.")
+app = typer.Typer(no_args_is_help=True, help="Build, pull, list and remove environments and images.")
 
 
 @app.command("build")
@@ -44,9 +44,21 @@ def build(dataset: Dataset = common.DEFAULT_DATASET, split: Split = None, repos_
         raise typer.Exit(1)
 
 
+@app.command("pull")
+def pull(images: list[str] = typer.Argument(..., help="Image names: [REGISTRY/]REPO[:TAG][@DIGEST], oci:DIR:TAG, "
+                                           "docker-archive:FILE."),
+         refresh: bool = typer.Option(False, "--refresh", help="Ask the registry again for an image already pulled.")) -> None:
+    """Pull container images without a daemon or root, each layer stored and unpacked once.
+
+    skopeo fetches them, configured as the containers tools are: registries.conf from
+    $CONTAINERS_REGISTRIES_CONF, logins from $REGISTRY_AUTH_FILE or ~/.docker/config.json."""
+    if env_images.pull(images, refresh):
+        raise typer.Exit(1)
+
+
 @app.command("ls")
 def ls() -> None:
-    """List built environments."""
+    """List built environments and pulled images."""
     from sweworld.envs import list_envs
     with common.reported():
         envs = list_envs()
@@ -57,18 +69,22 @@ def ls() -> None:
     if not common.out.is_terminal:  # piped: full keys, one tab-separated line per environment
         for row in [header, *rows]:
             print("\t".join(row))
+        env_images.table()
         return
     table = Table(*header)
     table.columns[0].no_wrap = True
     for row in rows:
         table.add_row(*row)
     common.out.print(table)
+    env_images.table()
 
 
 @app.command("rm")
-def rm(key: str = typer.Argument(..., help="Environment key (or an unambiguous prefix).")) -> None:
-    """Remove one environment and its install layers."""
+def rm(key: str = typer.Argument(..., help="Environment key, image key or image name (or an unambiguous prefix).")) -> None:
+    """Remove one environment and its install layers, or one pulled image."""
     from sweworld.envs import remove_env
+    if env_images.remove(key):
+        return
     with common.reported():
         path = remove_env(key)
     common.out.print(f"removed {path}")
@@ -82,8 +98,10 @@ DryRun = Annotated[bool, typer.Option("--dry-run", help="List what would be remo
 
 @app.command("gc")
 def gc(older_than: OlderThan = None, dry_run: DryRun = False) -> None:
-    """Remove episode directories whose process is gone (killed, or never closed them) and, with
-    --older-than, environments and base trees unused for that long."""
+    """Remove dead episodes' directories, unheld image layers and, with --older-than, unused environments.
+
+    An episode directory goes when its process is gone (killed, or never closed it); an image layer or blob
+    when no pulled image holds it; with --older-than, environments and base trees unused for that long."""
     from sweworld.envs import gc as garbage
     try:
         age = garbage.parse_age(older_than) if older_than is not None else None
@@ -96,4 +114,5 @@ def gc(older_than: OlderThan = None, dry_run: DryRun = False) -> None:
             if dry_run or garbage.remove(item):
                 count += 1
                 print(f"{verb} {item.kind} {item.path} ({item.reason})")
+        count += env_images.gc(dry_run)
     print(f"{count} {'items would be' if dry_run else 'items'} removed" if count else "nothing to remove")

@@ -137,26 +137,49 @@ def _blobs_of(key: str) -> set[str]:
     return names
 
 
-def gc() -> dict[str, int]:
-    """Delete what no image record names: unpacked layers, blobs, layouts. Returns counts and bytes."""
+def gc(*, dry_run: bool = False) -> dict[str, int]:
+    """Delete what no image record names: unpacked layers, blobs, layouts. Returns counts and bytes
+    (``dry_run``: what would be deleted, deleting nothing)."""
     freed = {"layers": 0, "blobs": 0, "bytes": 0}
+    remove_tree_or_not = _count_only if dry_run else _delete
     with locked("store", "gc"):
         records = list_images()
         keep_layers = {d.split(":", 1)[-1] for r in records for d in r.layers}
         keep_blobs = {b for r in records for b in _blobs_of(r.key)}
         for layout in (root() / "refs").glob("*") if (root() / "refs").is_dir() else []:
             if read_record(layout.name) is None:
-                remove_tree(layout)
+                remove_tree_or_not(layout)
         for layer in (root() / "layers").glob("*") if (root() / "layers").is_dir() else []:
             name = layer.name.removesuffix(".json")
             if name.startswith(".") or name in keep_layers:
                 continue
             freed["bytes"] += _size(layer)
             freed["layers"] += layer.is_dir()
-            remove_tree(layer) if layer.is_dir() else layer.unlink(missing_ok=True)
+            remove_tree_or_not(layer)
         for blob in (root() / "blobs").glob("*/*") if (root() / "blobs").is_dir() else []:
             if blob.name not in keep_blobs:
                 freed["bytes"] += _size(blob)
                 freed["blobs"] += 1
-                blob.unlink(missing_ok=True)
+                remove_tree_or_not(blob)
     return freed
+
+
+def _delete(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        remove_tree(path)
+    else:
+        path.unlink(missing_ok=True)
+
+
+def _count_only(path: Path) -> None:
+    """``gc(dry_run=True)`` counts and deletes nothing."""
+
+
+def find(key_or_name: str) -> ImageRecord | None:
+    """The record whose key, or whose image name as given, is ``key_or_name`` (or an unambiguous key prefix)."""
+    records = list_images()
+    exact = [r for r in records if key_or_name in (r.key, r.name)]
+    if exact:
+        return exact[0]
+    prefixed = [r for r in records if r.key.startswith(key_or_name)]
+    return prefixed[0] if len(prefixed) == 1 else None
