@@ -33,7 +33,8 @@ BASE_PACKAGES = ("libc6", "libtinfo6", "bash", "busybox-static")
 
 
 def _home() -> Path:
-    return Path(os.environ["SWEWORLD_HOME"])
+    from sweworld.core.paths import home
+    return home()
 
 
 def debian_rootfs(packages: tuple[str, ...] = BASE_PACKAGES) -> Path:
