@@ -31,11 +31,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+from held import as_user, held_rows, hold, printer
 from oci_images import Entry, Registry, debian_rootfs, layer, write_layout
 from sweworld.datasets import path_of
 from sweworld.envs import EnvBuilder, episode_sandbox
@@ -43,7 +43,7 @@ from sweworld.oci import store
 from sweworld.oci.pull import pull
 from sweworld.sandbox import Layers, Sandbox, SandboxConfig
 from sweworld.tasks import load_tasks
-from trl_env import descendants, disk_usage, my_episodes, naming, pct, rss_pss
+from trl_env import disk_usage, pct
 
 PACKAGES = ("libc6", "libtinfo6", "bash", "busybox-static", "python3.11-minimal", "libpython3.11-minimal",
             "libexpat1", "zlib1g")
@@ -76,36 +76,6 @@ def opened(make, repeat: int) -> dict:
             samples.append((time.perf_counter() - started) * 1000)
     first, rest = samples[0], samples[1:]
     return {"first_ms": first, "p50_ms": statistics.median(rest), "p99_ms": pct(rest, 0.99)}
-
-
-def live(make, count: int, workers: int) -> dict:
-    held, errors, latencies = [], [], []
-
-    def one(_: int) -> None:
-        started = time.perf_counter()
-        try:
-            episode = make()
-            episode.run("true")
-        except Exception as exc:  # counted: the figure is how many fail
-            errors.append(f"{type(exc).__name__}: {str(exc)[:200]}")
-            return
-        latencies.append(time.perf_counter() - started)
-        held.append(episode)
-    with ThreadPoolExecutor(workers) as pool:
-        list(pool.map(one, range(count)))
-    episodes = my_episodes()
-    _rss, pss = rss_pss(descendants())
-    disk = sum(disk_usage(d) for d in episodes)
-    dirs = {str(d) for d in episodes}
-    for episode in held:
-        episode.close()
-    time.sleep(1)
-    n = max(len(held), 1)
-    return {"episodes": len(held), "errors": len(errors), "first_errors": errors[:3],
-            "open_p50_s": statistics.median(latencies) if latencies else None,
-            "open_p99_s": pct(latencies, 0.99) if latencies else None,
-            "pss_mib_each": pss / n / 2**20, "disk_mib_each": disk / n / 2**20,
-            "left_dirs": sum(1 for d in episodes if d.exists()), "left_processes": len(naming(dirs))}
 
 
 def _set_home(value: str | None) -> None:
@@ -147,32 +117,13 @@ def measure(args: argparse.Namespace) -> dict:
     figures["open_recipe"] = opened(lambda: episode_sandbox(recipe), args.repeat)
     os.environ["SWEWORLD_HOME"] = str(home)
     for count in args.live:
-        figures[f"live{count}"] = live(on_image, count, args.workers)
+        figures[f"live{count}"] = hold(on_image, count, args.workers)
     subprocess.run(["rm", "-rf", str(work)], check=False)
     return figures
 
 
-def as_user(user: str, args: argparse.Namespace) -> dict:
-    home = pwd.getpwnam(user).pw_dir
-    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as out:
-        path = out.name
-    os.chmod(path, 0o666)
-    argv = [sys.executable, str(Path(__file__).resolve()), "--images", str(args.images), "--repeat", str(args.repeat),
-            "--workers", str(args.workers), "--live", *map(str, args.live), "--json", path]
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SWEWORLD_", "XDG_", "VIRTUAL_ENV", "CONTAINERS_"))}
-    env.update(HOME=home, USER=user, LOGNAME=user, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-    subprocess.run(["runuser", "-u", user, "--", *argv], env=env, check=True)
-    figures = json.loads(Path(path).read_text())
-    os.unlink(path)
-    return figures
-
-
 def table(runs: list[dict]) -> None:
-    def row(label: str, fmt, key: str, sub: str) -> None:
-        cells = ["-" if run.get(key, {}).get(sub) is None else fmt(run[key][sub]) for run in runs]
-        print(f"| {label} | " + " | ".join(cells) + " |")
-    print("| figure | " + " | ".join(f"{r['who']} (uid {r['uid']})" for r in runs) + " |")
-    print("| --- | " + " | ".join("---:" for _ in runs) + " |")
+    row = printer(runs)
     n = runs[0]["images"]
     row(f"pull + unpack, {n} images (s)", lambda v: f"{v:.2f}", "pull", "seconds")
     row(f"{n} images compressed, as a registry holds them one by one (MiB)", lambda v: f"{v:.1f}", "pull", "compressed_mib")
@@ -183,16 +134,7 @@ def table(runs: list[dict]) -> None:
         row(f"open + first command, {label}, first of the process (ms)", lambda v: f"{v:.1f}", key, "first_ms")
         row(f"open + first command, {label}, p50 (ms)", lambda v: f"{v:.1f}", key, "p50_ms")
         row(f"open + first command, {label}, p99 (ms)", lambda v: f"{v:.1f}", key, "p99_ms")
-    for key in sorted((k for k in runs[0] if k.startswith("live")), key=lambda k: int(k[4:])):
-        count = key[4:]
-        row(f"{count} live on one image: opened", str, key, "episodes")
-        row(f"{count} live: errors", str, key, "errors")
-        row(f"{count} live: open + first command p50 (s)", lambda v: f"{v:.2f}", key, "open_p50_s")
-        row(f"{count} live: open + first command p99 (s)", lambda v: f"{v:.2f}", key, "open_p99_s")
-        row(f"{count} live: PSS per episode (MiB)", lambda v: f"{v:.2f}", key, "pss_mib_each")
-        row(f"{count} live: disk per episode (MiB)", lambda v: f"{v:.3f}", key, "disk_mib_each")
-        row(f"{count} live: left after close (dirs)", str, key, "left_dirs")
-        row(f"{count} live: left after close (processes)", str, key, "left_processes")
+    held_rows(row, runs, "live on one image")
 
 
 def main() -> None:
@@ -206,7 +148,9 @@ def main() -> None:
     args = parser.parse_args()
     runs = [measure(args)]
     if args.user:
-        runs.append(as_user(args.user, args))
+        runs.append(as_user(args.user, __file__, ["--images", str(args.images), "--repeat", str(args.repeat),
+                                                  "--workers", str(args.workers), "--live", *map(str, args.live)],
+                            drop=("CONTAINERS_",)))
     if args.json:
         Path(args.json).write_text(json.dumps(runs[0] if not args.user else runs, indent=2))
     if not args.json or args.user:

@@ -23,17 +23,15 @@ import os
 import pwd
 import statistics
 import subprocess
-import sys
-import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from harness import measure as harness_overhead
+from held import as_user, held_rows, hold, printer
 from sweworld.datasets import path_of
 from sweworld.envs import EnvBuilder, episode_sandbox
 from sweworld.tasks import load_tasks
-from trl_env import descendants, disk_usage, my_episodes, naming, pct, rss_pss
+from trl_env import pct
 
 
 def p1(layer, repeat: int) -> dict:
@@ -64,38 +62,6 @@ def p2(layer, repeat: int) -> dict:
     return {"bare_ms": bare, "session_ms": session, "ratio": session / bare}
 
 
-def live(layer, count: int, workers: int) -> dict:
-    opened, errors, latencies = [], [], []
-
-    def one(_: int) -> None:
-        started = time.perf_counter()
-        try:
-            sb = episode_sandbox(layer)
-            sb.run("true")
-        except Exception as exc:  # counted: the figure is how many fail
-            errors.append(f"{type(exc).__name__}: {str(exc)[:200]}")
-            return
-        latencies.append(time.perf_counter() - started)
-        opened.append(sb)
-    with ThreadPoolExecutor(workers) as pool:
-        list(pool.map(one, range(count)))
-    episodes = my_episodes()
-    _rss, pss = rss_pss(descendants())
-    disk = sum(disk_usage(d) for d in episodes)
-    dirs = {str(d) for d in episodes}
-    for sb in opened:
-        sb.close()
-    time.sleep(1)
-    left_dirs = [d for d in episodes if d.exists()]
-    left_procs = naming(dirs)
-    n = max(len(opened), 1)
-    return {"episodes": len(opened), "errors": len(errors), "first_errors": errors[:3],
-            "open_p50_s": statistics.median(latencies) if latencies else None,
-            "open_p99_s": pct(latencies, 0.99) if latencies else None,
-            "pss_mib_each": pss / n / 2**20, "disk_mib_each": disk / n / 2**20,
-            "left_dirs": len(left_dirs), "left_processes": len(left_procs)}
-
-
 def harness(builder: EnvBuilder, task, repeat: int) -> dict:
     h, b = harness_overhead(builder, task, repeat)
     return {"harness_s": h, "bare_s": b, "overhead_pct": 100 * (h / b - 1)}
@@ -108,36 +74,13 @@ def measure(args: argparse.Namespace) -> dict:
     figures = {"who": pwd.getpwuid(os.geteuid()).pw_name, "uid": os.geteuid(), "instance": task.instance_id,
                "p1": p1(layer, args.repeat), "p2": p2(layer, args.repeat)}
     for count in args.live:
-        figures[f"live{count}"] = live(layer, count, args.workers)
+        figures[f"live{count}"] = hold(lambda: episode_sandbox(layer), count, args.workers)
     figures["harness"] = harness(builder, task, 3)
     return figures
 
 
-def as_user(user: str, args: argparse.Namespace) -> dict:
-    """This script as ``user``, its own cache under its home; its figures."""
-    home = pwd.getpwnam(user).pw_dir
-    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as out:
-        path = out.name
-    os.chmod(path, 0o666)
-    argv = [sys.executable, str(Path(__file__).resolve()), "--repeat", str(args.repeat), "--workers",
-            str(args.workers), "--live", *map(str, args.live), "--json", path]
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SWEWORLD_", "XDG_", "VIRTUAL_ENV"))}
-    env.update(HOME=home, USER=user, LOGNAME=user, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-    subprocess.run(["runuser", "-u", user, "--", *argv], env=env, check=True)
-    figures = json.loads(Path(path).read_text())
-    os.unlink(path)
-    return figures
-
-
 def table(runs: list[dict]) -> None:
-    def row(label: str, fmt, key: str, sub: str) -> None:
-        cells = []
-        for run in runs:
-            value = run.get(key, {}).get(sub)
-            cells.append("-" if value is None else fmt(value))
-        print(f"| {label} | " + " | ".join(cells) + " |")
-    print("| figure | " + " | ".join(f"{r['who']} (uid {r['uid']})" for r in runs) + " |")
-    print("| --- | " + " | ".join("---:" for _ in runs) + " |")
+    row = printer(runs)
     row("route / workspace", str, "p1", "route")
     row("process limit by", str, "p1", "process_limit")
     row("P1 open + first command p50 (ms)", lambda v: f"{v:.1f}", "p1", "p50_ms")
@@ -145,16 +88,7 @@ def table(runs: list[dict]) -> None:
     row("P2 `true`, session (ms)", lambda v: f"{v:.2f}", "p2", "session_ms")
     row("P2 `true`, bare bash (ms)", lambda v: f"{v:.2f}", "p2", "bare_ms")
     row("P2 ratio to bare", lambda v: f"{v:.2f}x", "p2", "ratio")
-    for key in sorted((k for k in runs[0] if k.startswith("live")), key=lambda k: int(k[4:])):
-        n = key[4:]
-        row(f"{n} live: opened", lambda v: str(v), key, "episodes")
-        row(f"{n} live: errors", lambda v: str(v), key, "errors")
-        row(f"{n} live: open + first command p50 (s)", lambda v: f"{v:.2f}", key, "open_p50_s")
-        row(f"{n} live: open + first command p99 (s)", lambda v: f"{v:.2f}", key, "open_p99_s")
-        row(f"{n} live: PSS per episode (MiB)", lambda v: f"{v:.2f}", key, "pss_mib_each")
-        row(f"{n} live: disk per episode (MiB)", lambda v: f"{v:.3f}", key, "disk_mib_each")
-        row(f"{n} live: left after close (dirs)", str, key, "left_dirs")
-        row(f"{n} live: left after close (processes)", str, key, "left_processes")
+    held_rows(row, runs)
     row("harness: graded (s)", lambda v: f"{v:.2f}", "harness", "harness_s")
     row("harness: bare test command (s)", lambda v: f"{v:.2f}", "harness", "bare_s")
     row("harness overhead (%)", lambda v: f"{v:.1f}", "harness", "overhead_pct")
@@ -170,7 +104,8 @@ def main() -> None:
     args = parser.parse_args()
     runs = [measure(args)]
     if args.user:
-        runs.append(as_user(args.user, args))
+        runs.append(as_user(args.user, __file__, ["--repeat", str(args.repeat), "--workers", str(args.workers),
+                                                  "--live", *map(str, args.live)]))
     if args.json:
         Path(args.json).write_text(json.dumps(runs[0] if not args.user else runs, indent=2))
     if not args.json or args.user:
