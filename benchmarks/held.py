@@ -90,3 +90,12 @@ def held_rows(row: Callable[..., None], runs: list[dict], what: str = "live") ->
         row(f"{count} live: disk per episode (MiB)", lambda v: f"{v:.3f}", key, "disk_mib_each")
         row(f"{count} live: left after close (dirs)", str, key, "left_dirs")
         row(f"{count} live: left after close (processes)", str, key, "left_processes")
+
+
+def report(args, runs: list[dict], table: Callable[[list[dict]], None]) -> None:
+    """``--json FILE`` gets the figures (this run's alone when it is the rerun as a user); the table is
+    printed unless this is that rerun."""
+    if args.json:
+        Path(args.json).write_text(json.dumps(runs[0] if not args.user else runs, indent=2))
+    if not args.json or args.user:
+        table(runs)

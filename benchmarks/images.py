@@ -22,7 +22,6 @@ beside root's.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import pwd
 import random
@@ -35,7 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from held import as_user, held_rows, hold, printer
+from held import as_user, held_rows, hold, printer, report
 from oci_images import Entry, Registry, debian_rootfs, layer, write_layout
 from sweworld.datasets import path_of
 from sweworld.envs import EnvBuilder, episode_sandbox
@@ -151,10 +150,7 @@ def main() -> None:
         runs.append(as_user(args.user, __file__, ["--images", str(args.images), "--repeat", str(args.repeat),
                                                   "--workers", str(args.workers), "--live", *map(str, args.live)],
                             drop=("CONTAINERS_",)))
-    if args.json:
-        Path(args.json).write_text(json.dumps(runs[0] if not args.user else runs, indent=2))
-    if not args.json or args.user:
-        table(runs)
+    report(args, runs, table)
 
 
 if __name__ == "__main__":

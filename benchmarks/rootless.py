@@ -18,16 +18,14 @@ Run as anyone without ``--user``: that identity's figures only. ``--json FILE`` 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import pwd
 import statistics
 import subprocess
 import time
-from pathlib import Path
 
 from harness import measure as harness_overhead
-from held import as_user, held_rows, hold, printer
+from held import as_user, held_rows, hold, printer, report
 from sweworld.datasets import path_of
 from sweworld.envs import EnvBuilder, episode_sandbox
 from sweworld.tasks import load_tasks
@@ -106,10 +104,7 @@ def main() -> None:
     if args.user:
         runs.append(as_user(args.user, __file__, ["--repeat", str(args.repeat), "--workers", str(args.workers),
                                                   "--live", *map(str, args.live)]))
-    if args.json:
-        Path(args.json).write_text(json.dumps(runs[0] if not args.user else runs, indent=2))
-    if not args.json or args.user:
-        table(runs)
+    report(args, runs, table)
 
 
 if __name__ == "__main__":
