@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import gzip
 import hashlib
 import io
@@ -38,12 +39,20 @@ def _home() -> Path:
 
 
 def debian_rootfs(packages: tuple[str, ...] = BASE_PACKAGES) -> Path:
-    """A root file system of Debian's ``packages`` (cached); skips the test where apt cannot fetch them."""
+    """A root file system of Debian's ``packages`` (cached; made once under a lock, so that parallel
+    test workers wait for the first); skips the test where apt cannot fetch them."""
     key = hashlib.sha256(" ".join(packages).encode()).hexdigest()[:12]
-    final = _home() / "test-images" / f"rootfs-{key}"
-    if (final / "bin" / "bash").exists():
-        return final
-    debs = _home() / "test-images" / "debs"
+    root = _home() / "test-images"
+    final = root / f"rootfs-{key}"
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / ".lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (final / "bin" / "bash").exists():
+            _make_rootfs(final, packages, root / "debs")
+    return final
+
+
+def _make_rootfs(final: Path, packages: tuple[str, ...], debs: Path) -> None:
     debs.mkdir(parents=True, exist_ok=True)
     missing = [p for p in packages if not list(debs.glob(f"{p}_*.deb"))]
     if missing:
@@ -64,8 +73,8 @@ def debian_rootfs(packages: tuple[str, ...] = BASE_PACKAGES) -> Path:
         (tmp / folder).mkdir(exist_ok=True)
     (tmp / "etc" / "passwd").write_text("root:x:0:0:root:/root:/bin/bash\n")
     (tmp / "etc" / "group").write_text("root:x:0:\n")
+    shutil.rmtree(final, ignore_errors=True)  # a half-made one of a killed run
     os.replace(tmp, final)
-    return final
 
 
 @dataclass
