@@ -45,7 +45,7 @@ def build(dataset: Dataset = common.DEFAULT_DATASET, split: Split = None, repos_
 
 
 @app.command("pull")
-def pull(images: list[str] = typer.Argument(..., help="Image names: [REGISTRY/]REPO[:TAG][@DIGEST], oci:DIR:TAG, "
+def pull(images: list[str] = typer.Argument(..., help="Image names: \\[REGISTRY/]REPO\\[:TAG]\\[@DIGEST], oci:DIR:TAG, "
                                            "docker-archive:FILE."),
          refresh: bool = typer.Option(False, "--refresh", help="Ask the registry again for an image already pulled.")) -> None:
     """Pull container images without a daemon or root, each layer stored and unpacked once.
@@ -83,9 +83,9 @@ def ls() -> None:
 def rm(key: str = typer.Argument(..., help="Environment key, image key or image name (or an unambiguous prefix).")) -> None:
     """Remove one environment and its install layers, or one pulled image."""
     from sweworld.envs import remove_env
-    if env_images.remove(key):
-        return
     with common.reported():
+        if env_images.remove(key):
+            return
         path = remove_env(key)
     common.out.print(f"removed {path}")
 

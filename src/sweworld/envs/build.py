@@ -139,7 +139,7 @@ def tool_dir(uv: Path) -> Path:
     """A directory under sweworld's home holding ``uv`` alone (a hard link where the file system
     allows, else a copy), one per uv binary (its size and modification time), made atomically."""
     info = uv.stat()
-    final = envs_root().parent / "tools" / f"uv-{info.st_size}-{info.st_mtime_ns}"
+    final = envs_root().parent / "cache" / "tools" / f"uv-{info.st_size}-{info.st_mtime_ns}"
     if (final / "uv").exists():
         return final
     final.parent.mkdir(parents=True, exist_ok=True)
