@@ -157,6 +157,13 @@ def write_layout(layout: Path, tag: str, layers: list[bytes], config: dict | Non
     return layout
 
 
+def _die_with_parent() -> None:
+    """The registry ends with the test process, even one that is killed (``PR_SET_PDEATHSIG``)."""
+    import ctypes
+    import signal
+    ctypes.CDLL(None).prctl(1, signal.SIGTERM)
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -178,7 +185,8 @@ class Registry:
             f"version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {root / 'data'}\n"
             f"  delete:\n    enabled: true\nhttp:\n  addr: {self.address}\n{auth}")
         self.proc = subprocess.Popen([binary, "serve", str(root / "config.yml")], stdout=subprocess.DEVNULL,
-                                     stderr=open(root / "registry.log", "ab"))  # noqa: SIM115
+                                     stderr=open(root / "registry.log", "ab"),  # noqa: SIM115
+                                     preexec_fn=_die_with_parent)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             with socket.socket() as sock:
