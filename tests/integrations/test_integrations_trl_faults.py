@@ -106,7 +106,9 @@ def test_a_trainer_killed_mid_step_leaves_what_env_gc_removes(task, tmp_path):
     try:
         episode = wait_for(lambda: next((d for d in owned_by(trainer.pid) if (d / "tmp" / MARKER).exists()), None),
                            "the trainer's tool call", trainer)
-        held = below(trainer.pid)
+        # the marker is touched just before the step's sleep starts: wait for the sleep too
+        held = wait_for(lambda: (found := below(trainer.pid)) if any("sleep 300" in row[2] for row in found.values())
+                        else None, "the step's sleep", trainer, limit=60)
         assert any("sleep 300" in row[2] for row in held.values()), held  # killed inside the step
         assert any("bwrap" in row[2] and row[3] == str(episode) for row in held.values()), held
     finally:
