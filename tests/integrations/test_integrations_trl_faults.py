@@ -74,6 +74,11 @@ def survivors(recorded: dict[int, tuple[int, str, str, str]], episode: Path) -> 
             if (pid in recorded and recorded[pid][1] == row[1]) or str(episode) in row[2] or row[3] == str(episode)]
 
 
+def _with_sleep(processes: dict) -> dict | None:
+    """``processes`` once one of them is the step's ``sleep 300``, else None."""
+    return processes if any("sleep 300" in row[2] for row in processes.values()) else None
+
+
 def wait_for(check, what: str, proc: subprocess.Popen | None = None, limit: float = 300.0):
     """Poll ``check`` until it returns something true (a hang fails the test instead of blocking it)."""
     deadline = time.monotonic() + limit
@@ -107,8 +112,7 @@ def test_a_trainer_killed_mid_step_leaves_what_env_gc_removes(task, tmp_path):
         episode = wait_for(lambda: next((d for d in owned_by(trainer.pid) if (d / "tmp" / MARKER).exists()), None),
                            "the trainer's tool call", trainer)
         # the marker is touched just before the step's sleep starts: wait for the sleep too
-        held = wait_for(lambda: (found := below(trainer.pid)) if any("sleep 300" in row[2] for row in found.values())
-                        else None, "the step's sleep", trainer, limit=60)
+        held = wait_for(lambda: _with_sleep(below(trainer.pid)), "the step's sleep", trainer, limit=60)
         assert any("sleep 300" in row[2] for row in held.values()), held  # killed inside the step
         assert any("bwrap" in row[2] and row[3] == str(episode) for row in held.values()), held
     finally:
