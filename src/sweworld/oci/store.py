@@ -141,38 +141,35 @@ def gc(*, dry_run: bool = False) -> dict[str, int]:
     """Delete what no image record names: unpacked layers, blobs, layouts. Returns counts and bytes
     (``dry_run``: what would be deleted, deleting nothing)."""
     freed = {"layers": 0, "blobs": 0, "bytes": 0}
-    remove_tree_or_not = _count_only if dry_run else _delete
     with locked("store", "gc"):
         records = list_images()
         keep_layers = {d.split(":", 1)[-1] for r in records for d in r.layers}
         keep_blobs = {b for r in records for b in _blobs_of(r.key)}
         for layout in (root() / "refs").glob("*") if (root() / "refs").is_dir() else []:
             if read_record(layout.name) is None:
-                remove_tree_or_not(layout)
+                _delete(layout, dry_run)
         for layer in (root() / "layers").glob("*") if (root() / "layers").is_dir() else []:
             name = layer.name.removesuffix(".json")
             if name.startswith(".") or name in keep_layers:
                 continue
             freed["bytes"] += _size(layer)
             freed["layers"] += layer.is_dir()
-            remove_tree_or_not(layer)
+            _delete(layer, dry_run)
         for blob in (root() / "blobs").glob("*/*") if (root() / "blobs").is_dir() else []:
             if blob.name not in keep_blobs:
                 freed["bytes"] += _size(blob)
                 freed["blobs"] += 1
-                remove_tree_or_not(blob)
+                _delete(blob, dry_run)
     return freed
 
 
-def _delete(path: Path) -> None:
+def _delete(path: Path, dry_run: bool) -> None:
+    if dry_run:
+        return
     if path.is_dir() and not path.is_symlink():
         remove_tree(path)
     else:
         path.unlink(missing_ok=True)
-
-
-def _count_only(path: Path) -> None:
-    """``gc(dry_run=True)`` counts and deletes nothing."""
 
 
 def find(key_or_name: str) -> ImageRecord | None:
