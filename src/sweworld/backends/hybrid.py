@@ -88,9 +88,9 @@ class HybridBackend:
         from sweworld.backends.build import builder_of, sandbox_of, world_config
         builder = builder_of(config, timeouts, builder)
         sim = SimBackend(world=world_config(config.world), builder=builder, sandbox_config=sandbox_of(config, timeouts),
-                         command_timeout=timeouts.command)
+                         command_timeout=timeouts.command, env_source=config.env_source)
         return cls(builder, audit_rate=config.audit_rate, traces=config.traces, route_below=config.route_below,
-                   sim=sim, real=RealBackend(builder, command_timeout=timeouts.command))
+                   sim=sim, real=RealBackend(builder, command_timeout=timeouts.command, env_source=config.env_source))
 
     def __init__(self, builder: EnvBuilder | None = None, world: WorldConfig | None = None, *,
                  audit_rate: float = 0.1, traces: Path | None = None, seed: int = 0,

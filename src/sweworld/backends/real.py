@@ -10,6 +10,7 @@ from sweworld.core.errors import EnvBuildError, SandboxError
 from sweworld.core.executor import Executor
 from sweworld.core.types import Task
 from sweworld.envs import EnvBuilder, InstanceLayer, episode_sandbox, services, wheelhouse
+from sweworld.envs.image import ImageEnv, image_env, image_name, image_sandbox
 from sweworld.envs.scripts import OFFLINE_ENV
 from sweworld.harness.evalscript import DETERMINISTIC_ENV
 from sweworld.harness.evaluate import Prepared, evaluate_prepared
@@ -31,14 +32,26 @@ def prepared_instance(builder: EnvBuilder, task: Task, config: SandboxConfig) ->
                              f"layer {layer.key}")
 
 
+def prepared_image(env: ImageEnv, task: Task, config: SandboxConfig) -> Prepared:
+    """How the harness opens ``task``'s episodes on its image (nothing to build or reinstall)."""
+    return Prepared(recipe=env.recipe, build_env=dict(OFFLINE_ENV), describe=env.describe,
+                    open=lambda: image_sandbox(env, task, config, label=task.instance_id))
+
+
 def evaluate_instance(task: Task, prediction: Prediction, log_dir: Path, *, builder: EnvBuilder,
                       timeout: float = timeouts.EVALUATION, config: SandboxConfig | None = None,
-                      audits: dict | None = None) -> InstanceReport:
-    """The real harness on ``prediction`` in a fresh episode over ``builder``'s layer of ``task``;
-    the report written carries ``audits`` (``evaluate_prepared``)."""
+                      audits: dict | None = None, env_source: str = "recipe") -> InstanceReport:
+    """The real harness on ``prediction`` in a fresh episode over ``builder``'s layer of ``task``, or
+    over its image (``env_source``: ``envs.image``); the report written carries ``audits``
+    (``evaluate_prepared``)."""
     config = config or SandboxConfig(timeout=timeout)
-    return evaluate_prepared(task, prediction, log_dir, timeout=timeout, audits=audits,
-                             prepare=lambda: prepared_instance(builder, task, config))
+
+    def prepare() -> Prepared:
+        name = image_name(task, env_source)
+        if name is not None:
+            return prepared_image(image_env(task, name), task, config)
+        return prepared_instance(builder, task, config)
+    return evaluate_prepared(task, prediction, log_dir, timeout=timeout, audits=audits, prepare=prepare)
 
 
 def set_up_episode(sandbox: Executor, layer: InstanceLayer, stand_ins: list[str], instance_id: str) -> None:
@@ -64,7 +77,9 @@ class RealBackend:
     ``network``: evaluations reach the real network (no stand-ins started);
     ``traces``: append every command and evaluation to this trace file (``sweworld.world.tracing``);
     ``wheels``: requirements pip and uv in agent episodes may install without a network, from a
-    wheelhouse filled on the host (``envs.wheelhouse``: a framework's tool bundles).
+    wheelhouse filled on the host (``envs.wheelhouse``: a framework's tool bundles);
+    ``env_source``: ``auto``, ``recipe`` or ``image``: which tasks run on their container image
+    (``envs.image``: pulled once, nothing built).
     """
 
     name = "real"
@@ -76,11 +91,12 @@ class RealBackend:
         from sweworld.backends.build import builder_of, sandbox_of
         return cls(builder_of(config, timeouts, builder), sandbox_config=sandbox_of(config, timeouts),
                    network=config.network, traces=config.traces, command_timeout=timeouts.command,
-                   wheels=config.wheels)
+                   wheels=config.wheels, env_source=config.env_source)
 
     def __init__(self, builder: EnvBuilder | None = None, *, sandbox_config: SandboxConfig | None = None,
                  network: bool = False, traces: Path | None = None, repos_dir: str | Path | None = None,
-                 command_timeout: float = timeouts.COMMAND, wheels: list[str] | None = None):
+                 command_timeout: float = timeouts.COMMAND, wheels: list[str] | None = None,
+                 env_source: str = "auto"):
         if builder is None:
             from sweworld.repos import RepoStore
             builder = EnvBuilder(RepoStore(repos_dir=repos_dir))
@@ -90,23 +106,36 @@ class RealBackend:
         self.command_timeout = command_timeout
         self.traces = traces
         self.wheels = list(wheels or [])
+        self.env_source = env_source
         self._no_wheels: set[str] = set()
         self.trace_store = None
         if traces is not None:
             from sweworld.world.traces import TraceStore
             self.trace_store = TraceStore(traces)
 
+    def image(self, task: Task) -> ImageEnv | None:
+        """``task``'s image as its environment (pulled once), None when a recipe builds it."""
+        name = image_name(task, self.env_source)
+        return None if name is None else image_env(task, name)
+
     def prepare(self, task: Task) -> None:
-        self.builder.instance(task)
+        if self.image(task) is None:
+            self.builder.instance(task)
 
     def prepared(self, task: Task, *, timeout: float = timeouts.EVALUATION) -> Prepared:
         """The harness's view of ``task`` (validation runs its tests in these episodes)."""
+        env = self.image(task)
+        if env is not None:
+            return prepared_image(env, task, SandboxConfig(timeout=timeout))
         return prepared_instance(self.builder, task, SandboxConfig(timeout=timeout))
 
     def open(self, task: Task, *, timeout: float | None = None, label: str = "") -> Executor:
         limit = timeout or self.command_timeout
         config = (self.sandbox_config.model_copy(update={"timeout": limit}) if self.sandbox_config
                   else SandboxConfig(timeout=limit))
+        env = self.image(task)
+        if env is not None:
+            return self._traced(image_sandbox(env, task, config, label=label or task.instance_id), task)
         layer = self.builder.instance(task)
         # the local stand-ins of the tests' network services run for the whole episode, as the real
         # services are there for a container with the network: an agent's or a framework's own test
@@ -121,6 +150,9 @@ class RealBackend:
         except BaseException:
             sandbox.close()
             raise
+        return self._traced(sandbox, task)
+
+    def _traced(self, sandbox: Executor, task: Task) -> Executor:
         if self.trace_store is None:
             return sandbox
         from sweworld.world.tracing import TracingExecutor
@@ -149,8 +181,8 @@ class RealBackend:
         backend's evaluation routed here)."""
         config = SandboxConfig(timeout=timeout, env=DETERMINISTIC_ENV, network=self.network)
         report = evaluate_instance(task, prediction, log_dir, builder=self.builder, timeout=timeout, config=config,
-                                   audits=audits)
-        if self.trace_store is not None:
+                                   audits=audits, env_source=self.env_source)
+        if self.trace_store is not None and self.image(task) is None:
             from sweworld.world.tracing import record_eval
             record_eval(self.trace_store, task, prediction.model_patch, report, log_dir,
                         lambda: episode_sandbox(self.builder.instance(task), SandboxConfig(), label=task.instance_id))

@@ -3,7 +3,9 @@ code execution predicted by SWT (``world.simexec.SimExecutor``), evaluations by 
 base tree in place: ``world.treeview``; no episode).
 
 Nothing is built: a task whose environment cannot be built (a missing interpreter or system
-package) still runs. The disk a sim task needs is its shared base tree.
+package) still runs. The disk a sim task needs is its shared base tree. A task whose environment is
+a container image (``envs.image``, ``env_source``) has its base tree read from the image's
+repository directory (``oci.tree``: the layers merged as hard links, nothing run).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from sweworld.core.config import SimBackendConfig, Timeouts, timeouts
 from sweworld.core.errors import SWEWorldError
 from sweworld.core.types import Task
 from sweworld.envs import EnvBuilder
+from sweworld.envs.image import ImageEnv, image_env, image_name
 from sweworld.harness.predictions import Prediction
 from sweworld.harness.report import InstanceReport
 from sweworld.repos import RepoStore
@@ -38,11 +41,13 @@ class SimBackend:
                     ) -> SimBackend:
         from sweworld.backends.build import builder_of, sandbox_of, world_config
         return cls(world=world_config(config.world), builder=builder_of(config, timeouts, builder),
-                   sandbox_config=sandbox_of(config, timeouts), command_timeout=timeouts.command)
+                   sandbox_config=sandbox_of(config, timeouts), command_timeout=timeouts.command,
+                   env_source=config.env_source)
 
     def __init__(self, repos: RepoStore | None = None, world: WorldConfig | None = None, *,
                  swt: SWT | None = None, swr: SWR | None = None, sandbox_config: SandboxConfig | None = None,
-                 builder: EnvBuilder | None = None, command_timeout: float = timeouts.COMMAND):
+                 builder: EnvBuilder | None = None, command_timeout: float = timeouts.COMMAND,
+                 env_source: str = "auto"):
         self.builder = builder  # only to show an already-built layer's artefacts; sim builds nothing
         self.repos = builder.repos if builder is not None else (repos or RepoStore())
         self.world = world or WorldConfig.embedded()  # no world given: the CPU models, as the CLI
@@ -50,9 +55,21 @@ class SimBackend:
         self.swr = swr or self.world.make_swr()
         self.sandbox_config = sandbox_config
         self.command_timeout = command_timeout
+        self.env_source = env_source
+
+    def image(self, task: Task) -> ImageEnv | None:
+        """``task``'s image when it runs on one (``envs.image``), pulled once; None otherwise."""
+        name = image_name(task, self.env_source)
+        return None if name is None else image_env(task, name)
+
+    def base_tree(self, task: Task) -> Path:
+        """``task``'s base tree: its image's repository directory when it runs on an image, else the
+        repository at its base commit."""
+        env = self.image(task)
+        return env.tree() if env is not None else self.repos.base_tree(task)
 
     def prepare(self, task: Task) -> None:
-        self.repos.base_tree(task)
+        self.base_tree(task)
 
     def workspace(self, task: Task, *, timeout: float | None = None, label: str = "") -> Sandbox:
         """A real isolated episode of the base tree (no environment mounted); when a real install
@@ -61,8 +78,9 @@ class SimBackend:
         limit = timeout or self.command_timeout
         config = (self.sandbox_config.model_copy(update={"timeout": limit}) if self.sandbox_config
                   else SandboxConfig(timeout=limit))
-        lowers = [self.repos.base_tree(task)]
-        built = self._built_testbed(task)
+        env = self.image(task)
+        lowers = [env.tree() if env is not None else self.repos.base_tree(task)]
+        built = None if env is not None else self._built_testbed(task)
         if built is not None:
             lowers.insert(0, built)
         return Sandbox({"/testbed": Layers(lowers)}, config=config, base_commit=task.base_commit,
@@ -84,7 +102,7 @@ class SimBackend:
     def tree_view(self, task: Task) -> TreeView:
         """What an evaluation reads: the base tree in place (``world.treeview``), no episode: an SWR
         evaluation runs no command, so no sandbox starts."""
-        return TreeView(self.repos.base_tree(task))
+        return TreeView(self.base_tree(task))
 
     def evaluate(self, task: Task, prediction: Prediction, log_dir: Path, *,
                  timeout: float = timeouts.EVALUATION) -> InstanceReport:

@@ -43,6 +43,11 @@ AuditRate = Annotated[float, typer.Option(
 RouteBelow = Annotated[float | None, typer.Option(
     "--route-below", min=0.0, max=1.0,
     help="hybrid: a prediction with confidence under this runs for real instead (models that give one).")]
+EnvSource = Annotated[str, typer.Option(
+    "--env-source", callback=params.env_source,
+    help="Where environments come from: image (each row's container image, docker_image/image_name, else "
+    "SWE-bench's image of the instance; pulled daemon-free through registries.conf), recipe (built here), or auto "
+    "(the image for rows that are not Python or name an image no recipe covers).")]
 Traces = Annotated[Path | None, typer.Option(
     "--traces", help="real/hybrid: append every real step and evaluation to this trace file (JSONL).")]
 

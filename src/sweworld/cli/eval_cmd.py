@@ -42,7 +42,7 @@ def eval_(ctx: typer.Context, dataset: Dataset = common.DEFAULT_DATASET, predict
           logs_dir: LogsDir = Path("logs"), out: Out = Path("."),
           skip_invalid: SkipInvalid = False, network: Network = False, compare_to: CompareTo = None,
           backend: bo.BackendName = "real", world_url: bo.WorldURL = None, world_model: bo.WorldModel = "world",
-          prompt_style: bo.PromptStyle = "sweworld", audit_rate: bo.AuditRate = 0.1, traces: bo.Traces = None,
+          prompt_style: bo.PromptStyle = "sweworld", audit_rate: bo.AuditRate = 0.1, traces: bo.Traces = None, env_source: bo.EnvSource = "auto",
           route_below: bo.RouteBelow = None,
           world: bo.WorldKind = None, world_traces: bo.WorldTraces = None, runner: RunnerName = "local",
           ray_address: RayAddress = None, world_max_tokens: bo.WorldMaxTokens = None, config: ConfigFile = None) -> None:

@@ -36,7 +36,7 @@ BACKEND: dict[str, tuple[str, ...]] = {
     "world_model": ("backend", "world", "model"), "prompt_style": ("backend", "world", "style"),
     "world_traces": ("backend", "world", "traces"), "world_max_tokens": ("backend", "world", "max_tokens"),
     "audit_rate": ("backend", "audit_rate"), "route_below": ("backend", "route_below"),
-    "isolation": ("backend", "sandbox", "isolation")}
+    "isolation": ("backend", "sandbox", "isolation"), "env_source": ("backend", "env_source")}
 RUNNER: dict[str, tuple[str, ...]] = {"runner": ("runner", "name"), "ray_address": ("runner", "address"),
                                       "workers": ("runner", "workers")}
 GIVEN = ("COMMANDLINE", "ENVIRONMENT")

@@ -23,6 +23,14 @@ def run_id(value: str) -> str:
     return value
 
 
+def env_source(value: str) -> str:
+    """``--env-source``: one of ``envs.image.ENV_SOURCES``."""
+    from sweworld.envs.image import ENV_SOURCES
+    if value not in ENV_SOURCES:
+        raise typer.BadParameter(f"{value!r} is not one of {', '.join(ENV_SOURCES)}")
+    return value
+
+
 def positive(value: float | None) -> float | None:
     """A duration (or count) that must be greater than 0; None (unset) passes."""
     if value is not None and value <= 0:

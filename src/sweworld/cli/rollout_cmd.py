@@ -88,7 +88,7 @@ def rollout(ctx: typer.Context, dataset: Dataset = common.DEFAULT_DATASET, polic
             no_eval: Annotated[bool, typer.Option("--no-eval", help="Skip the harness evaluation.")] = False,
             skip_invalid: SkipInvalid = False, backend: bo.BackendName = "real", world_url: bo.WorldURL = None,
             world_model: bo.WorldModel = "world", prompt_style: bo.PromptStyle = "sweworld", audit_rate: bo.AuditRate = 0.1,
-            traces: bo.Traces = None, perturb_p: PerturbP = 0.5, seed: Seed = 0, route_below: bo.RouteBelow = None,
+            traces: bo.Traces = None, env_source: bo.EnvSource = "auto", perturb_p: PerturbP = 0.5, seed: Seed = 0, route_below: bo.RouteBelow = None,
             world: bo.WorldKind = None, world_traces: bo.WorldTraces = None, runner: RunnerName = "local",
             ray_address: RayAddress = None, world_max_tokens: bo.WorldMaxTokens = None,
             timeout: CommandTimeout = timeouts.COMMAND, config: ConfigFile = None) -> None:

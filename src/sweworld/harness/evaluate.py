@@ -112,7 +112,8 @@ def run_tests(sb: Executor, task: Task, recipe: EnvRecipe, *, timeout: float,
     ``stand_ins``: the local stand-ins' start and stop lines (``Prepared.stand_ins``)."""
     existing, created = directives.base_test_files(task.test_patch)
     nonce = evalscript.new_nonce()
-    script = evalscript.make_eval_script(task, recipe, directives=directives.test_directives(task, recipe.test_cmd),
+    targets = directives.test_directives(task, recipe.test_cmd) if recipe.directives else []
+    script = evalscript.make_eval_script(task, recipe, directives=targets,
                                          existing_test_files=existing, created_test_files=created,
                                          nonce=nonce, workdir=sb.workdir, stand_ins=stand_ins)
     sb.write_file("/tmp/sweworld-eval.sh", script)

@@ -7,6 +7,8 @@
   was not kept of it (``unpack``);
 - ``records/<key>.json``: one record per image (``ImageRecord``): its name, digest, layers bottom
   first, ``Env``, ``WorkingDir``, ``User``, sizes;
+- ``trees/<digest>/<path>``: a directory of an image merged into one tree of hard links (``tree``:
+  the sim backend's base tree);
 - ``locks/``: one lock per image and per layer, so concurrent pulls of images sharing a layer unpack
   it once.
 
@@ -148,6 +150,11 @@ def gc(*, dry_run: bool = False) -> dict[str, int]:
         for layout in (root() / "refs").glob("*") if (root() / "refs").is_dir() else []:
             if read_record(layout.name) is None:
                 _delete(layout, dry_run)
+        keep_trees = {r.digest.split(":", 1)[-1] for r in records}
+        for trees in (root() / "trees").glob("*") if (root() / "trees").is_dir() else []:
+            if trees.name not in keep_trees:
+                freed["bytes"] += _size(trees)
+                _delete(trees, dry_run)
         for layer in (root() / "layers").glob("*") if (root() / "layers").is_dir() else []:
             name = layer.name.removesuffix(".json")
             if name.startswith(".") or name in keep_layers:

@@ -77,6 +77,10 @@ class SandboxSettings(Strict):
 class _Common(Strict):
     repos_dir: Path | None = Field(default=None, description="Directory of existing clones (no network needed).")
     sandbox: SandboxSettings | None = Field(default=None, description="Episode sandbox settings (default: bwrap).")
+    env_source: Literal["auto", "recipe", "image"] = Field(default="auto", description=(
+        "Where a task's environment comes from: its container image (image: the row's docker_image/image_name, "
+        "else SWE-bench's image of the instance), a recipe built here (recipe), or the image when the row is not "
+        "Python or names an image no recipe covers (auto)."))
 
 
 class RealBackendConfig(_Common):

@@ -57,14 +57,18 @@ class EnvRecipe(BaseModel):
     install: str | None = Field(
         default=None, description="Instance stage: command installing the repo, e.g. 'python -m pip install -e .'.")
     test_cmd: str = Field(default=DEFAULT_TEST_CMD, description="Test command; test files are appended.")
+    directives: bool = Field(default=True, description=(
+        "Append the test files (or Django labels) to test_cmd; False: test_cmd is whole (swebench's specs "
+        "of other languages, a SWE-rebench V2 row's command list)."))
     eval_commands: list[str] = Field(
         default_factory=list, description="Shell commands run before the tests (exports already moved to env_vars).")
     env_vars: dict[str, str] = Field(default_factory=dict, description="Environment variables for test runs.")
     services: list[str] = Field(default_factory=list, description=(
         "Local stand-ins started inside the episode for test runs (names from envs/services.py, e.g. "
         "'httpbin' for tests that call httpbin.org); the sandbox still reaches nothing outside."))
-    source: Literal["task", "swerebench", "swebench", "swegym", "default"] = Field(
-        default="default", description="Where it came from (swerebench: the row's install_config).")
+    source: Literal["task", "swerebench", "swebench", "swegym", "default", "image"] = Field(
+        default="default", description=(
+            "Where it came from (swerebench: the row's install_config; image: a container image, nothing built)."))
     notes: list[str] = Field(default_factory=list, description="Everything translated, dropped or guessed.")
 
     @field_validator("python", mode="before")
