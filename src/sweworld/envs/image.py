@@ -68,12 +68,23 @@ def image_name(task: Task, source: str = "auto") -> str | None:
     named = images.images_of_row(task.model_extra or {})
     if source == "image":
         return named[0] if named else images.swebench_image(task.instance_id)
+    if named and (task.model_extra or {}).get("env_source") == "image":  # the row's family ships only images
+        return named[0]
     language = str((task.model_extra or {}).get("language") or "").strip().lower()
     if language not in PYTHON_LANGUAGES or _spec_language(task) == "other":
         return named[0] if named else images.swebench_image(task.instance_id)
     if named and not _has_recipe(task):
         return named[0]
     return None
+
+
+def image_task(image: str) -> Task:
+    """A task that is only an image (a Harbor task's ``FROM`` that no dataset row names): its id the
+    image's key, its repository the image's directory, its base the tree's ``HEAD``; graded by its own
+    tests (Harbor's ``tests/test.sh``), as it carries no listed tests."""
+    from sweworld.core.types import Task
+    key = images.image_key(image)
+    return Task(instance_id=key, repo=key, base_commit="HEAD", problem_statement="", docker_image=image)
 
 
 def _exists(record: ImageRecord, path: str) -> bool:
@@ -129,5 +140,31 @@ def image_sandbox(env: ImageEnv, task: Task, config: SandboxConfig | None = None
     from sweworld.sandbox import Layers, Sandbox, SandboxConfig
     config = config or SandboxConfig()
     config = config.model_copy(update={"env": {**env.record.env, **OFFLINE_ENV, **config.env}})
-    return Sandbox({"/": Layers(env.record.layer_dirs())}, config=config, base_commit=task.base_commit or None,
-                   workdir=env.workdir, label=label or task.instance_id)
+    sandbox = Sandbox({"/": Layers(env.record.layer_dirs())}, config=config, base_commit=task.base_commit or None,
+                      workdir=env.workdir, label=label or task.instance_id)
+    bug = (task.model_extra or {}).get("bug_patch")
+    if isinstance(bug, str) and bug.strip():
+        try:
+            _commit_bug(sandbox, bug, task.instance_id)
+        except BaseException:
+            sandbox.close()
+            raise
+    return sandbox
+
+
+BUG_COMMIT = ("GIT_AUTHOR_NAME=sweworld GIT_AUTHOR_EMAIL=bug@sweworld GIT_COMMITTER_NAME=sweworld "
+              "GIT_COMMITTER_EMAIL=bug@sweworld GIT_AUTHOR_DATE=2000-01-01T00:00:00Z "
+              "GIT_COMMITTER_DATE=2000-01-01T00:00:00Z")
+
+
+def _commit_bug(sandbox: Sandbox, bug: str, instance_id: str) -> None:
+    """A SWE-smith row's bug (``bug_patch``) applied on the image's tree and committed, so that the
+    agent's diff and the test files' reset start from the buggy tree, as SWE-smith's branch does."""
+    from sweworld.core.errors import ImageError
+    sandbox.write_file("/tmp/.sweworld-bug.patch", bug if bug.endswith("\n") else bug + "\n")
+    done = sandbox.exec(f"git apply /tmp/.sweworld-bug.patch && git add -A && {BUG_COMMIT} git commit -qm "
+                        "'SWE-smith bug' && rm -f /tmp/.sweworld-bug.patch", cwd=sandbox.workdir, timeout=120)
+    if not done.ok:
+        raise ImageError(f"the row's bug patch does not apply to the image's tree: {done.output[-1500:]}",
+                         where=instance_id, hint="check that the row's image_name is the image of its repository "
+                         "and commit (SWE-smith: swesmith.x86_64.<owner>_1776_<repo>.<commit>)")

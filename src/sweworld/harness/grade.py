@@ -8,7 +8,9 @@
    else SWE-Gym's where it has its own (pydantic: ``harness/swegym_parsers.py``), else ``parse_log_pytest``.
 3. ``grade``: ``get_eval_tests_report`` + ``get_resolution_status``: FULL when every FAIL_TO_PASS and
    PASS_TO_PASS test passes (PASSED/XFAIL), PARTIAL when some FAIL_TO_PASS pass and every
-   PASS_TO_PASS passes, NO otherwise. Only FULL is resolved.
+   PASS_TO_PASS passes, NO otherwise. Only FULL is resolved. An R2E-Gym row (``expected_output_json``)
+   is graded as R2E-Gym grades it: FULL when the parsed map holds exactly its tests, each with its
+   expected status (a test expected to fail must fail), else NO.
 
 Crash rule (a patch must not win by printing ``PASSED ...`` lines and exiting):
 ``ACCEPTED_EXIT_CODES`` = {0, 1} is what pytest, Django's and SymPy's runners return after running
@@ -167,8 +169,19 @@ PARSER_MODULES = ("python", "javascript", "java", "go", "rust", "ruby", "php", "
 
 
 def _named_parser(task: Task) -> str | None:
-    name = (install_config_of(task.model_extra or {}) or {}).get("log_parser")
-    return str(name) if name else None
+    """The parser the row names: its ``install_config.log_parser`` (SWE-rebench), else its own
+    ``log_parser`` (SWE-bench >= 5.0) where swebench has a parser of that name."""
+    extra = task.model_extra or {}
+    name = (install_config_of(extra) or {}).get("log_parser")
+    if name:
+        return str(name)
+    own = extra.get("log_parser")
+    if isinstance(own, str) and own.startswith("parse_log_"):
+        import importlib
+        for language in PARSER_MODULES:
+            if hasattr(importlib.import_module(f"swebench.harness.log_parsers.{language}"), own):
+                return own
+    return None
 
 
 def log_parser_of(task: Task) -> Callable[[str, Any], dict[str, str]]:
@@ -230,14 +243,48 @@ def gold_results(task: Task) -> dict[str, list[str]]:
             PASS_TO_FAIL: _extra_list(task, PASS_TO_FAIL)}
 
 
+def expected_statuses(task: Task) -> dict[str, str] | None:
+    """An R2E-Gym row's ``expected_output_json`` (test -> status), None for the other rows."""
+    value: Any = (task.model_extra or {}).get("expected_output_json")
+    if isinstance(value, str) and value.strip():
+        value = json.loads(value)
+    return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else None
+
+
+def _r2e_name(name: str) -> str:
+    """A test's name as R2E-Gym compares it: colours gone, nothing after " - "."""
+    return strip_ansi(name).split(" - ", 1)[0].strip()
+
+
+def _exact(expected: dict[str, str], status_map: dict[str, str], crashed: bool
+           ) -> tuple[str, dict[str, dict[str, list[str]]], list[str]]:
+    """R2E-Gym's grade: the parsed map has the expected tests, each with its expected status."""
+    from swebench.harness.constants import FAIL_TO_FAIL, FAIL_TO_PASS, PASS_TO_FAIL, PASS_TO_PASS, ResolvedStatus
+    got = {_r2e_name(k): v for k, v in status_map.items()}
+    want = {_r2e_name(k): v for k, v in expected.items()}
+    same = [t for t, v in want.items() if got.get(t) == v]
+    differ = [t for t in want if t not in same]
+    resolved = not crashed and not differ and len(got) == len(want)
+    report = {FAIL_TO_PASS: {"success": [], "failure": []}, PASS_TO_PASS: {"success": same, "failure": differ},
+              FAIL_TO_FAIL: {"success": [], "failure": []}, PASS_TO_FAIL: {"success": [], "failure": []}}
+    return (ResolvedStatus.FULL if resolved else ResolvedStatus.NO).value, report, [t for t in want if t not in got]
+
+
 def grade(task: Task, run: TestRun) -> GradeResult:
-    """Grade one run of the eval script against the task's tests (see the module docstring)."""
+    """Grade one run of the eval script against the task's tests (see the module docstring); an
+    R2E-Gym row by its expected statuses, every one equal (``expected_statuses``)."""
     from swebench.harness.constants import FAIL_ONLY_REPOS, EvalType, ResolvedStatus
     from swebench.harness.grading import get_eval_tests_report, get_resolution_status
 
     parsed = parse_status(task, run.test_output) if run.markers_found else {}
     crashed = not run.markers_found or is_crashed(run.exit_code, parsed)
     status_map = {} if crashed else parsed
+    expected = expected_statuses(task)
+    if expected is not None:
+        resolution, tests_status, missing = _exact(expected, status_map, crashed)
+        return GradeResult(status_map=status_map, parsed_status_map=parsed, crashed=crashed, exit_code=run.exit_code,
+                           tests_status=tests_status, resolution=resolution,
+                           resolved=resolution == ResolvedStatus.FULL.value, missing=[] if crashed else missing)
     # FAIL_ONLY counts a missing test as a success: never for a crashed run.
     eval_type = (EvalType.FAIL_ONLY if task.repo in FAIL_ONLY_REPOS and not crashed
                  else EvalType.PASS_AND_FAIL)

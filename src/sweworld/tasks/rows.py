@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from sweworld.core import names
 from sweworld.core.errors import DatasetError
 from sweworld.core.types import SWEBENCH_FIELDS, Task
+from sweworld.tasks import families
 
 #: Fields that accept a JSON-encoded string for a list; their encoding is remembered per task.
 ENCODABLE_LIST_FIELDS = ("FAIL_TO_PASS", "PASS_TO_PASS", "pre_install", "pip_packages")
@@ -118,7 +119,7 @@ def row_to_task(raw: RawRow) -> Task:
     if not isinstance(raw.data, Mapping):
         raise DatasetError(f"expected a JSON object (one instance), got {type(raw.data).__name__}",
                            where=where, hint=SKIP_HINT)
-    row = _plain_values(raw.data)
+    row = _plain_values(families.normalize(raw.data))
     try:
         task = Task.model_validate(row)
     except ValidationError as exc:
