@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from sweworld.core.errors import ConfigError, DatasetError
@@ -32,10 +34,19 @@ def test_swebench_image_names_map_to_their_instance(image, instance):
     assert instance_of_image(image) == instance
 
 
-def test_an_image_that_names_no_instance_is_one_clear_error():
-    with pytest.raises(DatasetError, match="names no SWE-bench instance") as info:
-        task_of(EpisodeSpec(image="python:3.11"), where="compose.yaml")
-    assert "compose.yaml" in str(info.value)
+def test_an_image_that_names_no_instance_and_no_row_is_a_task_of_its_own():
+    """A Harbor task whose Dockerfile starts FROM an image of its own: the image is the environment."""
+    task = task_of(EpisodeSpec(image="registry.example:5000/team/python:3.11", dataset="lite"), where="compose.yaml")
+    assert (task.instance_id, task.base_commit, task.model_extra["docker_image"]) == (
+        "python", "HEAD", "registry.example:5000/team/python:3.11")
+
+
+def test_an_image_a_row_names_is_that_rows_task(tmp_path):
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(json.dumps({"instance_id": "own__task-1", "repo": "own/task", "base_commit": "a" * 40,
+                                "problem_statement": "x", "docker_image": "registry.example/own/task:7"}) + "\n")
+    assert task_of(EpisodeSpec(image="registry.example/own/task:7", dataset=str(rows)), where="x").instance_id == \
+        "own__task-1"
 
 
 def test_an_unknown_instance_names_the_dataset():

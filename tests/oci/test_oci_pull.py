@@ -3,9 +3,11 @@ of docker.io), every layer once by digest, unpacked as an ordinary user; one cle
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import stat
+import subprocess
 
 import pytest
 
@@ -13,6 +15,8 @@ from sweworld.core.errors import ImageError
 from sweworld.oci import store
 from sweworld.oci.pull import pull
 from sweworld.oci.reference import parse
+
+from oci_images import Registry
 
 
 def test_names_are_read_as_docker_reads_them():
@@ -83,3 +87,42 @@ def test_remove_then_gc_frees_only_what_no_image_holds(store_home, registry):
     assert freed["layers"] == 1 and freed["blobs"] == 3 and freed["bytes"] > 0
     assert all(d.is_dir() for d in base.layer_dirs()) and not store.layer_dir(derived.layers[1]).exists()
     assert store.gc() == {"layers": 0, "blobs": 0, "bytes": 0}
+
+
+@pytest.fixture(scope="module")
+def locked_registry(tmp_path_factory, built):
+    """A registry that wants a login (htpasswd, a bcrypt hash made by the C library's crypt)."""
+    crypt = pytest.importorskip("crypt", reason="Python's crypt module makes the registry's bcrypt hash")
+    root = tmp_path_factory.mktemp("locked")
+    htpasswd = root / "htpasswd"
+    htpasswd.write_text(f"tester:{crypt.crypt('s3cret', crypt.mksalt(crypt.METHOD_BLOWFISH))}\n")
+    served = Registry(root, htpasswd=htpasswd)
+    served.push(built["derived"], "1", "team/private:1", creds="tester:s3cret")
+    yield served
+    served.close()
+
+
+def test_a_login_comes_from_the_credentials_file_and_a_refused_one_is_named(store_home, locked_registry, tmp_path,
+                                                                           monkeypatch):
+    conf = tmp_path / "registries.conf"
+    conf.write_text(f'[[registry]]\nlocation = "{locked_registry.address}"\ninsecure = true\n')
+    monkeypatch.setenv("CONTAINERS_REGISTRIES_CONF", str(conf))
+    name = f"{locked_registry.address}/team/private:1"
+    with pytest.raises(ImageError, match="refused the login") as caught:
+        pull(name, instance="team__private-1")
+    assert "skopeo login" in caught.value.hint
+    auth = tmp_path / "auth.json"
+    token = base64.b64encode(b"tester:s3cret").decode()
+    auth.write_text(json.dumps({"auths": {locked_registry.address: {"auth": token}}}))
+    monkeypatch.setenv("REGISTRY_AUTH_FILE", str(auth))
+    assert pull(name).env["IMAGE_VAR"] == "from-the-image"
+
+
+def test_a_local_layout_and_a_docker_archive_are_images_too(store_home, built, tmp_path):
+    from_layout = pull(f"oci:{built['derived']}:1")
+    archive = tmp_path / "derived.tar"
+    subprocess.run(["skopeo", "copy", "--quiet", "--insecure-policy", f"oci:{built['derived']}:1",
+                    f"docker-archive:{archive}:team/derived:1"], check=True, capture_output=True)
+    from_archive = pull(f"docker-archive:{archive}")
+    assert from_archive.layers == from_layout.layers and from_archive.env["IMAGE_VAR"] == "from-the-image"
+    assert all(d.is_dir() for d in from_archive.layer_dirs())

@@ -223,19 +223,35 @@ def unsafe_paths(patch: str) -> list[str]:
     return list(dict.fromkeys(problems))
 
 
+RESOLVE = r"""sweworld_resolve() {
+  if d=$(realpath -m -- "$1" 2>/dev/null); then printf '%s\n' "$d"; return 0; fi
+  p=$1 rest=
+  while [ "$p" != / ] && [ ! -e "$p" ] && [ ! -L "$p" ]; do rest="/${p##*/}$rest"; p=$(dirname -- "$p"); done
+  case "$rest/" in */../*|*/./*) return 1;; esac
+  if [ -d "$p" ] && [ ! -L "$p" ]; then d=$(cd -P -- "$p" && pwd -P) || return 1
+  else d=$(readlink -f -- "$p") && [ -n "$d" ] || return 1; fi
+  [ "$d" = / ] && d=
+  printf '%s%s\n' "$d" "$rest"
+}"""
+"""``realpath -m`` where the episode has it, else the deepest existing ancestor resolved and the rest
+appended (fails on a ``.`` or ``..`` in what does not exist, or on a link that cannot be resolved)."""
+
+
 def symlink_escapes(executor: Executor, paths: list[str], workdir: str = "/testbed") -> list[str]:
     """Paths that resolve outside ``workdir`` through symlinks already in the tree (one command).
 
-    Each path's deepest existing ancestor is resolved (``realpath -m``); a path that is itself a
+    Each path's deepest existing ancestor is resolved (``realpath -m``; where the episode's
+    ``realpath`` has no ``-m``, as busybox's in a small image, that ancestor is resolved by ``cd -P``
+    or ``readlink -f`` and the rest appended, a ``..`` in it unresolved); a path that is itself a
     symlink pointing outside counts too (conservative). If the check cannot run, the patch is
     refused: the answer says why.
     """
     if not paths:
         return []
     quoted = " ".join(shlex.quote(p) for p in paths)
-    script = (f"root=$(realpath -m -- {shlex.quote(workdir)}) || exit 3\n"
+    script = (f"{RESOLVE}\nroot=$(sweworld_resolve {shlex.quote(workdir)}) || exit 3\n"
               f"for p in {quoted}; do\n"
-              '  r=$(realpath -m -- "$root/$p") || { printf "?\\t%s\\n" "$p"; continue; }\n'
+              '  r=$(sweworld_resolve "$root/$p") || { printf "?\\t%s\\n" "$p"; continue; }\n'
               '  case "$r" in "$root"|"$root"/*) ;; *) printf "%s\\t%s\\n" "$p" "$r";; esac\n'
               "done\necho sweworld-symlink-check-done")
     result = executor.run(script, cwd=workdir)
