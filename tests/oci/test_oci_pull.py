@@ -11,12 +11,11 @@ import subprocess
 
 import pytest
 
+from oci_images import Registry
 from sweworld.core.errors import ImageError
 from sweworld.oci import store
 from sweworld.oci.pull import pull
 from sweworld.oci.reference import parse
-
-from oci_images import Registry
 
 
 def test_names_are_read_as_docker_reads_them():

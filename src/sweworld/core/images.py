@@ -10,7 +10,10 @@ Epoch's registry writes ``swe-bench.eval``. SWE-rebench names its images the sam
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sweworld.core.types import Task
 
 SWEBENCH_PREFIX = "swebench/sweb.eval.x86_64."
 REBENCH_PREFIX = "swerebench/sweb.eval.x86_64."
@@ -50,3 +53,12 @@ def image_key(image: str) -> str:
 def images_of_row(extra: dict[str, Any]) -> list[str]:
     """The image names a row gives (its ``docker_image`` / ``image_name``)."""
     return [extra[field] for field in ROW_FIELDS if isinstance(extra.get(field), str) and extra[field]]
+
+
+def image_task(image: str) -> Task:
+    """A task that is only an image (a Harbor task's ``FROM`` that no dataset row names): its id the
+    image's key, its repository the image's directory, its base the tree's ``HEAD``; graded by its own
+    tests (Harbor's ``tests/test.sh``), as it carries no listed tests."""
+    from sweworld.core.types import Task
+    key = image_key(image)
+    return Task(instance_id=key, repo=key, base_commit="HEAD", problem_statement="", docker_image=image)

@@ -78,15 +78,6 @@ def image_name(task: Task, source: str = "auto") -> str | None:
     return None
 
 
-def image_task(image: str) -> Task:
-    """A task that is only an image (a Harbor task's ``FROM`` that no dataset row names): its id the
-    image's key, its repository the image's directory, its base the tree's ``HEAD``; graded by its own
-    tests (Harbor's ``tests/test.sh``), as it carries no listed tests."""
-    from sweworld.core.types import Task
-    key = images.image_key(image)
-    return Task(instance_id=key, repo=key, base_commit="HEAD", problem_statement="", docker_image=image)
-
-
 def _exists(record: ImageRecord, path: str) -> bool:
     """Whether some layer holds ``path`` (a cheap look: a later layer's whiteout is not looked for)."""
     rel = path.strip("/")

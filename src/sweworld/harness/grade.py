@@ -259,7 +259,13 @@ def _r2e_name(name: str) -> str:
 def _exact(expected: dict[str, str], status_map: dict[str, str], crashed: bool
            ) -> tuple[str, dict[str, dict[str, list[str]]], list[str]]:
     """R2E-Gym's grade: the parsed map has the expected tests, each with its expected status."""
-    from swebench.harness.constants import FAIL_TO_FAIL, FAIL_TO_PASS, PASS_TO_FAIL, PASS_TO_PASS, ResolvedStatus
+    from swebench.harness.constants import (
+        FAIL_TO_FAIL,
+        FAIL_TO_PASS,
+        PASS_TO_FAIL,
+        PASS_TO_PASS,
+        ResolvedStatus,
+    )
     got = {_r2e_name(k): v for k, v in status_map.items()}
     want = {_r2e_name(k): v for k, v in expected.items()}
     same = [t for t, v in want.items() if got.get(t) == v]

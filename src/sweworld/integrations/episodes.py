@@ -118,9 +118,9 @@ def task_of(spec: EpisodeSpec, *, where: str) -> Task:
     """The task ``spec`` names (by id or image) in its dataset; an image whose id is not in the
     dataset as it is written (SWE-rebench's lowercased ids) is looked up among its rows. An image
     named like no SWE-bench instance is looked up among the rows' images, else it is a task of its own
-    (``envs.image.image_task``: the image is the environment, its ``tests/test.sh`` grades)."""
+    (``core.images.image_task``: the image is the environment, its ``tests/test.sh`` grades)."""
     if not spec.instance_id and spec.image and not instance_of_image(spec.image):
-        from sweworld.envs.image import image_task
+        from sweworld.core.images import image_task
         try:
             return index_of(spec.dataset, spec.split).find(None, image=spec.image)
         except DatasetError:
