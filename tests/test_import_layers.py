@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FLOORS = [
     {"__init__", "core", "types", "errors", "paths", "names", "images", "executor", "protocols", "registry", "config"},
     {"shell", "parallel", "shipping", "testing", "isolation_probes", "usage", "trajectory", "pyast", "covmap",
-     "datasets", "runlock", "envsource", "toxenv"},
+     "datasets", "runlock", "cas", "envsource", "toxenv"},
     {"tasks", "repos", "sandbox", "models", "htmlreport", "oci"},
     {"envs", "tools"},
     {"agents", "harness"},

@@ -97,11 +97,21 @@ DryRun = Annotated[bool, typer.Option("--dry-run", help="List what would be remo
 
 
 @app.command("gc")
+def _gc_shared(verb: str, dry_run: bool) -> int:
+    """The shared files (``sweworld.cas``) no environment or image layer links any more."""
+    from sweworld import cas
+    freed = cas.gc(dry_run=dry_run)
+    if freed["files"]:
+        print(f"{verb} {freed['files']} shared files no layer holds ({freed['bytes'] / 2**20:.1f} MiB)")
+    return freed["files"]
+
+
 def gc(older_than: OlderThan = None, dry_run: DryRun = False) -> None:
     """Remove dead episodes' directories, unheld image layers and, with --older-than, unused environments.
 
     An episode directory goes when its process is gone (killed, or never closed it); an image layer or blob
-    when no pulled image holds it; with --older-than, environments and base trees unused for that long."""
+    when no pulled image holds it; a shared file when no layer links it; with --older-than, environments and
+    base trees unused for that long."""
     from sweworld.envs import gc as garbage
     try:
         age = garbage.parse_age(older_than) if older_than is not None else None
@@ -115,4 +125,5 @@ def gc(older_than: OlderThan = None, dry_run: DryRun = False) -> None:
                 count += 1
                 print(f"{verb} {item.kind} {item.path} ({item.reason})")
         count += env_images.gc(dry_run)
+        count += _gc_shared(verb, dry_run)
     print(f"{count} {'items would be' if dry_run else 'items'} removed" if count else "nothing to remove")

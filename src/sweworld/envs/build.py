@@ -24,6 +24,7 @@ from sweworld.core.config import timeouts
 from sweworld.core.errors import EnvBuildError, RepoError, SandboxError
 from sweworld.core.paths import remove_tree
 from sweworld.core.types import Task
+from sweworld import cas
 from sweworld.envs import scripts, services, submodule_fill
 from sweworld.envs.derived import derive_layer
 from sweworld.envs.discovery import Interpreter, find_interpreter
@@ -354,6 +355,9 @@ class StagedBuild:
                 "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
         (self.staging / meta_name).write_text(json.dumps(meta, indent=2))
         os.replace(self.staging, self.final)
+        for part in ("venv", "testbed"):  # the layer's trees; its metadata and logs stay its own
+            if (self.final / part).is_dir():
+                cas.share(self.final / part, self.where)
 
 
 _ASSUME_UNCHANGED = ("  xargs -r -d '\\n' git update-index --assume-unchanged < .git/info/sweworld-install-changes "

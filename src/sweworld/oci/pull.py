@@ -17,6 +17,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from sweworld import cas
 from sweworld.core.errors import ImageError
 from sweworld.oci import registries, store
 from sweworld.oci.reference import ImageRef, parse
@@ -124,7 +125,10 @@ def _record(ref: ImageRef, layout: Path, where: str) -> store.ImageRecord:
     for layer, diff_id in zip(layers, diff_ids, strict=True):
         dest = store.layer_dir(diff_id)
         with store.locked("layer", dest.name):
+            fresh = not dest.is_dir()
             meta = unpack_layer(store.blob_path(layer["digest"]), dest, diff_id=diff_id, lowers=lowers[::-1])
+            if fresh:  # its files shared with every layer and environment holding the same
+                cas.share(dest, f"{where}: layer {diff_id[:19]}")
         unpacked += int(meta.get("size", 0))
         lowers.append(dest)
     settings = config.get("config") or {}
