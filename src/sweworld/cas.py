@@ -97,7 +97,7 @@ def _link(path: str, info: os.stat_result, store: Path, saved: Saved) -> os.stat
     except OSError as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
-        if exc.errno not in (errno.EXDEV, errno.EMLINK, errno.EPERM, errno.ENOENT):  # ENOENT: gc took it
+        if exc.errno not in (errno.EXDEV, errno.EMLINK, errno.EPERM, errno.EACCES, errno.ENOENT):  # ENOENT: gc took it
             raise
         saved.kept += 1
         return None

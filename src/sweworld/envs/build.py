@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from sweworld import cas
 from sweworld.core.config import timeouts
 from sweworld.core.errors import EnvBuildError, RepoError, SandboxError
 from sweworld.core.paths import remove_tree
 from sweworld.core.types import Task
-from sweworld import cas
 from sweworld.envs import scripts, services, submodule_fill
 from sweworld.envs.derived import derive_layer
 from sweworld.envs.discovery import Interpreter, find_interpreter
