@@ -111,3 +111,24 @@ def test_eval_from_the_command_line_with_images(home, served, tmp_path):
     assert result.exit_code == 0, result.output
     summary = json.loads(next(tmp_path.glob("*.json")).read_text())
     assert summary["resolved_ids"] == [task.instance_id]
+
+
+@pytest.mark.parametrize("backend", ["real", "sim"])
+def test_a_rollout_from_the_command_line_on_an_image_row(home, served, tmp_path, backend):
+    """What a user types for a SWE-rebench V2 row in Go: the row names its image; nothing to build."""
+    from typer.testing import CliRunner
+
+    from sweworld.cli.app import app
+    task = _task(served, "go")
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(json.dumps({**served[1]["go"].row, "image_name": served[1]["go"].name}) + "\n")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["rollout", "--dataset", str(rows), "--policy", "oracle", "--backend", backend,
+                                      "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["trajectories"] == 1 and summary["backend"] == backend
+    if backend == "real":
+        assert summary["resolve_rate"] == 1.0 and summary["errors"] == 0, summary
+    [prediction] = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
+    assert prediction["instance_id"] == task.instance_id and prediction["model_patch"].strip()
