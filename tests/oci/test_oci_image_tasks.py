@@ -132,3 +132,12 @@ def test_a_rollout_from_the_command_line_on_an_image_row(home, served, tmp_path,
         assert summary["resolve_rate"] == 1.0 and summary["errors"] == 0, summary
     [prediction] = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
     assert prediction["instance_id"] == task.instance_id and prediction["model_patch"].strip()
+
+
+def test_a_row_whose_image_is_missing_fails_alone_with_one_clear_error(home, served, tmp_path):
+    registry, _ = served
+    task = _task(served, "go").model_copy(update={"image_name": f"{registry.address}/nobody/absent:1"})
+    report = _evaluate(RealBackend(), task, task.patch, tmp_path / "missing")
+    assert not report.resolved and report.error_kind == "infra"
+    assert "absent" in report.error and "no such repository or tag" in report.error
+    assert task.instance_id in (tmp_path / "missing" / "run_instance.log").read_text()
