@@ -93,10 +93,8 @@ def rm(key: str = typer.Argument(..., help="Environment key, image key or image 
 OlderThan = Annotated[str | None, typer.Option(
     "--older-than", help="Also remove environments and base trees unused for this long (e.g. 7d, 12h, 30m) and "
     "not mounted by a live episode.")]
-DryRun = Annotated[bool, typer.Option("--dry-run", help="List what would be removed; remove nothing.")]
 
 
-@app.command("gc")
 def _gc_shared(verb: str, dry_run: bool) -> int:
     """The shared files (``sweworld.cas``) no environment or image layer links any more."""
     from sweworld import cas
@@ -106,6 +104,10 @@ def _gc_shared(verb: str, dry_run: bool) -> int:
     return freed["files"]
 
 
+DryRun = Annotated[bool, typer.Option("--dry-run", help="List what would be removed; remove nothing.")]
+
+
+@app.command("gc")
 def gc(older_than: OlderThan = None, dry_run: DryRun = False) -> None:
     """Remove dead episodes' directories, unheld image layers and, with --older-than, unused environments.
 

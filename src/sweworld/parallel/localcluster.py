@@ -23,7 +23,7 @@ DOWNLOADS = ("cache", "repos/sdists")
 """The download caches of a ``SWEWORLD_HOME`` (uv's and pip's package caches, PyPI source
 distributions): what nodes that build their own environments share."""
 
-CACHES = ("cache", "envs", "repos", "episodes", "sandbox-etc", "shims")
+CACHES = ("cache", "envs", "repos", "episodes", "sandbox-etc", "shims", "cas")
 """The cache directories of a ``SWEWORLD_HOME``: everything an item may leave on its node."""
 
 
