@@ -169,9 +169,11 @@ def test_an_unknown_instance_fails_its_trial_with_harbors_error(tmp_path):
 
 
 # -- the environment, as Harbor's trial drives it ---------------------------------------------------
-def test_an_image_naming_no_instance_and_a_wrong_kwarg_are_one_clear_error(tmp_path):
-    env = environment(write_task(tmp_path / "tasks", name_image="python:3.11-slim"), tmp_path)
-    with pytest.raises(SandboxBuildFailedError, match=r"'python:3.11-slim' names no SWE-bench instance"):
+def test_an_image_that_cannot_be_pulled_and_a_wrong_kwarg_are_one_clear_error(tmp_path):
+    # an image no dataset row names is a task of its own (its image the environment): here one that no
+    # registry answers for, so the trial fails with the pull's one error, naming the image
+    env = environment(write_task(tmp_path / "tasks", name_image="127.0.0.1:9/team/own-env:1"), tmp_path)
+    with pytest.raises(SandboxBuildFailedError, match=r"could not open an episode of .*127\.0\.0\.1:9/team/own-env:1"):
         asyncio.run(env.start(force_build=False))
     with pytest.raises(EpisodeError, match="not running"):
         asyncio.run(env.exec("true"))
