@@ -20,21 +20,13 @@ import time
 from pathlib import Path
 
 from sweworld import cas
-from sweworld.envs.store import envs_root
+from sweworld.envs.store import disk_usage, envs_root
 
 
 def disk(paths: list[Path], seen: set[tuple[int, int]] | None = None) -> int:
     """Bytes on disk under ``paths``, each inode counted once (also across calls sharing ``seen``)."""
     seen = set() if seen is None else seen
-    total = 0
-    for root in paths:
-        for folder, _, files in os.walk(root):
-            for name in [*files, "."]:
-                info = os.lstat(os.path.join(folder, name))
-                if (info.st_dev, info.st_ino) not in seen:
-                    seen.add((info.st_dev, info.st_ino))
-                    total += info.st_blocks * 512
-    return total
+    return sum(disk_usage(path, seen) for path in paths)
 
 
 def layers(envs: Path) -> tuple[list[Path], list[Path]]:

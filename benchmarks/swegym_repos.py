@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
 from collections import Counter, defaultdict
@@ -82,23 +81,6 @@ def _failure(log: Path) -> str:
     return f"`{command[:160]}` | " + " / ".join(tail)
 
 
-def allocated(path: Path, seen: set[tuple[int, int]]) -> int:
-    """Bytes allocated under ``path`` for inodes not in ``seen`` (added to it): with the files that
-    environments and layers share through the store (``sweworld.cas``), each counted where it is
-    first met."""
-    total = 0
-    for folder, dirs, files in os.walk(path):
-        for name in dirs + files:
-            try:
-                st = os.lstat(os.path.join(folder, name))
-            except OSError:
-                continue
-            if (st.st_dev, st.st_ino) not in seen:
-                seen.add((st.st_dev, st.st_ino))
-                total += st.st_blocks * 512
-    return total
-
-
 def environments(builder: EnvBuilder, chosen: list[Candidate]) -> dict[str, dict[str, Any]]:
     """Per version: env key, whether built, env-stage seconds and bytes, install layers (seconds,
     bytes) and failed builds by cause. Bytes are what each adds on disk, in that order (a file shared
@@ -125,12 +107,12 @@ def environments(builder: EnvBuilder, chosen: list[Candidate]) -> dict[str, dict
                 info["failures"].append("environment: " + _failure(log))
             continue
         info.update(built=True, seconds=meta.get("seconds"),
-                    bytes=allocated(env / "venv", seen))
+                    bytes=disk_usage(env / "venv", seen))
         for log in sorted((env / "logs").glob("*.log")):
             layer = read_meta(env / "instances" / log.stem / "meta.json")
             if layer.get("complete"):
                 info["layers"].append({"seconds": layer.get("seconds"),
-                                       "bytes": allocated(env / "instances" / log.stem, seen)})
+                                       "bytes": disk_usage(env / "instances" / log.stem, seen)})
             elif not (env / "instances" / f".{log.stem}.building").exists():  # not one in flight or killed
                 info["failures"].append("install: " + _failure(log))
     return out

@@ -10,7 +10,7 @@ from sweworld.core.errors import EnvBuildError, SandboxError
 from sweworld.core.executor import Executor
 from sweworld.core.types import Task
 from sweworld.envs import EnvBuilder, InstanceLayer, episode_sandbox, services, wheelhouse
-from sweworld.envs.image import ImageEnv, image_env, image_name, image_sandbox
+from sweworld.envs.image import ImageEnv, image_sandbox, task_image
 from sweworld.envs.scripts import OFFLINE_ENV
 from sweworld.harness.evalscript import DETERMINISTIC_ENV
 from sweworld.harness.evaluate import Prepared, evaluate_prepared
@@ -38,6 +38,12 @@ def prepared_image(env: ImageEnv, task: Task, config: SandboxConfig) -> Prepared
                     open=lambda: image_sandbox(env, task, config, label=task.instance_id))
 
 
+def prepared_task(builder: EnvBuilder, task: Task, config: SandboxConfig, env_source: str) -> Prepared:
+    """The harness's view of ``task``: its image (``env_source``: ``envs.image``) or its built layer."""
+    env = task_image(task, env_source)
+    return prepared_image(env, task, config) if env is not None else prepared_instance(builder, task, config)
+
+
 def evaluate_instance(task: Task, prediction: Prediction, log_dir: Path, *, builder: EnvBuilder,
                       timeout: float = timeouts.EVALUATION, config: SandboxConfig | None = None,
                       audits: dict | None = None, env_source: str = "recipe") -> InstanceReport:
@@ -45,13 +51,8 @@ def evaluate_instance(task: Task, prediction: Prediction, log_dir: Path, *, buil
     over its image (``env_source``: ``envs.image``); the report written carries ``audits``
     (``evaluate_prepared``)."""
     config = config or SandboxConfig(timeout=timeout)
-
-    def prepare() -> Prepared:
-        name = image_name(task, env_source)
-        if name is not None:
-            return prepared_image(image_env(task, name), task, config)
-        return prepared_instance(builder, task, config)
-    return evaluate_prepared(task, prediction, log_dir, timeout=timeout, audits=audits, prepare=prepare)
+    return evaluate_prepared(task, prediction, log_dir, timeout=timeout, audits=audits,
+                             prepare=lambda: prepared_task(builder, task, config, env_source))
 
 
 def set_up_episode(sandbox: Executor, layer: InstanceLayer, stand_ins: list[str], instance_id: str) -> None:
@@ -115,8 +116,7 @@ class RealBackend:
 
     def image(self, task: Task) -> ImageEnv | None:
         """``task``'s image as its environment (pulled once), None when a recipe builds it."""
-        name = image_name(task, self.env_source)
-        return None if name is None else image_env(task, name)
+        return task_image(task, self.env_source)
 
     def prepare(self, task: Task) -> None:
         if self.image(task) is None:
@@ -124,10 +124,7 @@ class RealBackend:
 
     def prepared(self, task: Task, *, timeout: float = timeouts.EVALUATION) -> Prepared:
         """The harness's view of ``task`` (validation runs its tests in these episodes)."""
-        env = self.image(task)
-        if env is not None:
-            return prepared_image(env, task, SandboxConfig(timeout=timeout))
-        return prepared_instance(self.builder, task, SandboxConfig(timeout=timeout))
+        return prepared_task(self.builder, task, SandboxConfig(timeout=timeout), self.env_source)
 
     def open(self, task: Task, *, timeout: float | None = None, label: str = "") -> Executor:
         limit = timeout or self.command_timeout

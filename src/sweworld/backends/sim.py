@@ -16,7 +16,7 @@ from sweworld.core.config import SimBackendConfig, Timeouts, timeouts
 from sweworld.core.errors import SWEWorldError
 from sweworld.core.types import Task
 from sweworld.envs import EnvBuilder
-from sweworld.envs.image import ImageEnv, image_env, image_name
+from sweworld.envs.image import ImageEnv, task_image
 from sweworld.harness.predictions import Prediction
 from sweworld.harness.report import InstanceReport
 from sweworld.repos import RepoStore
@@ -59,8 +59,7 @@ class SimBackend:
 
     def image(self, task: Task) -> ImageEnv | None:
         """``task``'s image when it runs on one (``envs.image``), pulled once; None otherwise."""
-        name = image_name(task, self.env_source)
-        return None if name is None else image_env(task, name)
+        return task_image(task, self.env_source)
 
     def base_tree(self, task: Task) -> Path:
         """``task``'s base tree: its image's repository directory when it runs on an image, else the

@@ -126,6 +126,12 @@ def image_env(task: Task, name: str, *, refresh: bool = False) -> ImageEnv:
     return ImageEnv(name=name, record=record, recipe=recipe, workdir=workdir_of(task, record))
 
 
+def task_image(task: Task, source: str = "auto") -> ImageEnv | None:
+    """``task``'s image as its environment under ``source`` (pulled once), None when a recipe builds it."""
+    name = image_name(task, source)
+    return None if name is None else image_env(task, name)
+
+
 def image_sandbox(env: ImageEnv, task: Task, config: SandboxConfig | None = None, *, label: str = "") -> Sandbox:
     """A fresh episode on ``env``: its layers under a private upper layer, its ``Env``, offline installs."""
     from sweworld.sandbox import Layers, Sandbox, SandboxConfig

@@ -80,9 +80,10 @@ def remove_env(key: str) -> Path:
     return matches[0]
 
 
-def disk_usage(path: Path) -> int:
-    """Bytes actually allocated under ``path`` (hard links counted once)."""
-    seen: set[tuple[int, int]] = set()
+def disk_usage(path: Path, seen: set[tuple[int, int]] | None = None) -> int:
+    """Bytes actually allocated under ``path`` (hard links counted once); ``seen``: inodes already
+    counted elsewhere (shared by calls: files linked through ``sweworld.cas`` counted where first met)."""
+    seen = set() if seen is None else seen
     total = 0
     for root, dirs, files in os.walk(path):
         for name in dirs + files:
