@@ -23,7 +23,9 @@ An optional capability is a small ``runtime_checkable`` protocol of its own, tes
   an evaluation report;
 - ``Preparable``: a verifier that sees every sample before scoring (``prepare``);
 - ``HoldsOut``: a predictor that can be refitted without one repository (``without``);
-- ``Closeable``: something holding connections (``close``).
+- ``Closeable``: something holding connections (``close``);
+- ``Branchable``: an episode that can be snapshotted, forked and restored while it lives (the
+  sandbox, sim and hybrid episodes over one); ``why_not_branchable`` says why another cannot.
 
 Capabilities only the world uses live beside their one caller: ``world.swt.StructuredSWT``,
 ``world.simexec.StepHooks``.
@@ -214,5 +216,35 @@ class Closeable(Protocol):
     def close(self) -> None: ...
 
 
-__all__ = ["AsyncRun", "Audited", "Backend", "Bindable", "Closeable", "Described", "ExecCapable", "Executor", "Hints", "HoldsOut",
-           "Policy", "Pool", "Preparable", "ReadsBytes", "Runner", "Simulated", "Verifier", "WorldModel"]
+@runtime_checkable
+class Branchable(Protocol):
+    """An episode that can be copied or rewound while it lives (``docs/branching.md``).
+
+    ``snapshot()`` freezes the episode's files and its shell state (cwd, exported variables) into a
+    handle; ``fork(handle=None)`` opens a new live episode in that state (``None``: a snapshot of
+    now); ``restore(handle)`` puts the episode back to it; ``release(handle)`` frees what it holds on
+    disk (else freed when the episode closes). Running processes are never copied: a fork starts
+    with none, and a restore ends the episode's. A handle belongs to the episode that took it (and to
+    that episode's forks of it): restore takes only the episode's own handles, fork any of them."""
+
+    def snapshot(self) -> Any: ...
+
+    def fork(self, handle: Any = None) -> Executor: ...
+
+    def restore(self, handle: Any) -> None: ...
+
+    def release(self, handle: Any) -> None: ...
+
+
+def why_not_branchable(executor: object) -> str | None:
+    """``None`` when ``executor`` can be snapshotted, forked and restored, else the reason it cannot
+    (one line for an error or a capability table)."""
+    if not isinstance(executor, Branchable):
+        return (f"{type(executor).__name__} has no snapshot/fork/restore (only sweworld's sandbox and the "
+                "sim and hybrid episodes over one have them)")
+    reason = getattr(executor, "branching_unsupported", None)
+    return reason() if callable(reason) else None
+
+
+__all__ = ["AsyncRun", "Audited", "Backend", "Bindable", "Branchable", "Closeable", "Described", "ExecCapable", "Executor", "Hints", "HoldsOut",
+           "Policy", "Pool", "Preparable", "ReadsBytes", "Runner", "Simulated", "Verifier", "WorldModel", "why_not_branchable"]
