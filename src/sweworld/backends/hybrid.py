@@ -24,6 +24,7 @@ simulated steps and of evaluations that ran for real; a routed item agrees by co
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import random
 from pathlib import Path
@@ -55,6 +56,13 @@ class EpisodeHooks:
     def __init__(self, backend: HybridBackend, task: Task, rng: random.Random):
         self.backend, self.task, self.rng = backend, task, rng
         self.audits = audits.new_tally()
+
+    def fork(self) -> EpisodeHooks:
+        """A forked episode's hooks: the tally so far and the draws go on apart (``ForkableHooks``)."""
+        child = EpisodeHooks(self.backend, self.task, random.Random())
+        child.rng.setstate(self.rng.getstate())
+        child.audits = copy.deepcopy(self.audits)
+        return child
 
     def decide(self, executor: SimExecutor, command: str, predictions: list[SimExecResult], cwd: str | None,
                timeout: float | None) -> ExecResult | None:

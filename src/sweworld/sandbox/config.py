@@ -44,4 +44,7 @@ class SandboxConfig(BaseModel):
     conda_shim: bool = Field(default=True, description=(
         "Mount the conda shim at /opt/miniconda3 (sandbox/conda_shim.py): `source /opt/miniconda3/bin/activate "
         "&& conda activate testbed`, as SWE-bench images' scripts begin, works on the episode's virtualenv."))
+    disk: int | None = Field(default=None, description=(
+        "Most bytes the episode may hold in its upper layers and its snapshots together, checked at each "
+        "snapshot (past it the snapshot is refused and freed); None: no limit."))
     keep: bool = Field(default=False, description="Keep the episode directory (upper layers, logs) after close.")

@@ -7,19 +7,31 @@ import logging
 import shlex
 import shutil
 import stat
+import threading
 import weakref
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from sweworld.core.errors import SandboxError
 from sweworld.core.paths import remove_tree
 from sweworld.core.types import ExecResult
-from sweworld.sandbox import conda_shim, hostlimits, isolation, pids, route, transplant, workdirs
+from sweworld.sandbox import (
+    conda_shim,
+    freeze,
+    hostlimits,
+    isolation,
+    pids,
+    route,
+    snapshots,
+    transplant,
+    workdirs,
+)
 from sweworld.sandbox.config import SandboxConfig
 from sweworld.sandbox.etc import etc_snapshot
 from sweworld.sandbox.isolation import Bind, Layout, Overlay
 from sweworld.sandbox.session import ServerSession
+from sweworld.sandbox.snapshots import Frozen, Snapshot, Upper
 from sweworld.sandbox.stage import Wrapper
 
 log = logging.getLogger(__name__)
@@ -65,6 +77,8 @@ def _copy_layers(lowers: list[Path], dest: Path) -> None:
             if stat.S_ISCHR(mode) and src.lstat().st_rdev == 0:
                 remove_tree(target)
             elif stat.S_ISDIR(mode):
+                if freeze.is_opaque(src):  # replaced whole: nothing of the layers below
+                    remove_tree(target)
                 target.mkdir(exist_ok=True)
             else:
                 if target.is_dir() and not target.is_symlink():
@@ -85,6 +99,11 @@ class _Resources:
     session: ServerSession | None = None
     cgroup: pids.PidsCgroup | None = None
     starter: Future | None = None
+    #: snapshots this episode took and has not released (``snapshots``), by id
+    handles: dict[str, Snapshot] = field(default_factory=dict)
+    #: the frozen layers under this episode's uppers (it was forked from a snapshot)
+    inherited: list[Frozen] = field(default_factory=list)
+    last: Snapshot | None = None
 
     def start(self, launch: isolation.Launch, preexec) -> None:
         """Start the sandbox's agent in the background: opening an episode returns at once and the
@@ -112,6 +131,11 @@ class _Resources:
         if self.cgroup is not None:
             self.cgroup.remove()
             self.cgroup = None
+        snapshots.release_all(self.handles)
+        self.last = None
+        inherited, self.inherited = self.inherited, []
+        for layer in inherited:
+            layer.drop()
         if not self.keep and self.episode_dir.exists():
             remove_tree(self.episode_dir)
 
@@ -125,7 +149,10 @@ class Sandbox:
 
     def __init__(self, mounts: dict[str, Layers | Dir], *, config: SandboxConfig | None = None,
                  base_commit: str | None = None, workdir: str = "/testbed",
-                 ro_paths: list[str] | None = None, episode_dir: Path | None = None, label: str = ""):
+                 ro_paths: list[str] | None = None, episode_dir: Path | None = None, label: str = "",
+                 snapshot: Snapshot | None = None):
+        """``snapshot``: start in that state (``fork``): its layers under each upper, its ``/tmp``
+        and shell state copied in."""
         self.config = config or SandboxConfig()
         self.workdir = workdir
         self.base_commit = base_commit
@@ -137,11 +164,17 @@ class Sandbox:
         self.episode_dir = episode_dir
         self.episode_dir.mkdir(parents=True, exist_ok=True)
         self._res = _Resources(self.episode_dir, self.config.keep)
+        self._mounts, self._ro_paths, self._from = mounts, list(ro_paths or []), snapshot
+        self._uppers: list[Upper] = []
+        self._branch_lock = threading.Lock()
         # closed when forgotten too: on garbage collection or at interpreter exit (never leaks the directory)
         self._finalizer = weakref.finalize(self, self._res.close)
         if self.config.isolation == "none":
             log.warning("sandbox isolation is OFF (--isolation none): commands can write the host and use the network")
         try:
+            if snapshot is not None:
+                snapshot.check()
+                self._res.inherited = [layer.acquire() for layer in snapshot.holders()]
             chosen = route.route()
             chosen.check()
             layout, self.workspace_mode = self._layout(mounts, ro_paths or [], chosen.kind)
@@ -157,7 +190,8 @@ class Sandbox:
             raise
         self.info = {"isolation": self.config.isolation, "route": chosen.kind, "workspace": self.workspace_mode,
                      "process_limit": pids.enforcement(self.config.processes, chosen.kind)
-                     if self.config.isolation != "none" else "none", "episode_dir": str(self.episode_dir)}
+                     if self.config.isolation != "none" else "none", "episode_dir": str(self.episode_dir),
+                     "branching": "copies" if self.workspace_mode == "copy" else "overlay layers"}
 
     def _layout(self, mounts: dict[str, Layers | Dir], ro_paths: list[str], kind: str) -> tuple[Layout, str]:
         mode = self.config.workspace
@@ -173,6 +207,8 @@ class Sandbox:
                 log.warning("overlay workspaces unavailable (%s); falling back to copies", why)
         layout = Layout(tmp=self.episode_dir / "tmp", ro_paths=list(ro_paths), workdir=self.workdir)
         layout.tmp.mkdir(exist_ok=True)
+        if self._from is not None:
+            snapshots.seed(self._from, layout.tmp)
         isolated = self.config.isolation != "none"
         image = mounts.get("/")
         if image is not None and (not isinstance(image, Layers) or mode != "overlay" or not isolated):
@@ -218,9 +254,13 @@ class Sandbox:
                 layout.binds.append(Bind(wrap.read_only([spec.path]) if hide else spec.path, target, spec.writable))
                 continue
             upper = spec.upper or self.episode_dir / f"upper{n}"
+            lowers = list(spec.lowers)
+            if self._from is not None:
+                lowers = self._from.layers(n) + ([] if self._from.full else lowers)
             if mode == "copy":
-                _copy_layers(spec.lowers, upper)
+                _copy_layers(lowers, upper)
                 layout.binds.append(Bind(upper, target, True))
+                self._uppers.append(Upper(n, target, upper, []))
                 continue
             work = (upper.parent / f".{upper.name}.work") if spec.upper else self.episode_dir / f"work{n}"
             merged = self.episode_dir / f"merged{n}"
@@ -228,7 +268,8 @@ class Sandbox:
                 d.mkdir(parents=True, exist_ok=True)
             remove_tree(work)
             work.mkdir(parents=True)
-            overlay = Overlay(target, list(spec.lowers), upper, work, merged)
+            overlay = Overlay(target, lowers, upper, work, merged)
+            self._uppers.append(Upper(n, target, upper, lowers))
             if target == "/":
                 layout.root = overlay
             else:
@@ -313,6 +354,68 @@ class Sandbox:
         if result.exit_code != 0 or result.truncated:
             raise SandboxError(f"git diff failed in {self.workdir} (exit {result.exit_code}): {result.output[-2000:]}")
         return result.output
+
+    # -- branching (protocols.Branchable; docs/branching.md) ------------------------------------
+    def branching_unsupported(self) -> str | None:
+        """Every sandbox branches (a copy workspace by whole copies)."""
+        return None
+
+    def snapshot(self) -> Snapshot:
+        """The episode's files (its upper layers and ``/tmp``) and its shell's cwd and exports, now.
+        What it holds on disk counts toward ``config.disk`` with the upper layers themselves."""
+        self._live()
+        with self._branch_lock:
+            handle = snapshots.take(self.episode_dir.name, self._uppers, self.episode_dir / "tmp",
+                                    self._res.inherited, full=self.workspace_mode == "copy", previous=self._res.last)
+            self._res.handles[handle.id] = handle
+            self._res.last = handle
+        held = handle.upper_bytes + sum(h.bytes for h in self._res.handles.values())
+        if self.config.disk is not None and held > self.config.disk:
+            self.release(handle)
+            raise SandboxError(f"snapshot refused: episode {self.label or self.episode_dir.name} would hold "
+                               f"{held / 2**20:.1f} MiB with its snapshots, over its disk limit of "
+                               f"{self.config.disk / 2**20:.1f} MiB",
+                               hint="release snapshots no longer needed (release(handle)), or raise the "
+                               "sandbox config's disk limit")
+        return handle
+
+    def fork(self, handle: Snapshot | None = None) -> Sandbox:
+        """A new live episode in ``handle``'s state (``None``: a snapshot of now, released once the
+        child holds its layers); the two never see each other's later writes. No process is copied."""
+        own = handle is None
+        handle = self.snapshot() if handle is None else handle
+        try:
+            return Sandbox(self._mounts, config=self.config, base_commit=self.base_commit, workdir=self.workdir,
+                           ro_paths=self._ro_paths, label=f"{self.label or self.episode_dir.name}/fork",
+                           snapshot=handle)
+        finally:
+            if own:
+                self.release(handle)
+
+    def _own(self, handle: Snapshot, verb: str) -> None:
+        handle.check()
+        if self._res.handles.get(handle.id) is not handle:
+            raise SandboxError(f"snapshot {handle.id} was taken by episode {handle.episode}, not by "
+                               f"{self.episode_dir.name}: an episode can {verb} only its own snapshots",
+                               hint="fork(handle) opens a new episode from another episode's snapshot")
+
+    def restore(self, handle: Snapshot) -> None:
+        """Back to ``handle``: files written since are gone, files deleted since are back, the shell
+        starts again in its cwd with its exports, and every process the episode runs is ended."""
+        self._own(handle, "restore")
+        with self._branch_lock:
+            request, _plan = snapshots.restore_request(handle, self._uppers, self.episode_dir / "tmp")
+            reply = self._live().request(request, 600)
+        if "error" in reply:
+            raise SandboxError(f"restoring snapshot {handle.id} failed: {reply['error'].decode()}: "
+                               f"{reply.get('message', b'').decode(errors='replace')}")
+
+    def release(self, handle: Snapshot) -> None:
+        """Free what ``handle`` holds on disk (its layers stay while a fork of it lives)."""
+        if handle.released:
+            return
+        self._own(handle, "release")
+        snapshots.release(self._res.handles, handle)
 
     def close(self) -> None:
         self._finalizer()

@@ -7,7 +7,8 @@ of fields, then per field a line ``NAME SIZE`` and SIZE raw bytes. (No json/base
 costs more than the rest of the start-up; the host imports ``encode_msg`` and ``read_msg`` from here.)
 
 Ops: ``run`` (in the persistent shell), ``exec`` (a fresh ``bash -c``, stateless), ``read``,
-``write``, ``ping``. A command past its wall timeout gets every process of the sandbox killed
+``write``, ``ping``, ``restore`` (every process but the server killed, the files put back as the
+host's plan says, the shell's cwd and exports set for its next start: ``sandbox.snapshots``). A command past its wall timeout gets every process of the sandbox killed
 (the pid namespace makes that exact) and the shell restarted with its last cwd and exports.
 Output is read while the command runs; past the cap only the head and the tail are kept.
 
@@ -91,7 +92,7 @@ def kill_all_but_me():
     Without a pid namespace of our own (isolation 'none') only our descendants are killed.
     """
     me = os.getpid()
-    for _ in range(20):
+    for attempt in range(30):
         if PID_NAMESPACE:
             victims = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, me)]
         else:
@@ -105,7 +106,7 @@ def kill_all_but_me():
             except OSError:
                 pass
         reap()
-        time.sleep(0.01)
+        time.sleep(min(0.05, 0.0005 * 2 ** attempt))  # a killed process is gone within a ms or two
 
 
 def reap():
@@ -323,6 +324,66 @@ def undumpable():
         return False
 
 
+def remove(path):
+    """``rm -rf path`` (nothing when it is not there)."""
+    if os.path.isdir(path) and not os.path.islink(path):
+        for entry in os.scandir(path):
+            remove(entry.path)
+        os.rmdir(path)
+    elif os.path.lexists(path):
+        os.unlink(path)
+
+
+def put_back(request):
+    """Apply a restore plan (``freeze.Plan``): fields ``k<i>`` (rm, dir, file, link), ``p<i>`` the
+    path, ``d<i>`` the data or link target, ``m<i>`` the mode, ``t<i>`` the mtime in ns."""
+    dirs = []
+    for i in range(int(request["n"])):
+        kind, path = request["k%d" % i], request["p%d" % i].decode("utf-8", "surrogateescape")
+        data, mode, mtime = request.get("d%d" % i, b""), int(request.get("m%d" % i) or 0), int(request.get("t%d" % i) or 0)
+        if kind == b"rm":
+            remove(path)
+        elif kind == b"dir":
+            if os.path.islink(path) or (os.path.lexists(path) and not os.path.isdir(path)):
+                os.unlink(path)
+            if not os.path.isdir(path):
+                os.mkdir(path)
+            os.chmod(path, mode)
+            if mtime:
+                dirs.append((path, mtime))
+        else:
+            if os.path.lexists(path):
+                remove(path)
+            if kind == b"link":
+                os.symlink(data.decode("utf-8", "surrogateescape"), path)
+                continue
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
+            finally:
+                os.close(fd)
+            os.chmod(path, mode)
+            os.utime(path, ns=(mtime, mtime))
+    for path, mtime in reversed(dirs):
+        os.utime(path, ns=(mtime, mtime))
+
+
+def restore(request, shell):
+    """Back to a snapshot: no process of the episode survives, the files are put back, and the
+    shell starts again (at the next command) in the snapshot's cwd with its exports."""
+    kill_all_but_me()
+    reap()
+    if shell.pid is not None:
+        shell.stop()
+    put_back(request)
+    for name, path in (("env", ENV_FILE), ("cwd", CWD_FILE)):
+        with open(path, "wb") as handle_:
+            handle_.write(request.get(name, b""))
+    return {"ok": True}
+
+
 def handle(request, shell, config):
     op = text(request, "op")
     timeout = number(request, "timeout")
@@ -334,6 +395,8 @@ def handle(request, shell, config):
     if op in ("run", "exec"):
         return run_fresh(text(request, "command"), timeout, cap, config["env"], config["limits"],
                          text(request, "cwd") or config["cwd"])
+    if op == "restore":
+        return restore(request, shell)
     if op == "read":
         with open(text(request, "path"), "rb") as handle_:
             return {"data": handle_.read()}

@@ -15,10 +15,11 @@ result goes through the same rendering as a real one (exit code, truncation) and
 from __future__ import annotations
 
 import base64
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from sweworld.core.executor import Executor
-from sweworld.core.protocols import Audited, Described
+from sweworld.core.protocols import Audited, Branchable, Described, why_not_branchable
 from sweworld.core.types import ExecResult, Task
 from sweworld.world.context import HistoryStep, with_step
 from sweworld.world.router import RoutePlan, rewrite, route
@@ -50,6 +51,30 @@ class StepHooks(Protocol):
 
     def after_step(self, executor: Executor, command: str, plan: RoutePlan, predictions: list[SimExecResult],
                    result: ExecResult) -> None: ...
+
+
+@runtime_checkable
+class ForkableHooks(Protocol):
+    """Hooks with per-episode state (the hybrid's audit tally and draws): a fork gets ``fork()``'s copy."""
+
+    def fork(self) -> StepHooks: ...
+
+
+@dataclass(eq=False)
+class SimSnapshot:
+    """A sim episode's snapshot: its workspace's (``workspace``, the sandbox's handle) and the step
+    history its world model reads (so a fork's predictions see the same past)."""
+
+    workspace: Any
+    history: list[HistoryStep]
+
+    @property
+    def id(self) -> str:
+        return self.workspace.id
+
+    @property
+    def bytes(self) -> int:
+        return self.workspace.bytes
 
 
 class SimExecutor:
@@ -111,6 +136,36 @@ class SimExecutor:
 
     def diff(self) -> str:
         return self.sandbox.diff()
+
+    # -- branching (protocols.Branchable): the workspace's, with the world's history beside -----
+    def branching_unsupported(self) -> str | None:
+        reason = why_not_branchable(self.sandbox)
+        return None if reason is None else f"the sim episode's workspace cannot branch: {reason}"
+
+    def _workspace(self) -> Branchable:
+        reason = self.branching_unsupported()
+        if reason is not None:
+            raise TypeError(reason)
+        return self.sandbox  # type: ignore[return-value]
+
+    def snapshot(self) -> SimSnapshot:
+        return SimSnapshot(self._workspace().snapshot(), list(self.history))
+
+    def fork(self, handle: SimSnapshot | None = None) -> SimExecutor:
+        """A new sim episode in ``handle``'s state (``None``: now), with its own copy of the hooks
+        (a hybrid episode's audit tally and draws go on apart)."""
+        workspace = self._workspace()
+        child = SimExecutor(workspace.fork(None if handle is None else handle.workspace), self.task, self.swt,
+                            hooks=self.hooks.fork() if isinstance(self.hooks, ForkableHooks) else self.hooks)
+        child.history = list(self.history if handle is None else handle.history)
+        return child
+
+    def restore(self, handle: SimSnapshot) -> None:
+        self._workspace().restore(handle.workspace)
+        self.history = list(handle.history)
+
+    def release(self, handle: SimSnapshot) -> None:
+        self._workspace().release(handle.workspace)
 
     def close(self) -> None:
         self.sandbox.close()

@@ -1,0 +1,138 @@
+"""Snapshot, fork and restore of a live sandbox (issue 45): the conformance checks on real episodes
+(overlay and copy workspaces, sim over one), the layers a fork of a fork stacks, what a restore must
+put back (deleted directories, replaced ones, symlinks, modes), the disk a snapshot holds, the disk
+limit, and that nothing is left once the holders are gone."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from sweworld.core.errors import SandboxError
+from sweworld.core.protocols import Branchable, why_not_branchable
+from sweworld.sandbox import Layers, Sandbox, workdirs
+from sweworld.sandbox.config import SandboxConfig
+from sweworld.testing.branching import check_branching
+
+pytestmark = pytest.mark.bwrap
+
+
+def _episodes() -> set[str]:
+    return {p.name for p in workdirs.root().iterdir()}
+
+
+@pytest.mark.parametrize("workspace", ["overlay", "copy"])
+def test_a_fork_and_a_restored_episode_pass_the_checks(small_tree, workspace):
+    tree, commit = small_tree
+    before = _episodes()
+    sandbox = Sandbox({"/testbed": Layers([tree])}, base_commit=commit, config=SandboxConfig(workspace=workspace))
+    assert isinstance(sandbox, Branchable) and why_not_branchable(sandbox) is None
+    check_branching(sandbox, workdir_file="README")
+    assert _episodes() == before, "an episode or snapshot directory was left behind"
+
+
+def test_a_sim_episode_branches_with_its_history(small_tree):
+    from tests.backends.test_backends_seam import TASK, _NoSWT
+
+    from sweworld.world.context import with_step
+    from sweworld.world.simexec import SimExecutor
+    tree, commit = small_tree
+    sim = SimExecutor(Sandbox({"/testbed": Layers([tree])}, base_commit=commit), TASK, _NoSWT())
+    sim.run("echo step > one")
+    handle = sim.snapshot()
+    sim.run("echo later > two")
+    child = sim.fork(handle)
+    assert [s.command for s in child.history] == [s.command for s in handle.history] == ["echo step > one"]
+    sim.restore(handle)
+    assert len(sim.history) == 1 and "two" not in sim.run("ls").output
+    child.history = with_step(child.history, "noted", sim.run("true"))
+    assert len(sim.history) == 2 and len(child.history) == 2
+    sim.release(handle)
+    child.close()
+    check_branching(sim, workdir_file="README")
+
+
+def test_a_fork_of_a_fork_stacks_its_parents_layers(sandbox):
+    sandbox.run("echo 1 > gen; mkdir -p deep/er && echo a > deep/er/f")
+    child = sandbox.fork()
+    child.run("echo 2 > gen; rm -rf deep; echo b > only-child")
+    grandchild = child.fork()
+    with grandchild:
+        out = grandchild.run("cat gen; ls; test -e deep && echo deep-is-back").output
+        assert out.startswith("2\n") and "only-child" in out and "deep-is-back" not in out
+        snap = grandchild.snapshot()
+        assert not any((snap.frozen.path / "m0").iterdir()), "nothing changed since the fork, yet files were frozen"
+        assert len(snap.layers(0)) == 3
+    child.close()
+    assert sandbox.run("cat gen; cat deep/er/f; ls").output.split() == ["1", "a", *sorted(
+        sandbox.run("ls").output.split())]
+
+
+def test_restore_puts_back_replaced_directories_symlinks_and_modes(sandbox):
+    sandbox.run("mkdir -p d/sub && echo x > d/sub/x && ln -s README link && chmod 600 README")
+    handle = sandbox.snapshot()
+    sandbox.run("rm -rf d && mkdir d && echo y > d/new && rm link && ln -s nowhere link && chmod 755 README "
+                "&& rm -rf src && mkdir build && head -c 3000000 /dev/urandom > build/blob")
+    sandbox.restore(handle)
+    out = sandbox.run("ls d; cat d/sub/x; readlink link; stat -c %a README; ls src | head -1; ls build 2>&1").output
+    lines = out.splitlines()
+    assert lines[:4] == ["sub", "x", "README", "600"], out
+    assert lines[4] and "No such file" in lines[5], out
+    assert sandbox.diff() == "" or "README" in sandbox.diff()
+
+
+def test_processes_end_at_restore_and_are_not_copied_by_a_fork(sandbox):
+    handle = sandbox.snapshot()
+    sandbox.run("(sleep 300 &) ; sleep 0.1")
+    assert "sleep 300" in sandbox.run("ps -eo args").output
+    with sandbox.fork() as child:
+        assert "sleep 300" not in child.run("ps -eo args").output
+    sandbox.restore(handle)
+    assert "sleep 300" not in sandbox.run("ps -eo args").output
+
+
+def test_a_snapshot_holds_the_changed_bytes_and_links_what_did_not_change(sandbox):
+    sandbox.run("head -c 1000000 /dev/urandom > big; echo small > small")
+    first = sandbox.snapshot()
+    assert first.bytes >= 1_000_000
+    sandbox.run("echo again > small")
+    second = sandbox.snapshot()
+    assert second.bytes < 1000, "the unchanged megabyte was copied again"
+    assert os.stat(second.frozen.path / "m0" / "big").st_ino == os.stat(first.frozen.path / "m0" / "big").st_ino
+
+
+def test_snapshots_count_toward_the_disk_limit(small_tree):
+    tree, commit = small_tree
+    with Sandbox({"/testbed": Layers([tree])}, base_commit=commit, config=SandboxConfig(disk=3_000_000)) as sb:
+        sb.run("head -c 1000000 /dev/urandom > a")
+        sb.snapshot()
+        sb.run("head -c 1000000 /dev/urandom > b")
+        with pytest.raises(SandboxError, match="over its disk limit"):
+            sb.snapshot()
+        assert sb.run("ls a b").exit_code == 0
+
+
+def test_handles_belong_to_their_episode_and_die_with_release(sandbox):
+    handle = sandbox.snapshot()
+    with sandbox.fork(handle) as child:
+        with pytest.raises(SandboxError, match="only its own snapshots"):
+            child.restore(handle)
+        sandbox.release(handle)
+        assert handle.frozen.path.exists(), "a live fork's layers were removed"
+        with pytest.raises(SandboxError, match="was released"):
+            sandbox.restore(handle)
+        assert child.run("cat README").exit_code == 0
+    assert not handle.frozen.path.exists()
+
+
+def test_a_crashed_owners_snapshots_are_swept(tmp_path: Path):
+    from sweworld.sandbox import snapshots
+    directory = workdirs.create()
+    (directory / "m0").mkdir()
+    owner = workdirs.read_owner(directory)
+    owner["pid"], owner["start_time"] = 999_999_999, "1"
+    (directory / workdirs.OWNER_FILE).write_text(__import__("json").dumps(owner))
+    assert snapshots.TMP and directory in workdirs.sweep()
+    assert not directory.exists()
