@@ -32,11 +32,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from held import as_user, held_rows, hold, printer, report
-from trl_env import descendants, my_episodes, pct
-
 from sweworld.core.types import Task
 from sweworld.sandbox import Layers, Sandbox
 from sweworld.world.simexec import SimExecutor
+from trl_env import descendants, my_episodes, pct
 
 CHANGES = {
     "agent": "for f in $(find . -name '*.py' -size +2k -not -path './.git/*' | sort | head -3); do "
@@ -103,7 +102,7 @@ def measure(args: argparse.Namespace) -> dict:
         path = Path(where)
         opens = []
         for _ in range(args.repeat + 1):
-            ep, took = timed(lambda: episode(path, "real"))
+            ep, took = timed(lambda p=path: episode(p, "real"))
             _, answered = timed(lambda e=ep: e.run("true"))
             opens.append(took + answered)
             ep.close()
