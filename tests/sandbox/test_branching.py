@@ -6,7 +6,6 @@ limit, and that nothing is left once the holders are gone."""
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
 
@@ -128,12 +127,21 @@ def test_handles_belong_to_their_episode_and_die_with_release(sandbox):
     assert not handle.frozen.path.exists()
 
 
-def test_a_crashed_owners_snapshots_are_swept(tmp_path: Path):
-    from sweworld.sandbox import snapshots
-    directory = workdirs.create()
-    (directory / "m0").mkdir()
-    owner = workdirs.read_owner(directory)
-    owner["pid"], owner["start_time"] = 999_999_999, "1"
-    (directory / workdirs.OWNER_FILE).write_text(__import__("json").dumps(owner))
-    assert snapshots.TMP and directory in workdirs.sweep()
-    assert not directory.exists()
+SNAPSHOTTING = """import sys
+from pathlib import Path
+from sweworld.sandbox import Layers, Sandbox
+sandbox = Sandbox({"/testbed": Layers([Path(sys.argv[1])])})
+sandbox.run("echo changed > README")
+handle = sandbox.snapshot()
+child = sandbox.fork(handle)
+child.run("true")
+path = handle.frozen.path"""
+
+
+def test_env_gc_reclaims_the_snapshots_of_a_killed_process(small_tree, tmp_path, monkeypatch):
+    from tests.sandbox.test_workdirs_gc import gc, killed_owner
+    monkeypatch.setenv("SWEWORLD_HOME", str(tmp_path / "home"))
+    frozen = killed_owner(SNAPSHOTTING, str(small_tree[0]))
+    assert (frozen / "m0" / "README").is_file()
+    assert f"removed episode {frozen}" in gc()
+    assert not frozen.exists() and not any(workdirs.root().iterdir())
