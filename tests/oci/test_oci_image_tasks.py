@@ -141,3 +141,22 @@ def test_a_row_whose_image_is_missing_fails_alone_with_one_clear_error(home, ser
     assert not report.resolved and report.error_kind == "infra"
     assert "absent" in report.error and "no such repository or tag" in report.error
     assert task.instance_id in (tmp_path / "missing" / "run_instance.log").read_text()
+
+
+def test_an_episode_on_the_image_forks_and_restores_its_whole_root(home, served):
+    from sweworld.testing.branching import check_branching
+    task = _task(served, "go")
+    with RealBackend().open(task) as episode:
+        episode.run("echo kept > /etc/branch-kept")  # outside the repository: the image's root layer
+        handle = episode.snapshot()
+        episode.run("rm /etc/branch-kept; echo later > /usr/local/branch-later")
+        with episode.fork(handle) as child:
+            assert child.run("cat /etc/branch-kept").output == "kept\n"
+            assert "branch-later" not in child.run("ls /usr/local").output
+            assert child.run("go version").output.startswith("go version go1.19")
+        episode.restore(handle)
+        assert episode.run("cat /etc/branch-kept; test -e /usr/local/branch-later || echo gone").output.split() == [
+            "kept", "gone"]
+        episode.release(handle)
+        episode.run("rm /etc/branch-kept")
+        check_branching(episode, workdir_file="go.mod")
