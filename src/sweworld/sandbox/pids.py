@@ -66,7 +66,8 @@ def _sweep(parent: Path) -> None:
 
 
 class PidsCgroup:
-    """A pids cgroup holding one sandbox; the sandbox process joins it with ``enter`` before exec."""
+    """A pids cgroup holding one sandbox; the sandbox's first process joins it before it execs
+    anything else (``procs``: ``isolation.Launch`` writes its pid there from a shell)."""
 
     def __init__(self, limit: int):
         self.path: Path | None = None
@@ -85,14 +86,10 @@ class PidsCgroup:
             return
         self.path = path
 
-    def enter(self) -> None:
-        """Called in the child between fork and exec (``preexec_fn``): join the cgroup. No locks."""
-        if self.path is not None:
-            fd = os.open(self.path / "cgroup.procs", os.O_WRONLY)
-            try:
-                os.write(fd, str(os.getpid()).encode())
-            finally:
-                os.close(fd)
+    @property
+    def procs(self) -> Path | None:
+        """The file a process writes its pid to, to join the cgroup."""
+        return None if self.path is None else self.path / "cgroup.procs"
 
     def remove(self) -> None:
         """Give the cgroup back: kept for reuse once empty, else removed when it empties."""

@@ -105,13 +105,13 @@ class _Resources:
     inherited: list[Frozen] = field(default_factory=list)
     last: Snapshot | None = None
 
-    def start(self, launch: isolation.Launch, preexec) -> None:
+    def start(self, launch: isolation.Launch) -> None:
         """Start the sandbox's agent in the background: opening an episode returns at once and the
         namespaces come up while the caller does other work (an agent's first model call); the first
         operation waits for them (``started``). The start runs on a long-lived thread: bubblewrap's
         ``--die-with-parent`` kills the sandbox when the *thread* that spawned it ends."""
         def run() -> None:
-            self.session = ServerSession(launch, self.episode_dir / "sandbox.log", preexec=preexec)
+            self.session = ServerSession(launch, self.episode_dir / "sandbox.log")
         self.starter = _STARTER.submit(run)
 
     def started(self) -> None:
@@ -179,12 +179,11 @@ class Sandbox:
             chosen.check()
             layout, self.workspace_mode = self._layout(mounts, ro_paths or [], chosen.kind)
             launch = isolation.command(layout, self.config, chosen.kind)
-            preexec = None
             hostlimits.prepare()
             if self.config.processes is not None and self.config.isolation != "none":
                 self._res.cgroup = pids.PidsCgroup(self.config.processes)
-                preexec = self._res.cgroup.enter if self._res.cgroup.path is not None else None
-            self._res.start(launch, preexec)
+                launch.cgroup_procs = self._res.cgroup.procs
+            self._res.start(launch)
         except BaseException:
             self.close()
             raise

@@ -8,7 +8,6 @@ import os
 import select
 import subprocess
 import threading
-from collections.abc import Callable
 from pathlib import Path
 
 from sweworld.core.errors import SandboxError
@@ -25,7 +24,7 @@ STDERR_CAP = 64 * 1024
 class ServerSession:
     """Starts the sandbox command and talks to the server inside it."""
 
-    def __init__(self, launch: Launch, log_path: Path, *, preexec: Callable[[], None] | None = None):
+    def __init__(self, launch: Launch, log_path: Path):
         self.log_path = log_path
         self._lock = threading.Lock()
         #: replies still to come for requests whose caller stopped waiting (an awaited command cancelled):
@@ -35,7 +34,7 @@ class ServerSession:
             # stderr is a pipe, never a host file: what the sandbox's processes write there (unshare,
             # the mount stage, bwrap and the server; nothing the episode runs) is read on failure only
             self.proc = launch.spawn(stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     close_fds=True, preexec_fn=preexec)
+                                     close_fds=True)
         except OSError as exc:
             raise SandboxError(f"cannot start the sandbox: {exc}") from exc
         ready = self._read(STARTUP_TIMEOUT)
