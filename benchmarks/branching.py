@@ -2,7 +2,9 @@
 
     python benchmarks/branching.py --repo small=DIR --repo sympy=DIR [--repeat 30] [--forks 64] [--user NAME]
 
-Each ``--repo`` is a checkout (any directory tree) mounted read-only as the episode's base. For each
+Each ``--repo`` is a checkout (any directory tree), copied once into a directory of the user
+running the benchmark (as a user's own checkout is theirs to edit) and mounted read-only as the
+episode's base. For each
 repository, each backend (``real``: a sandbox; ``sim``: a sim episode over one, whose handle carries
 the world's history too) and each change:
 
@@ -12,7 +14,9 @@ the world's history too) and each change:
 one run measures, ``--repeat`` times, from a fresh state (a restore to the episode's first snapshot)
 with the change made: ``snapshot()``; then, after one more small edit, ``restore(handle)`` (its
 answer included: every process ended, the files put back); ``fork(handle)`` returning, and the fork
-answering its first command; and the disk the snapshot holds (its own bytes, hard links to an
+answering its first command (after an episode's first fork, forks are written into spares started
+ahead: ``SandboxConfig.fork_spares``; the share of forks made that way is printed); and the disk
+the snapshot holds (its own bytes, hard links to an
 earlier copy not counted). ``open`` (open + first command) is measured the same way beside.
 
 Then ``--forks`` forks of one episode (sympy's when given, the agent change made) are held at once
@@ -24,8 +28,10 @@ from __future__ import annotations
 import argparse
 import os
 import pwd
+import shutil
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -75,7 +81,7 @@ def timed(fn):
 def measure_change(ep, change: str, repeat: int) -> dict:
     shell = ep.sandbox if isinstance(ep, SimExecutor) else ep  # the changes themselves, never simulated
     clean = ep.snapshot()
-    snaps, restores, forks, firsts, disk = [], [], [], [], []
+    snaps, restores, forks, firsts, disk, spared = [], [], [], [], [], 0
     for _ in range(repeat):
         ep.restore(clean)
         shell.run(CHANGES[change])
@@ -87,19 +93,22 @@ def measure_change(ep, change: str, repeat: int) -> dict:
         restores.append(took)
         child, took = timed(lambda h=handle: ep.fork(h))
         forks.append(took)
+        spared += (child.sandbox if isinstance(child, SimExecutor) else child).info["fork"] == "into a spare"
         _, answered = timed(lambda c=child: c.run("true"))
         firsts.append(took + answered)
         child.close()
         ep.release(handle)
     ep.release(clean)
     return {"snapshot": ms(snaps), "restore": ms(restores), "fork": ms(forks), "fork_first": ms(firsts),
-            "disk_kib": statistics.median(disk) / 1024}
+            "disk_kib": statistics.median(disk) / 1024, "spared": spared / repeat}
 
 
 def measure(args: argparse.Namespace) -> dict:
     figures: dict = {"who": pwd.getpwuid(os.geteuid()).pw_name, "uid": os.geteuid()}
+    work = Path(tempfile.mkdtemp(prefix="sweworld-branching-bench-"))
     for name, where in (r.split("=", 1) for r in args.repo):
-        path = Path(where)
+        path = work / name
+        shutil.copytree(where, path, symlinks=True)
         opens = []
         for _ in range(args.repeat + 1):
             ep, took = timed(lambda p=path: episode(p, "real"))
@@ -114,8 +123,8 @@ def measure(args: argparse.Namespace) -> dict:
             for change in CHANGES:
                 figures[f"{name}/{backend}/{change}"] = measure_change(ep, change, args.repeat)
             ep.close()
-    name, where = args.repo[-1].split("=", 1)
-    parent = episode(Path(where), "real")
+    name = args.repo[-1].split("=", 1)[0]
+    parent = episode(work / name, "real")
     parent.run(CHANGES["agent"])
     handle = parent.snapshot()
     figures[f"live{args.forks}"] = hold(lambda: parent.fork(handle), args.forks, args.workers)
@@ -123,6 +132,7 @@ def measure(args: argparse.Namespace) -> dict:
     parent.close()
     time.sleep(1)
     figures["all_closed"] = {"dirs": len(my_episodes()), "processes": len(descendants())}
+    shutil.rmtree(work)
     return figures
 
 
@@ -138,6 +148,7 @@ def table(runs: list[dict]) -> None:
             cells = [f"{r[key][what]['p50']:.1f} / {r[key][what]['p99']:.1f}" for r in runs]
             print(f"| {key}: {label} p50 / p99 (ms) | " + " | ".join(cells) + " |")
         row(f"{key}: disk per snapshot (KiB)", lambda v: f"{v:.1f}", key, "disk_kib")
+        row(f"{key}: forks written into a spare", lambda v: f"{v:.0%}", key, "spared")
     held_rows(row, runs, f"forks of one {runs[0]['forks_of']} episode")
     row("after the parent closed too: episode and snapshot directories left", str, "all_closed", "dirs")
     row("after the parent closed too: sandbox processes left", str, "all_closed", "processes")

@@ -19,7 +19,8 @@ pytestmark = pytest.mark.bwrap
 
 
 def _episodes() -> set[str]:
-    return {p.name for p in workdirs.root().iterdir()}
+    """This process's episode and snapshot directories (other test workers share the root)."""
+    return {p.name for p in workdirs.root().iterdir() if (workdirs.read_owner(p) or {}).get("pid") == os.getpid()}
 
 
 @pytest.mark.parametrize("workspace", ["overlay", "copy"])
@@ -145,3 +146,21 @@ def test_env_gc_reclaims_the_snapshots_of_a_killed_process(small_tree, tmp_path,
     assert (frozen / "m0" / "README").is_file()
     assert f"removed episode {frozen}" in gc()
     assert not frozen.exists() and not any(workdirs.root().iterdir())
+
+
+def test_after_the_first_fork_the_next_ones_are_written_into_started_spares(sandbox):
+    sandbox.run("echo a > one; mkdir -p d && echo b > d/two; rm -rf src; export SPARE_VAR=1; cd d")
+    handle = sandbox.snapshot()
+    first = sandbox.fork(handle)
+    second, third = sandbox.fork(handle), sandbox.fork(handle)
+    assert [c.info["fork"] for c in (first, second, third)] == ["stacked", "into a spare", "into a spare"]
+    for child in (first, second, third):
+        assert child.run("pwd; echo $SPARE_VAR; cat ../one two; ls .. | grep -c src").output.split() == [
+            "/testbed/d", "1", "a", "b", "0"]
+    second.run("echo mine > ../one")
+    assert third.run("cat ../one").output == "a\n" and sandbox.run("cat ../one").output == "a\n"
+    for child in (first, second, third):
+        child.close()
+    sandbox.run("head -c 5000000 /dev/urandom > big")
+    with sandbox.fork() as big:
+        assert big.info["fork"] == "stacked", "5 MB of changes are shared as a layer, not copied"

@@ -47,4 +47,7 @@ class SandboxConfig(BaseModel):
     disk: int | None = Field(default=None, description=(
         "Most bytes the episode may hold in its upper layers and its snapshots together, checked at each "
         "snapshot (past it the snapshot is refused and freed); None: no limit."))
+    fork_spares: int = Field(default=1, ge=0, description=(
+        "Sandboxes started ahead, after an episode's first fork, for its next forks: a fork then writes "
+        "the snapshot's changes into one instead of waiting for a sandbox to start (sandbox/branches.py)."))
     keep: bool = Field(default=False, description="Keep the episode directory (upper layers, logs) after close.")

@@ -213,15 +213,23 @@ def _inside(target: str, rel: tuple[str, ...]) -> str:
     return target.rstrip("/") + "/" + "/".join(rel) if rel else target
 
 
-def rewind(plan: Plan, *, live: Path, frozen: Path, lowers: list[Path], stamp_ns: int, target: str,
+def _hides(tops: list[Path], rel: tuple[str, ...]) -> bool:
+    """Whether ``tops`` hide the layers under them at directory ``rel`` (an opaque directory there)."""
+    return any(is_opaque(top.joinpath(*rel)) for top in tops)
+
+
+def rewind(plan: Plan, *, now: list[Path], then: list[Path], lowers: list[Path], stamp_ns: int, target: str,
            skip: frozenset[str] = frozenset()) -> None:
-    """Add to ``plan`` what makes the view of ``[live, *lowers]`` equal that of ``[frozen, *lowers]``
-    at ``target``: only the entries either upper holds are compared, so the work is what changed."""
-    now, then = [live, *lowers], [frozen, *lowers]
+    """Add to ``plan`` what makes the view of ``now + lowers`` equal that of ``then + lowers`` at
+    ``target``. Only the entries the tops (``now``: a live upper; ``then``: a snapshot's layers)
+    hold are compared, so the work is what changed. With one top each, an entry the live upper holds
+    unchanged since ``then[0]`` froze it (stamped ``stamp_ns``) is skipped unread."""
+    tops = [*now, *then]
+    shortcut = len(now) == 1 and len(then) >= 1
 
     def visit(rel: tuple[str, ...]) -> None:
         names = set()
-        for top in (live, frozen):
+        for top in tops:
             path = top.joinpath(*rel)
             st = lstat(path)
             if st is not None and stat.S_ISDIR(st.st_mode):
@@ -230,21 +238,21 @@ def rewind(plan: Plan, *, live: Path, frozen: Path, lowers: list[Path], stamp_ns
             if not rel and name in skip:
                 continue
             sub = (*rel, name)
-            u, s = lstat(live.joinpath(*sub)), lstat(frozen.joinpath(*sub))
-            if u is not None and unchanged(u, s, stamp_ns):
-                continue
-            cur, want = resolve(now, sub), resolve(then, sub)
+            if shortcut:
+                u = lstat(now[0].joinpath(*sub))
+                if u is not None and unchanged(u, lstat(then[0].joinpath(*sub)), stamp_ns):
+                    continue
+            cur, want = resolve([*now, *lowers], sub), resolve([*then, *lowers], sub)
             if (cur is not None and want is not None and stat.S_ISDIR(cur[1].st_mode)
-                    and stat.S_ISDIR(want[1].st_mode)
-                    and is_opaque(live.joinpath(*sub)) == is_opaque(frozen.joinpath(*sub))):
+                    and stat.S_ISDIR(want[1].st_mode) and _hides(now, sub) == _hides(then, sub)):
                 if cur[1].st_mode != want[1].st_mode:
                     plan.ops.append(("dir", _inside(target, sub), b"", stat.S_IMODE(want[1].st_mode), 0))
                 visit(sub)
                 continue
-            if cur is None and want is None:
-                continue
+            if (cur is None and want is None) or (cur is not None and want is not None and cur[0] == want[0]):
+                continue  # absent on both sides, or the very same file of a shared layer
             if cur is not None:
                 plan.ops.append(("rm", _inside(target, sub), b"", 0, 0))
-            plan.emit(then, sub, target)
+            plan.emit([*then, *lowers], sub, target)
 
     visit(())

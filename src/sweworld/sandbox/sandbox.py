@@ -27,6 +27,7 @@ from sweworld.sandbox import (
     transplant,
     workdirs,
 )
+from sweworld.sandbox.branches import Branches
 from sweworld.sandbox.config import SandboxConfig
 from sweworld.sandbox.etc import etc_snapshot
 from sweworld.sandbox.isolation import Bind, Layout, Overlay
@@ -104,6 +105,8 @@ class _Resources:
     #: the frozen layers under this episode's uppers (it was forked from a snapshot)
     inherited: list[Frozen] = field(default_factory=list)
     last: Snapshot | None = None
+    #: sandboxes started ahead for this episode's next forks (``branches``)
+    spares: list[Future[Sandbox]] = field(default_factory=list)
 
     def start(self, launch: isolation.Launch) -> None:
         """Start the sandbox's agent in the background: opening an episode returns at once and the
@@ -131,6 +134,10 @@ class _Resources:
         if self.cgroup is not None:
             self.cgroup.remove()
             self.cgroup = None
+        spares, self.spares = self.spares, []
+        for spare in spares:
+            with contextlib.suppress(BaseException):
+                spare.result().close()
         snapshots.release_all(self.handles)
         self.last = None
         inherited, self.inherited = self.inherited, []
@@ -140,7 +147,7 @@ class _Resources:
             remove_tree(self.episode_dir)
 
 
-class Sandbox:
+class Sandbox(Branches):
     """One isolated episode. Implements the ``Executor`` protocol.
 
     ``mounts`` maps a path inside the sandbox (``/testbed``, ``/sweworld/venv``) to ``Layers`` or
@@ -353,68 +360,6 @@ class Sandbox:
         if result.exit_code != 0 or result.truncated:
             raise SandboxError(f"git diff failed in {self.workdir} (exit {result.exit_code}): {result.output[-2000:]}")
         return result.output
-
-    # -- branching (protocols.Branchable; docs/branching.md) ------------------------------------
-    def branching_unsupported(self) -> str | None:
-        """Every sandbox branches (a copy workspace by whole copies)."""
-        return None
-
-    def snapshot(self) -> Snapshot:
-        """The episode's files (its upper layers and ``/tmp``) and its shell's cwd and exports, now.
-        What it holds on disk counts toward ``config.disk`` with the upper layers themselves."""
-        self._live()
-        with self._branch_lock:
-            handle = snapshots.take(self.episode_dir.name, self._uppers, self.episode_dir / "tmp",
-                                    self._res.inherited, full=self.workspace_mode == "copy", previous=self._res.last)
-            self._res.handles[handle.id] = handle
-            self._res.last = handle
-        held = handle.upper_bytes + sum(h.bytes for h in self._res.handles.values())
-        if self.config.disk is not None and held > self.config.disk:
-            self.release(handle)
-            raise SandboxError(f"snapshot refused: episode {self.label or self.episode_dir.name} would hold "
-                               f"{held / 2**20:.1f} MiB with its snapshots, over its disk limit of "
-                               f"{self.config.disk / 2**20:.1f} MiB",
-                               hint="release snapshots no longer needed (release(handle)), or raise the "
-                               "sandbox config's disk limit")
-        return handle
-
-    def fork(self, handle: Snapshot | None = None) -> Sandbox:
-        """A new live episode in ``handle``'s state (``None``: a snapshot of now, released once the
-        child holds its layers); the two never see each other's later writes. No process is copied."""
-        own = handle is None
-        handle = self.snapshot() if handle is None else handle
-        try:
-            return Sandbox(self._mounts, config=self.config, base_commit=self.base_commit, workdir=self.workdir,
-                           ro_paths=self._ro_paths, label=f"{self.label or self.episode_dir.name}/fork",
-                           snapshot=handle)
-        finally:
-            if own:
-                self.release(handle)
-
-    def _own(self, handle: Snapshot, verb: str) -> None:
-        handle.check()
-        if self._res.handles.get(handle.id) is not handle:
-            raise SandboxError(f"snapshot {handle.id} was taken by episode {handle.episode}, not by "
-                               f"{self.episode_dir.name}: an episode can {verb} only its own snapshots",
-                               hint="fork(handle) opens a new episode from another episode's snapshot")
-
-    def restore(self, handle: Snapshot) -> None:
-        """Back to ``handle``: files written since are gone, files deleted since are back, the shell
-        starts again in its cwd with its exports, and every process the episode runs is ended."""
-        self._own(handle, "restore")
-        with self._branch_lock:
-            request, _plan = snapshots.restore_request(handle, self._uppers, self.episode_dir / "tmp")
-            reply = self._live().request(request, 600)
-        if "error" in reply:
-            raise SandboxError(f"restoring snapshot {handle.id} failed: {reply['error'].decode()}: "
-                               f"{reply.get('message', b'').decode(errors='replace')}")
-
-    def release(self, handle: Snapshot) -> None:
-        """Free what ``handle`` holds on disk (its layers stay while a fork of it lives)."""
-        if handle.released:
-            return
-        self._own(handle, "release")
-        snapshots.release(self._res.handles, handle)
 
     def close(self) -> None:
         self._finalizer()

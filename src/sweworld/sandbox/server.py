@@ -370,7 +370,7 @@ def put_back(request):
         os.utime(path, ns=(mtime, mtime))
 
 
-def restore(request, shell):
+def restore(request, shell, persistent):
     """Back to a snapshot: no process of the episode survives, the files are put back, and the
     shell starts again (at the next command) in the snapshot's cwd with its exports."""
     kill_all_but_me()
@@ -381,6 +381,8 @@ def restore(request, shell):
     for name, path in (("env", ENV_FILE), ("cwd", CWD_FILE)):
         with open(path, "wb") as handle_:
             handle_.write(request.get(name, b""))
+    if persistent:  # started now, it is ready by the next command
+        shell.start()
     return {"ok": True}
 
 
@@ -396,7 +398,7 @@ def handle(request, shell, config):
         return run_fresh(text(request, "command"), timeout, cap, config["env"], config["limits"],
                          text(request, "cwd") or config["cwd"])
     if op == "restore":
-        return restore(request, shell)
+        return restore(request, shell, config["persistent"])
     if op == "read":
         with open(text(request, "path"), "rb") as handle_:
             return {"data": handle_.read()}

@@ -137,13 +137,16 @@ def seed(snapshot: Snapshot, tmp: Path) -> None:
     (state / "env.sh").write_bytes(snapshot.env)
 
 
-def restore_request(snapshot: Snapshot, uppers: list[Upper], tmp: Path) -> tuple[dict, freeze.Plan]:
-    """The server's ``restore`` request that puts ``uppers`` and ``/tmp`` back to ``snapshot``."""
+def restore_request(snapshot: Snapshot, uppers: list[Upper], tmp: Path, *, own: bool = True
+                    ) -> tuple[dict, freeze.Plan]:
+    """The server's ``restore`` request that puts ``uppers`` and ``/tmp`` back to ``snapshot``.
+    ``own``: the snapshot was taken of these uppers (over the same layers); else (a fresh episode
+    over the snapshot's base layers being made its fork) the snapshot's whole stack is applied."""
     plan = freeze.Plan()
     for up in uppers:
-        freeze.rewind(plan, live=up.upper, frozen=snapshot.frozen.path / f"m{up.n}", lowers=up.lowers,
-                      stamp_ns=snapshot.stamp_ns, target=up.target)
-    freeze.rewind(plan, live=tmp, frozen=snapshot.frozen.path / TMP, lowers=[], stamp_ns=snapshot.stamp_ns,
+        then = [snapshot.frozen.path / f"m{up.n}"] if own else snapshot.layers(up.n)
+        freeze.rewind(plan, now=[up.upper], then=then, lowers=up.lowers, stamp_ns=snapshot.stamp_ns, target=up.target)
+    freeze.rewind(plan, now=[tmp], then=[snapshot.frozen.path / TMP], lowers=[], stamp_ns=snapshot.stamp_ns,
                   target="/tmp", skip=frozenset({STATE}))
     request: dict = {"op": "restore", "n": len(plan.ops), "env": snapshot.env, "cwd": snapshot.cwd}
     for i, (kind, path, data, mode, mtime) in enumerate(plan.ops):
