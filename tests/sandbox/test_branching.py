@@ -164,3 +164,18 @@ def test_after_the_first_fork_the_next_ones_are_written_into_started_spares(sand
     sandbox.run("head -c 5000000 /dev/urandom > big")
     with sandbox.fork() as big:
         assert big.info["fork"] == "stacked", "5 MB of changes are shared as a layer, not copied"
+
+
+def test_a_hybrid_episodes_fork_keeps_its_audit_tally_and_draws_apart():
+    import random
+
+    from tests.backends.test_backends_seam import TASK
+
+    from sweworld.backends.hybrid import EpisodeHooks
+    hooks = EpisodeHooks(None, TASK, random.Random(7))
+    hooks.audits["steps"] = {"audited": 3}
+    child = hooks.fork()
+    assert child.audits == hooks.audits and child.audits is not hooks.audits
+    assert [child.rng.random() for _ in range(3)] == [hooks.rng.random() for _ in range(3)]
+    child.audits["steps"]["audited"] = 4
+    assert hooks.audits["steps"]["audited"] == 3

@@ -85,21 +85,24 @@ class Branches:
     def _keep_spares(self: Sandbox) -> None:
         if self.workspace_mode == "copy":
             return
-        while len(self._res.spares) < self.config.fork_spares:
-            self._res.spares.append(_SPARES.submit(self._sibling))
+        with self._branch_lock:
+            while len(self._res.spares) < self.config.fork_spares:
+                self._res.spares.append(_SPARES.submit(self._sibling))
 
     def _into_spare(self: Sandbox, handle: Snapshot) -> Sandbox | None:
-        if not self._res.spares or handle.full:
+        with self._branch_lock:  # forks of one episode from several threads each take their own spare
+            future = self._res.spares.pop(0) if self._res.spares and not handle.full else None
+        if future is None:
             return None
         try:
-            spare = self._res.spares[0].result()
+            spare = future.result()
         except Exception:  # a spare that could not be made: the fork is made stacked, and says why if it fails too
-            self._res.spares.pop(0)
             return None
         request, plan = snapshots.restore_request(handle, spare._uppers, spare.episode_dir / "tmp", own=False)
         if plan.bytes > SPARE_BYTES:
+            with self._branch_lock:
+                self._res.spares.insert(0, future)
             return None
-        self._res.spares.pop(0)
         try:
             spare._put_back(request, handle)
         except BaseException:
