@@ -3,6 +3,12 @@
 Messages are OpenAI chat messages (with tool calls); steps carry what a trainer or an analyst
 needs per action: the action, the observation, the exit code, the duration, which backend answered
 (real or sim) and the tokens the model spent on it.
+
+A branched rollout (``docs/branching_rollouts.md``) records its shared prefix: ``prefix_id`` (the same
+for the K branches of one prefix), ``prefix_steps`` (how many of the first steps they share),
+``branch`` (0..K-1) and ``prefix_ended`` (the episode ended within the prefix: no branch was
+forked, this trajectory is the prefix's only one). All four are None on an unbranched trajectory,
+and on records written before they existed.
 """
 
 from __future__ import annotations
@@ -60,6 +66,14 @@ class Trajectory(BaseModel):
     config_hash: str = Field(default="", description="Hash of the agent configuration.")
     backend: str = Field(default="real", description="The backend of the episode: 'real', 'sim' or 'hybrid'.")
     sweworld_version: str = __version__
+    prefix_id: str | None = Field(default=None, description=(
+        "Branched rollouts: the id of the prefix episode this trajectory continues (its K branches share it)."))
+    prefix_steps: int | None = Field(default=None, description=(
+        "Branched rollouts: how many of the first steps came from the shared prefix (a copy in every branch)."))
+    branch: int | None = Field(default=None, description="Branched rollouts: this branch's index, 0..K-1.")
+    prefix_ended: bool | None = Field(default=None, description=(
+        "Branched rollouts: True when the episode ended within the prefix, so that no branch was forked and "
+        "this (branch 0) is the prefix's only trajectory."))
 
     @property
     def key(self) -> tuple[str, int]:

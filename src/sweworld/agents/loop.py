@@ -3,6 +3,11 @@
 Written against ``Executor`` only, so real sandboxes and simulated worlds are interchangeable.
 Ends with one exit status: submitted, step_limit, time_limit, context_limit, format_errors, stuck
 (SWE-Gym: the last three actions identical) or error.
+
+Branching (``docs/branching_rollouts.md``): ``AgentRun.run(until=n)`` pauses after step ``n`` (no exit
+status, no diff: ``paused``) and a later ``run()`` goes on; ``AgentRun(..., prefix=traj)`` starts from
+another run's messages and steps (in a fork of its episode), its policy already brought there by the
+caller (``agents.search.resume_policy``).
 """
 
 from __future__ import annotations
@@ -86,40 +91,69 @@ class AgentRun:
     """One run of ``policy`` on ``task`` through ``executor``."""
 
     def __init__(self, task: Task, executor: Executor, policy: Policy, config: AgentConfig,
-                 tools: ToolSet | None = None, sample: int = 0):
+                 tools: ToolSet | None = None, sample: int = 0, *, prefix: Trajectory | None = None):
+        """``prefix``: go on from that run's messages, steps, usage and time (``tools``: a copy of its
+        tools, their undo history included); the policy is not reset."""
         self.task, self.executor, self.policy, self.config = task, executor, policy, config
         self.tools = tools or default_tools()
         self.traj = Trajectory(instance_id=task.instance_id, sample=sample, policy=policy.name, model=policy.model,
                                config_hash=config.digest())
+        self.prefix, self.paused, self._started = prefix, False, False
+        self._elapsed = self._model_s = self._tools_s = 0.0
+        self._errors = 0
 
     def _start(self) -> None:
+        self._started = True
+        if self.prefix is not None:
+            prefix = self.prefix.model_copy(deep=True)
+            self.traj.messages, self.traj.steps, self.traj.usage = prefix.messages, prefix.steps, prefix.usage
+            self._elapsed = prefix.timings.get("total", 0.0)
+            self._model_s, self._tools_s = prefix.timings.get("model", 0.0), prefix.timings.get("tools", 0.0)
+            for step in reversed(self.traj.steps):  # the format errors in a row it ended with
+                if not step.format_error:
+                    break
+                self._errors += 1
+            return
         self.tools.reset()
         self.policy.reset(self.task)
         self.traj.messages = first_messages(self.task, self.config, self.executor.workdir, self.tools)
 
-    def run(self) -> Trajectory:
-        started = time.monotonic()
-        model_s = tools_s = 0.0
+    def run(self, until: int | None = None) -> Trajectory:
+        """Run the episode to its end, or (``until``) pause once it has that many steps and no exit
+        status yet (``paused``; the trajectory's timings so far, no diff); a later call goes on."""
+        began = time.monotonic()
+        self.paused = False
+        started = began - self._elapsed
         try:
-            self._start()
-            self.traj.exit_status = self._loop(started)
-            model_s, tools_s = self._model_s, self._tools_s
+            if not self._started:
+                self._start()
+                started = began - self._elapsed  # a prefix's time counts
+            status = self._loop(started, until)
+            if status is None:
+                self.paused = True
+                return self._timed(started)
+            self.traj.exit_status = status
         except (ModelError, InfraError, WorldError) as exc:
             self.traj.fail(exc)
         try:
             self.traj.patch = self.executor.diff()
         except (InfraError, WorldError) as exc:
             self.traj.fail(exc, "diff failed: ")
-        self.traj.timings = {"total": round(time.monotonic() - started, 3), "model": round(model_s, 3),
-                             "tools": round(tools_s, 3)}
+        return self._timed(started)
+
+    def _timed(self, started: float) -> Trajectory:
+        self._elapsed = time.monotonic() - started
+        self.traj.timings = {"total": round(self._elapsed, 3), "model": round(self._model_s, 3),
+                             "tools": round(self._tools_s, 3)}
         return self.traj
 
-    def _loop(self, started: float) -> str:
+    def _loop(self, started: float, until: int | None = None) -> str | None:
+        """The exit status, or None when paused at ``until`` steps."""
         config, traj = self.config, self.traj
-        self._model_s = self._tools_s = 0.0
-        errors = 0
         schemas = None if config.text_actions else self.tools.schemas()
-        for index in range(config.step_limit):
+        for index in range(len(traj.steps), config.step_limit):
+            if until is not None and index >= until:
+                return None
             if time.monotonic() - started > config.time_limit:
                 return "time_limit"
             if not _fit(traj.messages, config.context_budget):
@@ -148,8 +182,8 @@ class AgentRun:
                 step.observation = truncate_observation(result.observation, config.observation_chars)
             traj.steps.append(step)
             self._record(reply, step, call_id)
-            errors = errors + 1 if step.format_error else 0
-            if errors > config.max_format_errors:
+            self._errors = self._errors + 1 if step.format_error else 0
+            if self._errors > config.max_format_errors:
                 return "format_errors"
             if not step.format_error and result.submitted:
                 return "submitted"

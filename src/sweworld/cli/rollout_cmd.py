@@ -65,6 +65,12 @@ def _policy_factory(policy: str, model_url: str | None, model: str | None, api_k
     return policy_factory(policy, **options)
 
 
+BranchAt = Annotated[int | None, typer.Option("--branch-at", min=0, help=(
+    "Branched rollouts (with --branches): run each prefix episode this many steps, snapshot it, and continue "
+    "it --branches times in forks, each its own sample (docs/branching_rollouts.md)."))]
+Branches = Annotated[int | None, typer.Option("--branches", min=1, help=(
+    "Branched rollouts (with --branch-at): continuations per prefix; --n-samples prefixes per instance, so "
+    "n-samples x branches samples. Needs a backend whose episodes fork (real, sim, hybrid)."))]
 CommandTimeout = Annotated[float, typer.Option("--timeout", callback=params.positive, help=(
     "Wall limit of one command of an episode, seconds (the evaluation's is the config's timeouts.evaluation)."))]
 PATHS = {**BACKEND, **RUNNER, "timeout": ("timeouts", "command"), "no_eval": ("evaluate",)}
@@ -91,7 +97,8 @@ def rollout(ctx: typer.Context, dataset: Dataset = common.DEFAULT_DATASET, polic
             traces: bo.Traces = None, env_source: bo.EnvSource = "auto", perturb_p: PerturbP = 0.5, seed: Seed = 0, route_below: bo.RouteBelow = None,
             world: bo.WorldKind = None, world_traces: bo.WorldTraces = None, runner: RunnerName = "local",
             ray_address: RayAddress = None, world_max_tokens: bo.WorldMaxTokens = None,
-            timeout: CommandTimeout = timeouts.COMMAND, config: ConfigFile = None) -> None:
+            timeout: CommandTimeout = timeouts.COMMAND, branch_at: BranchAt = None, branches: Branches = None,
+            config: ConfigFile = None) -> None:
     """Roll out a policy: trajectories appended one by one (resumable), predictions, metrics."""
     run_rollout(options.resolve(ctx, RolloutConfig, PATHS, negated=("no_eval",)))
 
@@ -129,12 +136,12 @@ def _run(run: RolloutConfig, tasks, factory, agent, chosen, where):
 
     with Progress(TextColumn(f"[bold]{run.policy}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=common.console) as progress:
-        bar = progress.add_task("rollout", total=len(tasks) * run.n_samples)
+        bar = progress.add_task("rollout", total=len(tasks) * run.samples_per_instance)
         finished: list[str | None] = []  # this run's episodes: why each has no verdict, or None
         failed: dict[str, str] = {}
 
         def done(traj) -> None:
-            progress.advance(bar)
+            progress.advance(bar, run.branches if traj.prefix_ended else 1)  # ended in its prefix: no branches
             finished.append(failures.of_trajectory(traj))
             if finished[-1]:
                 failed[traj.instance_id] = finished[-1]

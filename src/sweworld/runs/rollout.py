@@ -5,6 +5,8 @@ a crash loses at most the episodes in flight and duplicates none. A sample whose
 infrastructure failed (``error_kind``) has no outcome: it is stored with its error, kept out of the
 predictions and the metrics, and run again by a rerun.
 
+Branched rollouts (``--branch-at STEP --branches K``) are ``runs.branching``'s.
+
 Outputs in ``out``: ``trajectories.jsonl``, ``predictions.jsonl`` (SWE-bench format, sample 0),
 ``predictions.all.jsonl`` (every sample, with its index), ``eval/`` (harness logs), ``summary.json``.
 """
@@ -29,6 +31,7 @@ from sweworld.core.types import Task
 from sweworld.harness.report import write_atomic
 from sweworld.parallel.map import map_items
 from sweworld.parallel.runner import ROLLOUT, Runner, environment_group, runner_of
+from sweworld.runs.branching import run_branched
 from sweworld.runs.metrics import summarize
 from sweworld.runs.store import TrajectoryStore
 from sweworld.seam import grade
@@ -52,13 +55,27 @@ def rollout_one(task: Task, sample: int, policy: Policy, config: AgentConfig, ba
         traj.backend = backend.name
         traj.audits = sb.audits if isinstance(sb, Audited) else None
     except InfraError as exc:
-        traj = Trajectory(instance_id=task.instance_id, sample=sample, policy=policy.name, model=policy.model,
-                          config_hash=config.digest())
-        traj.fail(exc)
-        return traj
+        return failed_sample(task, sample, policy, config, exc)
+    return evaluate_sample(traj, task, backend, out, evaluate=evaluate, timeouts=timeouts)
+
+
+def failed_sample(task: Task, sample: int, policy: Policy, config: AgentConfig, exc: Exception) -> Trajectory:
+    """The record of a sample whose episode failed before any trajectory (``exc``)."""
+    traj = Trajectory(instance_id=task.instance_id, sample=sample, policy=policy.name, model=policy.model,
+                      config_hash=config.digest())
+    traj.fail(exc)
+    return traj
+
+
+def evaluate_sample(traj: Trajectory, task: Task, backend: Backend, out: Path, *, evaluate: bool = True,
+                    timeouts: Timeouts | None = None) -> Trajectory:
+    """``traj`` graded by the harness (logs in ``out/eval/<instance_id>.<sample>``): its report and
+    reward, or its infra error; a failed sample, or ``evaluate=False``, as it is."""
+    timeouts = timeouts or Timeouts()
     if evaluate and not traj.failed:  # a failed sample has no outcome to grade
-        graded = grade(backend, task, traj.patch, model=policy.model or policy.name, logs=out / "eval",
-                       name=f"{task.instance_id}.{sample}", timeout=timeouts.evaluation, binary=True, staged=True)
+        graded = grade(backend, task, traj.patch, model=traj.model or traj.policy, logs=out / "eval",
+                       name=f"{task.instance_id}.{traj.sample}", timeout=timeouts.evaluation, binary=True,
+                       staged=True)
         if graded.report is not None:
             traj.report = graded.report.model_dump()
             traj.audits = audits.merge([traj.audits, graded.report.audits])
@@ -101,7 +118,8 @@ def run_rollouts(tasks: list[Task], make_policy: Callable[[], Policy], run: Roll
     workers) with ``backend`` (default: the one ``run.backend`` describes) on ``runner`` (default:
     ``run.runner``'s), each episode under ``agent`` (default: ``run.agent_config``, ``step_limit``,
     ``text_actions``), then write predictions and the summary; returns the summary. Only this
-    process writes the store, one record per finished item, whichever worker ran it."""
+    process writes the store, one record per finished item, whichever worker ran it. With
+    ``run.branches``, each sample of ``n_samples`` is a prefix continued in forks (``runs.branching``)."""
     run = run or RolloutConfig()
     out, n_samples, workers, evaluate = run.out, run.n_samples, run.runner.workers, run.evaluate
     if agent is None:
@@ -122,6 +140,10 @@ def run_rollouts(tasks: list[Task], make_policy: Callable[[], Policy], run: Roll
         if on_done:
             on_done(traj)
 
+    if run.branches is not None:  # prefixes, each continued in forks
+        kept, extra = run_branched(tasks, make_policy, run, agent=agent, backend=backend, runner=runner,
+                                   store=store, on_done=finished, grade=evaluate_sample)
+        return write_outputs(out, kept, {"backend": backend.name, **extra})
     map_items([(task, k) for task in tasks for k in range(n_samples)],
               partial(rollout_item, make_policy=make_policy, config=agent, out=out, evaluate=evaluate,
                       timeouts=run.timeouts),

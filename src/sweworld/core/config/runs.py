@@ -75,6 +75,23 @@ class RolloutConfig(DatasetSelection, PolicySettings):
     backend: BackendConfig = Field(default_factory=RealBackendConfig)
     timeouts: Timeouts = Field(default_factory=Timeouts)
     runner: RunnerConfig = Field(default_factory=RunnerConfig)
+    branch_at: int | None = Field(default=None, ge=0, description=(
+        "Branched rollouts (with `branches`): the steps of the shared prefix; each of the n_samples prefixes "
+        "is snapshotted there and continued `branches` times in forks (docs/branching_rollouts.md)."))
+    branches: int | None = Field(default=None, ge=1, description=(
+        "Branched rollouts (with `branch_at`): continuations per prefix, each its own sample "
+        "(n_samples x branches samples per instance)."))
+
+    @model_validator(mode="after")
+    def _branching_needs_both(self) -> RolloutConfig:
+        if (self.branch_at is None) != (self.branches is None):
+            raise ValueError("branch_at and branches go together (--branch-at STEP --branches K)")
+        return self
+
+    @property
+    def samples_per_instance(self) -> int:
+        """n_samples, times branches when branched."""
+        return self.n_samples * (self.branches or 1)
 
 
 class CollectConfig(DatasetSelection, PolicySettings):
