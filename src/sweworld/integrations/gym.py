@@ -33,13 +33,25 @@ action as a JSON string; dict actions are accepted as well), so that
 ``gymnasium.utils.env_checker.check_env`` passes. ``reset(seed=s)`` seeds the env's ``np_random`` and
 opens ``tasks[s % len(tasks)]``; a later ``reset()`` opens the next task in turn from there.
 ``register_gym()`` (called explicitly, never at import) registers the id ``sweworld/SWE-v0``.
+
+Branching (``docs/branching_frameworks.md``): on an episode that can be snapshotted (the real, sim and
+hybrid backends' episodes: ``core.protocols.Branchable``), ``env.unwrapped.snapshot()`` takes an
+``EnvSnapshot`` (the workspace and shell state, the step count, the last observation, the tools' state
+and that of ``gymnasium.make``'s wrappers: ``gym_branch``); ``restore(snapshot)`` puts the episode and
+all of those back and returns ``(observation, info)`` as ``reset`` does; ``fork(snapshot=None)``
+returns a new env (same task, backend and counters; its own live episode in the snapshot's state, or
+in the state of now) wrapped as this one is, its ``TimeLimit`` counting on from the parent's
+elapsed steps; ``release(snapshot)`` frees one early. An episode that cannot branch raises
+``ConfigError`` saying why. Wrappers added on top of ``gymnasium.make``'s are not copied into a fork.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import shutil
 import tempfile
+import uuid
 import weakref
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -50,6 +62,7 @@ from sweworld.core.config import timeouts
 from sweworld.core.executor import Executor
 from sweworld.core.types import Task
 from sweworld.integrations import default_backend
+from sweworld.integrations import gym_branch as branch
 from sweworld.seam import Graded, grade
 from sweworld.seam import prompt as prompts
 from sweworld.seam.session import Session
@@ -140,6 +153,9 @@ class SWEEnv(_Base):
         self.render_mode = render_mode
         self.task: Task | None = None
         self.steps = 0
+        self.observation = ""
+        """The last observation (the problem statement right after ``reset``)."""
+        self._outer: weakref.ref | None = None  # gymnasium.make's outermost wrapper (EndOnTruncation sets it)
         self._episodes = 0
         self._next = 0
         if _spaces is not None:
@@ -194,7 +210,8 @@ class SWEEnv(_Base):
         self._episodes += 1
         info = {"instance_id": task.instance_id, "tools": self.tools.schemas(), "workdir": self.sandbox.workdir,
                 "repo": task.repo, "base_commit": task.base_commit}
-        return prompts.statement(task), info
+        self.observation = prompts.statement(task)
+        return self.observation, info
 
     def step(self, action: Any) -> tuple[str, float, bool, bool, dict]:
         """Run one tool call; see the module docstring for the action shapes and what ``info`` holds."""
@@ -209,6 +226,7 @@ class SWEEnv(_Base):
                                 error=True)
         else:
             result = self._held.session.call(name, args)
+        self.observation = result.observation
         info: dict[str, Any] = {"instance_id": task.instance_id, "exit_code": result.exit_code,
                                 "steps": self.steps, "format_error": result.error}
         if result.submitted:
@@ -240,6 +258,62 @@ class SWEEnv(_Base):
         """The backend's report on ``patch`` (``grade(patch).report``; None when the evaluation failed)."""
         return self.grade(patch).report
 
+    # -- branching (gym_branch; docs/branching_frameworks.md) ------------------------------------
+    def snapshot(self) -> branch.EnvSnapshot:
+        """A snapshot of the open episode and of the env's step state (see the module docstring)."""
+        episode = branch.branchable(self.sandbox, "SWEEnv.snapshot").snapshot()
+        return self._point(episode)
+
+    def restore(self, snapshot: branch.EnvSnapshot) -> tuple[str, dict]:
+        """Put the open episode (one of its own snapshots) and the step state back to ``snapshot``;
+        returns ``(observation, info)``: the observation then, and ``instance_id``, ``steps``, ``workdir``."""
+        handle = self._handle(snapshot)
+        executor = branch.branchable(self.sandbox, "SWEEnv.restore")
+        branch.same_stack(self._wrapper(), self, snapshot.wrappers)  # refused before anything is changed
+        executor.restore(handle)
+        branch.put_wrapper_states(self._wrapper(), self, snapshot.wrappers)
+        self.tools = self._held.session.tools = copy.deepcopy(snapshot.tools)
+        self.task, self.steps, self.observation = snapshot.task, snapshot.steps, snapshot.observation
+        return self.observation, {"instance_id": snapshot.task.instance_id, "steps": self.steps,
+                                  "workdir": executor.workdir}
+
+    def fork(self, snapshot: branch.EnvSnapshot | None = None) -> Any:
+        """A new env whose episode is a fork of this one at ``snapshot`` (None: now), with the same task,
+        backend, counters and wrappers; close it as any env."""
+        executor = branch.branchable(self.sandbox, "SWEEnv.fork")
+        point = self._point(None) if snapshot is None else snapshot
+        logs = None if self._held.tmp else self.log_dir / f"fork-{uuid.uuid4().hex[:8]}"
+        child = type(self)(self.tasks, backend=self.backend, eval_timeout=self.eval_timeout,
+                           tools=copy.deepcopy(point.tools), log_dir=logs, render_mode=self.render_mode,
+                           binary_reward=self.binary_reward)
+        child.sandbox = executor.fork(None if snapshot is None else self._handle(snapshot))
+        child.task, child.steps, child.observation = point.task, point.steps, point.observation
+        child._episodes, child._next = self._episodes, self._next
+        if _gym is not None:
+            child._np_random, child._np_random_seed = copy.deepcopy(self._np_random), self._np_random_seed
+        outer = branch.rewrap(child, point.wrappers)
+        child._outer = weakref.ref(outer) if outer is not child else None
+        return outer
+
+    def release(self, snapshot: branch.EnvSnapshot) -> None:
+        """Free ``snapshot`` now (else it is freed when the episode closes)."""
+        if self.sandbox is not None:
+            branch.branchable(self.sandbox, "SWEEnv.release").release(self._handle(snapshot))
+
+    def _point(self, episode: Any) -> branch.EnvSnapshot:
+        assert self.task is not None
+        return branch.EnvSnapshot(episode, self.task, self.steps, self.observation, copy.deepcopy(self.tools),
+                                  branch.wrapper_states(self._wrapper(), self))
+
+    def _wrapper(self) -> Any:
+        return self._outer() if self._outer is not None else None
+
+    @staticmethod
+    def _handle(snapshot: Any) -> Any:
+        if not isinstance(snapshot, branch.EnvSnapshot):
+            raise TypeError(f"expected an EnvSnapshot of SWEEnv.snapshot(), got {type(snapshot).__name__}")
+        return snapshot.episode
+
     def render(self) -> None:
         return None
 
@@ -269,6 +343,8 @@ if _gym is not None:
         def __init__(self, env: Any):
             _gym.utils.RecordConstructorArgs.__init__(self)
             _gym.Wrapper.__init__(self, env)
+            if isinstance(env.unwrapped, SWEEnv):  # the stack a snapshot keeps and a fork rebuilds
+                env.unwrapped._outer = weakref.ref(self)
 
         def step(self, action: Any) -> tuple[Any, Any, bool, bool, dict]:
             observation, reward, terminated, truncated, info = self.env.step(action)
