@@ -19,6 +19,14 @@ its episode is one sweworld episode:
 - a tool call that raises an infrastructure error (``InfraError``: the sandbox died...) ends that
   episode with reward 0.0 and the error in ``error``; the session and the server go on;
 - ``state`` is ``SWEState``: ``episode_id``, ``step_count``, ``instance_id``;
+- branching (docs/branching_frameworks.md), where the backend's episodes can (real, sim, hybrid):
+  ``step(SWEAction(branch="snapshot"))`` snapshots the session's episode (no step: the observation's
+  ``snapshot_id``); ``reset(from_snapshot=ID)`` in any session of the server opens a fork of it (same
+  task and step count, the episode's files and shell state as they were); ``reset(fork_of=EPISODE_ID)``
+  forks another session's live episode as it is now; ``SWEAction(branch="restore", snapshot_id=ID)``
+  puts the session's episode back to one of its own snapshots, ``branch="release"`` frees one. A
+  session's snapshots are released when its episode ends (reset, submit, close); an unknown or
+  released id is an error saying so;
 - closing the session (the client's ``close()``, a dropped connection, OpenEnv's idle timeout, the
   server's shutdown) closes its episode.
 
@@ -49,11 +57,13 @@ from openenv.core.env_server.types import EnvironmentMetadata
 from sweworld import __version__
 from sweworld.backends import make_backend
 from sweworld.core.config import timeouts
-from sweworld.core.errors import ConfigError, DatasetError, InfraError
+from sweworld.core.errors import ConfigError, DatasetError, InfraError, SWEWorldError
 from sweworld.integrations.episodes import EpisodeSpec, backend_for, load_tasks_of, spec_of
 from sweworld.integrations.gym import STEP_LIMIT, SWEEnv
+from sweworld.integrations.gym_branch import EnvSnapshot
 from sweworld.integrations.keyed import KeyedPath, loopback
 from sweworld.integrations.openenv_models import SWEAction, SWEObservation, SWEState
+from sweworld.seam import prompt as prompts
 from sweworld.seam.tasks import TaskIndex
 
 if TYPE_CHECKING:
@@ -62,7 +72,7 @@ if TYPE_CHECKING:
     from sweworld.core.protocols import Backend
     from sweworld.core.types import Task
 
-RESET_ARGUMENTS = ("seed", "episode_id", "instance_id")
+RESET_ARGUMENTS = ("seed", "episode_id", "instance_id", "from_snapshot", "fork_of")
 
 
 class OpenEnvServer:
@@ -95,6 +105,7 @@ class OpenEnvServer:
         self._changed = threading.Condition()
         self._open: dict[int, dict[str, str]] = {}
         self._sessions: weakref.WeakSet[SWEWorldEnvironment] = weakref.WeakSet()
+        self._snapshots: dict[str, tuple[SWEWorldEnvironment, EnvSnapshot]] = {}
 
     def where(self) -> str:
         return f"dataset {self.spec.dataset}" + (f" (split {self.spec.split})" if self.spec.split else "")
@@ -135,6 +146,38 @@ class OpenEnvServer:
             self._open.pop(id(env), None)
             self._changed.notify_all()
 
+    # -- snapshots taken through the server: id -> (the session that took it, the snapshot) ------
+    def keep(self, env: SWEWorldEnvironment, snapshot: EnvSnapshot) -> str:
+        """A new id for ``env``'s ``snapshot``."""
+        snapshot_id = uuid.uuid4().hex
+        with self._changed:
+            self._snapshots[snapshot_id] = (env, snapshot)
+        return snapshot_id
+
+    def snapshot(self, snapshot_id: str) -> tuple[SWEWorldEnvironment, EnvSnapshot]:
+        """The session that took ``snapshot_id`` and the snapshot; ``ConfigError`` when none is kept."""
+        with self._changed:
+            found = self._snapshots.get(snapshot_id)
+        if found is None:
+            raise ConfigError(f"no snapshot {snapshot_id!r} on this server", where="openenv", hint=(
+                "use a snapshot_id a `snapshot` action returned; a session's snapshots are released when its "
+                "episode ends (reset, submit, step limit, close) or by a `release` action"))
+        return found
+
+    def forget(self, env: SWEWorldEnvironment, snapshot_id: str | None = None) -> None:
+        """Drop ``snapshot_id`` (None: every snapshot ``env`` took)."""
+        with self._changed:
+            for key in [snapshot_id] if snapshot_id else [k for k, (e, _) in self._snapshots.items() if e is env]:
+                self._snapshots.pop(key, None)
+
+    def session(self, episode_id: str) -> SWEWorldEnvironment:
+        """The session whose live episode is ``episode_id``; ``ConfigError`` when none (or several) is."""
+        found = [env for env in list(self._sessions) if env._env is not None and env.state.episode_id == episode_id]
+        if len(found) != 1:
+            raise ConfigError(f"{'no' if not found else 'more than one'} session has a live episode {episode_id!r}",
+                              where="openenv", hint="fork_of names the episode_id of another session's open episode")
+        return found[0]
+
     def close_all(self) -> None:
         """Close every session's episode (the server's shutdown)."""
         for env in list(self._sessions):
@@ -152,33 +195,89 @@ class SWEWorldEnvironment(Environment[SWEAction, SWEObservation, SWEState]):
         self.backend_name = server.backend.name
         self._env: SWEEnv | None = None
         self._state = SWEState(backend=self.backend_name)
+        self._lock = threading.RLock()  # the episode, against a fork from another session's thread
         server._sessions.add(self)
 
     def reset(self, seed: int | None = None, episode_id: str | None = None, instance_id: str | None = None,
-              **kwargs: Any) -> SWEObservation:
-        """Open an episode of ``instance_id`` (else ``seed``'s task, else the next in turn), closing the
+              from_snapshot: str | None = None, fork_of: str | None = None, **kwargs: Any) -> SWEObservation:
+        """Open an episode of ``instance_id`` (else ``seed``'s task, else the next in turn), or a fork of
+        the snapshot ``from_snapshot`` or of the live episode ``fork_of`` (any session's), closing the
         session's previous one; ``DatasetError`` for an instance not served, ``ConfigError`` for an
-        argument reset does not take."""
+        argument reset does not take or a snapshot or episode there is not."""
         if kwargs:
             raise ConfigError(f"reset got unknown argument(s) {sorted(kwargs)}", where="openenv reset",
                               hint=f"reset takes {', '.join(RESET_ARGUMENTS)}")
-        task = self.server.task(instance_id, seed)
-        self._end()
-        env = SWEEnv(backend=self.server.backend, eval_timeout=self.server.eval_timeout)
-        try:
-            statement, info = env.reset(options={"task": task})
-        except BaseException:
-            env.close()
-            raise
-        self._env = env
-        self._state = SWEState(episode_id=episode_id or uuid.uuid4().hex, step_count=0,
+        if from_snapshot or fork_of:
+            if instance_id or seed is not None or (from_snapshot and fork_of):
+                raise ConfigError("a fork's task is its parent's", where="openenv reset",
+                                  hint="give from_snapshot or fork_of alone (episode_id may go with it)")
+            env = self._forked(from_snapshot, fork_of)  # before the session's episode closes: it may be the parent
+            self._end()
+        else:
+            task = self.server.task(instance_id, seed)
+            self._end()
+            env = SWEEnv(backend=self.server.backend, eval_timeout=self.server.eval_timeout)
+            try:
+                env.reset(options={"task": task})
+            except BaseException:
+                env.close()
+                raise
+        with self._lock:
+            self._env = env
+        task = env.task
+        assert task is not None and env.sandbox is not None
+        self._state = SWEState(episode_id=episode_id or uuid.uuid4().hex, step_count=env.steps,
                                instance_id=task.instance_id, backend=self.backend_name)
         self.server._opened(self, self._state.episode_id or "", task.instance_id)
-        return self._observe(statement, tools=info["tools"], workdir=info["workdir"], reward=None,
-                             metadata={"repo": task.repo, "base_commit": task.base_commit})
+        return self._observe(prompts.statement(task), tools=env.tools.schemas(), workdir=env.sandbox.workdir,
+                             reward=None, metadata={"repo": task.repo, "base_commit": task.base_commit})
+
+    def _forked(self, snapshot_id: str | None, episode_id: str | None) -> SWEEnv:
+        """A new ``SWEEnv`` whose episode forks ``snapshot_id``, or the live episode ``episode_id``."""
+        owner, snapshot = self.server.snapshot(snapshot_id) if snapshot_id else (self.server.session(episode_id or ""),
+                                                                                 None)
+        with owner._lock:  # the owner's episode stands still while it is copied
+            if owner._env is None or (snapshot_id and snapshot_id not in self.server._snapshots):
+                raise ConfigError(f"{'the snapshot ' + snapshot_id if snapshot_id else 'the episode ' + str(episode_id)} "
+                                  "ended before it was forked", where="openenv reset", hint="fork a live one")
+            return owner._env.fork(snapshot)
+
+    def _branch(self, action: SWEAction) -> SWEObservation:
+        """A ``snapshot``, ``restore`` or ``release`` of the session's episode (no step)."""
+        with self._lock:
+            env = self._env
+            if env is None or env.sandbox is None:
+                return self._observe("", done=True, reward=None, error="no open episode to branch: call reset")
+            try:
+                if action.branch == "snapshot":
+                    return self._observe("", reward=None, snapshot_id=self.server.keep(self, env.snapshot()))
+                assert action.snapshot_id is not None
+                owner, snapshot = self.server.snapshot(action.snapshot_id)
+                if owner is not self:
+                    raise ConfigError(f"snapshot {action.snapshot_id!r} is another session's", where="openenv",
+                                      hint="restore and release take this session's own snapshots; reset("
+                                      "from_snapshot=ID) forks another's")
+                if action.branch == "release":
+                    env.release(snapshot)
+                    self.server.forget(self, action.snapshot_id)
+                    return self._observe("", reward=None)
+                output, _ = env.restore(snapshot)
+                self._state.step_count = env.steps
+                return self._observe(output, reward=None, snapshot_id=action.snapshot_id)
+            except SWEWorldError as exc:  # a refused snapshot (disk) leaves the episode as it was; a failed restore not
+                if isinstance(exc, InfraError) and action.branch == "restore":
+                    return self._failed(exc)
+                return self._observe("", reward=None, error=str(exc))
 
     def step(self, action: SWEAction, timeout_s: float | None = None, **kwargs: Any) -> SWEObservation:
-        """Run one tool call (``timeout_s`` is not used: commands have the backend's limits)."""
+        """Run one tool call or branch operation (``timeout_s`` is not used: commands have the backend's
+        limits)."""
+        if action.branch is not None:
+            return self._branch(action)
+        with self._lock:
+            return self._step(action)
+
+    def _step(self, action: SWEAction) -> SWEObservation:
         env = self._env
         if env is None or env.sandbox is None:
             return self._observe("", done=True, reward=None, error=(
@@ -223,14 +322,16 @@ class SWEWorldEnvironment(Environment[SWEAction, SWEObservation, SWEState]):
         return self._state
 
     def _end(self) -> None:
-        """Close the open episode, if any."""
-        env, self._env = self._env, None
-        if env is not None:
-            try:
-                with contextlib.suppress(InfraError):  # a dead sandbox has nothing left to close
-                    env.close()
-            finally:
-                self.server._closed(self)
+        """Close the open episode, if any, and forget its snapshots."""
+        with self._lock:
+            env, self._env = self._env, None
+            if env is not None:
+                self.server.forget(self)
+                try:
+                    with contextlib.suppress(InfraError):  # a dead sandbox has nothing left to close
+                        env.close()
+                finally:
+                    self.server._closed(self)
 
     def close(self) -> None:
         """Close the session's episode (OpenEnv calls this when the session ends)."""

@@ -12,24 +12,32 @@ is therefore a field of its own; ``metadata`` repeats it for in-process users.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal
 
 from openenv.core.env_server.types import Action, Observation, State
 from pydantic import Field, model_validator
+from pydantic_core import PydanticCustomError
 
 
 class SWEAction(Action):
-    """One tool call: ``{"tool": NAME, "arguments": {...}}``.
+    """One tool call: ``{"tool": NAME, "arguments": {...}}``; or a branch operation of the trainer
+    (never the agent's): ``{"branch": "snapshot"}``, ``{"branch": "restore", "snapshot_id": ID}``,
+    ``{"branch": "release", "snapshot_id": ID}`` (docs/branching_frameworks.md).
 
     Also accepted: ``{"name": NAME, "arguments": ...}`` and an OpenAI tool call
     (``{"id": ..., "type": "function", "function": {"name": NAME, "arguments": "<json>"}}``). A tool
     that does not exist or arguments that do not fit are no validation error: the step's observation
     says what is wrong (``error``), as the agent's tools do."""
 
-    tool: str = Field(description="The tool to call: execute_bash, str_replace_editor, search or submit "
-                      "(the names of the reset observation's `tools`).")
+    tool: str = Field(default="", description="The tool to call: execute_bash, str_replace_editor, search or "
+                      "submit (the names of the reset observation's `tools`).")
     arguments: dict[str, Any] | str = Field(default_factory=dict, description=(
         "The tool's arguments: an object, or its JSON text (as function-calling models send it)."))
+    branch: Literal["snapshot", "restore", "release"] | None = Field(default=None, description=(
+        "Instead of a tool call, no step of the episode: `snapshot` the episode (the observation's "
+        "`snapshot_id`; reset(from_snapshot=ID) in any session of this server forks it), `restore` it to "
+        "one of its own snapshots, or `release` one."))
+    snapshot_id: str | None = Field(default=None, description="The snapshot a restore or release names.")
 
     @model_validator(mode="before")
     @classmethod
@@ -53,6 +61,18 @@ class SWEAction(Action):
         if data.get("arguments") is None:
             data["arguments"] = {}
         return data
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> SWEAction:
+        # PydanticCustomError, not ValueError: OpenEnv sends the errors back as JSON, and a ValueError
+        # in them cannot be serialized (the session would end instead)
+        if bool(self.tool) == (self.branch is not None):
+            raise PydanticCustomError("action_kind", "an action is either a tool call (`tool`) or a branch "
+                                      "operation (`branch`)")
+        if self.branch in ("restore", "release") and not self.snapshot_id:
+            raise PydanticCustomError("snapshot_id_missing", "a {branch} names the snapshot (`snapshot_id`)",
+                                      {"branch": self.branch})
+        return self
 
 
 class SWEObservation(Observation):
@@ -81,6 +101,8 @@ class SWEObservation(Observation):
         "On submit: the grading report (sweworld.harness.report.InstanceReport as a dict: resolved, "
         "tests_status, sim_probability on sim...)."))
     backend: str = Field(default="", description="What ran the episode: real, sim or hybrid.")
+    snapshot_id: str | None = Field(default=None, description=(
+        "After a `snapshot` (or `restore`) action: the snapshot's id."))
 
 
 class SWEState(State):
