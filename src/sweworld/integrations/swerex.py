@@ -18,6 +18,8 @@ the root routes serve it too. The task and the backend come from ``sweworld.inte
 
 and on the client ``RemoteRuntime(host="http://127.0.0.1:8000/<instance_id>", auth_token="K")``.
 Sessions, interrupts and what is not supported: ``swerex_shell``, ``swerex_episode``, docs/swerex.md.
+Snapshot, fork and restore (sweworld's own routes beside swerex's, ``BranchingRuntime`` on the
+client): ``swerex_branch``, docs/branching_frameworks.md.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import hmac
 import threading
 import time
 import traceback
+import uuid
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -50,6 +53,7 @@ from swerex.runtime.abstract import (
 
 from sweworld.core.config import timeouts
 from sweworld.core.errors import SWEWorldError
+from sweworld.integrations import swerex_branch
 from sweworld.integrations.episodes import EpisodeSpec, backend_for, task_of, with_scratch_dirs
 from sweworld.integrations.swerex_episode import Episode
 
@@ -66,6 +70,8 @@ SWE_AGENT_WHEELS = ("tree-sitter==0.21.3", "tree-sitter-languages", "flake8")
 SWE_AGENT_DIRS = ("/root",)
 ROUTES = ("is_alive", "create_session", "run_in_session", "close_session", "execute", "read_file", "write_file",
           "upload", "close")
+#: The mark of a fork's name: ``<instance_id>@<hex>`` (``swerex_branch``).
+FORK = "@"
 
 
 class RexServer:
@@ -105,6 +111,9 @@ class RexServer:
             found = self._episodes.get(instance_id)
         if found is not None:
             return found
+        if FORK in instance_id:
+            raise SwerexException(f"no episode {instance_id!r}: it was closed (a fork's close is for good), or the "
+                                  "server restarted; POST /<episode>/fork makes a new one")
         if self.instance_ids and instance_id not in self.instance_ids:
             raise DeploymentStartupError(f"instance {instance_id!r} is not served here (this server serves "
                                          f"{', '.join(self.instance_ids)} of {self._where()})\n  what to do: use one "
@@ -124,6 +133,16 @@ class RexServer:
         with self._lock:
             return self._episodes.setdefault(instance_id, episode)
 
+    def fork(self, parent: Episode, snapshot_id: str | None) -> str:
+        """A new episode forked from ``parent`` at ``snapshot_id`` (None: now), served as ``/<name>``."""
+        executor = parent.fork(snapshot_id)
+        name = f"{parent.instance_id.split(FORK)[0]}{FORK}{uuid.uuid4().hex[:12]}"
+        episode = Episode(name, lambda: executor, self._pool, command_timeout=self.command_timeout)
+        episode.start()
+        with self._lock:
+            self._episodes[name] = episode
+        return name
+
     def warm(self) -> None:
         """Check every listed instance now (a bad id raises here) and start opening its episode."""
         for instance_id in self.instance_ids:
@@ -138,11 +157,17 @@ class RexServer:
             else:
                 found = self._episodes.get(instance_id or self.default or "")
                 episodes = [found] if found is not None else []
+            for episode in episodes:  # a fork cannot open again: it goes
+                if FORK in episode.instance_id:
+                    self._episodes.pop(episode.instance_id, None)
         for episode in episodes:
             episode.close()
 
     def shutdown(self) -> None:
-        self.close()
+        with self._lock:
+            episodes = list(self._episodes.values())
+        for episode in episodes:
+            self.close(episode.instance_id)
         self._pool.shutdown(wait=True)
 
 
@@ -217,6 +242,7 @@ def create_app(server: RexServer, api_key: str) -> FastAPI:
 
     for prefix in ("", "/{instance_id}"):
         _routes(app, server, prefix, call)
+        swerex_branch.add_routes(app, server, prefix, call)
     return app
 
 

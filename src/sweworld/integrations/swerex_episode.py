@@ -13,10 +13,16 @@ once and turns true when the episode is there) and keeps swerex's named bash ses
   ``DeploymentStartupError`` with sweworld's message, until ``close``;
 - an episode whose sandbox died: ``SwerexException`` saying so, until ``close`` (never a silent fresh
   workspace in the middle of a run).
+
+Branching (sweworld's own routes, ``swerex_branch``): ``snapshot`` keeps a handle of the episode under
+an id of this episode's; ``restore(id)`` puts the files, the episode's shell (the first session) and
+every further session's cwd and exports back; ``fork(id)`` gives the executor of a new episode (the
+server addresses it). An episode that cannot branch, or an unknown id: ``SwerexException`` saying so.
 """
 
 from __future__ import annotations
 
+import copy
 import shlex
 import threading
 import uuid
@@ -49,7 +55,7 @@ from swerex.runtime.abstract import (
 )
 
 from sweworld.core.errors import InfraError, SWEWorldError
-from sweworld.core.protocols import ExecCapable
+from sweworld.core.protocols import Branchable, ExecCapable, why_not_branchable
 from sweworld.integrations import swerex_upload
 from sweworld.integrations.swerex_shell import PS1, EpisodeShell, Session, WrappedShell, check_syntax, closers
 
@@ -70,6 +76,9 @@ class BinaryFiles(Protocol):
     def write_file(self, path: str, content: str | bytes) -> None: ...
 
 
+#: What a further session (``WrappedShell``) keeps of its shell on the host: a snapshot keeps a copy.
+SHELL_STATE = ("cwd", "base", "exports", "unset")
+
 INTERACTIVE = ("sweworld episodes run each command to its end with stdin closed: an interactive program (gdb, a "
                "REPL) cannot be driven through is_interactive_command/is_interactive_quit; run it non-interactively "
                "(gdb -batch -ex ..., python -c ..., a script fed by a here-document)")
@@ -81,6 +90,8 @@ class Episode:
     def __init__(self, instance_id: str, opener: Callable[[], Executor], pool: Pool, *, command_timeout: float):
         self.instance_id, self.opener, self.pool, self.command_timeout = instance_id, opener, pool, command_timeout
         self.sessions: dict[str, Session] = {}
+        self.snapshots: dict[str, tuple[object, dict[str, dict]]] = {}
+        """id -> (the executor's handle, each further session's cwd and exports then)."""
         self._future: Future | None = None
         self._dead: str | None = None
         self._lock = threading.Lock()
@@ -130,7 +141,7 @@ class Episode:
         """Close the sessions and the episode; the next request opens a fresh one."""
         with self._lock:
             future, self._future, self._dead = self._future, None, None
-            self.sessions = {}
+            self.sessions, self.snapshots = {}, {}  # the episode's close frees its snapshots
         if future is not None:
             future.add_done_callback(lambda done: done.exception() is None and done.result().close())
 
@@ -262,5 +273,67 @@ class Episode:
             self.call(lambda ex: swerex_upload.write_stream(ex, target_path, source, stateless))
         return UploadResponse()
 
+
+    # -- branching (swerex_branch) -------------------------------------------------------------
+    def _branchable(self) -> Branchable:
+        executor = self._executor()
+        reason = why_not_branchable(executor)
+        if reason is not None:
+            raise SwerexException(f"the episode of {self.instance_id} cannot be snapshotted, forked or restored: "
+                                  f"{reason}")
+        assert isinstance(executor, Branchable)
+        return executor
+
+    def _handle(self, snapshot_id: str) -> tuple[object, dict[str, dict]]:
+        found = self.snapshots.get(snapshot_id)
+        if found is None:
+            raise SwerexException(f"no snapshot {snapshot_id!r} in the episode of {self.instance_id} (an episode "
+                                  "restores, forks and releases its own snapshots; closing it frees them)")
+        return found
+
+    def snapshot(self) -> str:
+        """A snapshot of the episode and of its sessions' state, by a new id (a refusal, over the disk
+        limit, leaves the episode as it was)."""
+        executor = self._branchable()
+        with self._lock:
+            shells = {name: {k: copy.deepcopy(getattr(s, k)) for k in SHELL_STATE}
+                      for name, s in self.sessions.items() if isinstance(s, WrappedShell)}
+        try:
+            handle = executor.snapshot()
+        except SWEWorldError as exc:
+            raise SwerexException(str(exc)) from None
+        snapshot_id = uuid.uuid4().hex
+        with self._lock:
+            self.snapshots[snapshot_id] = (handle, shells)
+        return snapshot_id
+
+    def restore(self, snapshot_id: str) -> None:
+        """The episode back to ``snapshot_id``; a further session keeps its name and gets its cwd and
+        exports of then (one made since keeps its own). A failed restore leaves the episode dead."""
+        handle, shells = self._handle(snapshot_id)
+        executor = self._branchable()
+        self.call(lambda _: executor.restore(handle))
+        with self._lock:
+            for name, session in self.sessions.items():
+                session.pending = ""
+                if isinstance(session, WrappedShell) and name in shells:
+                    vars(session).update(copy.deepcopy(shells[name]))
+
+    def fork(self, snapshot_id: str | None) -> Executor:
+        """A new episode's executor in the state of ``snapshot_id`` (None: now), with no session."""
+        handle = self._handle(snapshot_id)[0] if snapshot_id else None
+        try:
+            return self._branchable().fork(handle)
+        except SWEWorldError as exc:
+            raise SwerexException(str(exc)) from None
+
+    def release(self, snapshot_id: str) -> None:
+        handle, _ = self._handle(snapshot_id)
+        with self._lock:
+            self.snapshots.pop(snapshot_id, None)
+        try:
+            self._branchable().release(handle)
+        except SWEWorldError as exc:
+            raise SwerexException(str(exc)) from None
 
 __all__ = ["BinaryFiles", "Episode"]
