@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from sweworld.core.errors import SandboxError
+from sweworld.core.errors import SnapshotError
 from sweworld.core.protocols import Branchable, why_not_branchable
 from sweworld.sandbox import Layers, Sandbox, workdirs
 from sweworld.sandbox.config import SandboxConfig
@@ -110,7 +110,7 @@ def test_snapshots_count_toward_the_disk_limit(small_tree):
         sb.run("head -c 1000000 /dev/urandom > a")
         sb.snapshot()
         sb.run("head -c 1000000 /dev/urandom > b")
-        with pytest.raises(SandboxError, match="over its disk limit"):
+        with pytest.raises(SnapshotError, match="over its disk limit"):
             sb.snapshot()
         assert sb.run("ls a b").exit_code == 0
 
@@ -118,11 +118,11 @@ def test_snapshots_count_toward_the_disk_limit(small_tree):
 def test_handles_belong_to_their_episode_and_die_with_release(sandbox):
     handle = sandbox.snapshot()
     with sandbox.fork(handle) as child:
-        with pytest.raises(SandboxError, match="only its own snapshots"):
+        with pytest.raises(SnapshotError, match="only its own snapshots"):
             child.restore(handle)
         sandbox.release(handle)
         assert handle.frozen.path.exists(), "a live fork's layers were removed"
-        with pytest.raises(SandboxError, match="was released"):
+        with pytest.raises(SnapshotError, match="was released"):
             sandbox.restore(handle)
         assert child.run("cat README").exit_code == 0
     assert not handle.frozen.path.exists()

@@ -61,6 +61,11 @@ class SandboxError(InfraError):
     process inside it such as the synthesis fork server did not start...)."""
 
 
+class SnapshotError(SWEWorldError):
+    """A snapshot handle was misused (released, another episode's) or refused (over the episode's disk
+    limit): the caller's mistake or choice, not the episode's death, which goes on unharmed."""
+
+
 class ImageError(InfraError):
     """A container image could not be pulled or unpacked (a bad name, a missing tag, a refused login,
     a rate limit, an unreachable registry, a layer that fails its digest); where = the image and,

@@ -16,8 +16,9 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
-from sweworld.core.errors import SandboxError
-from sweworld.sandbox import snapshots
+from sweworld.core.errors import SandboxError, SnapshotError
+from sweworld.sandbox import freeze, snapshots
+from sweworld.sandbox.mounts import Layers
 from sweworld.sandbox.snapshots import Snapshot
 
 if TYPE_CHECKING:
@@ -48,7 +49,7 @@ class Branches:
         held = handle.upper_bytes + sum(h.bytes for h in self._res.handles.values())
         if self.config.disk is not None and held > self.config.disk:
             self.release(handle)
-            raise SandboxError(f"snapshot refused: episode {self.label or self.episode_dir.name} would hold "
+            raise SnapshotError(f"snapshot refused: episode {self.label or self.episode_dir.name} would hold "
                                f"{held / 2**20:.1f} MiB with its snapshots, over its disk limit of "
                                f"{self.config.disk / 2**20:.1f} MiB",
                                hint="release snapshots no longer needed (release(handle)), or raise the "
@@ -76,10 +77,9 @@ class Branches:
 
     def _sibling(self: Sandbox, snapshot: Snapshot | None = None) -> Sandbox:
         """A new sandbox over this one's mounts, each with a private upper of its own."""
-        from sweworld.sandbox.sandbox import Layers, Sandbox
         mounts = {target: Layers(list(spec.lowers)) if isinstance(spec, Layers) else spec
                   for target, spec in self._mounts.items()}
-        return Sandbox(mounts, config=self.config, base_commit=self.base_commit, workdir=self.workdir,
+        return type(self)(mounts, config=self.config, base_commit=self.base_commit, workdir=self.workdir,
                        ro_paths=self._ro_paths, label=f"{self.label or self.episode_dir.name}/fork", snapshot=snapshot)
 
     def _keep_spares(self: Sandbox) -> None:
@@ -98,8 +98,10 @@ class Branches:
             spare = future.result()
         except Exception:  # a spare that could not be made: the fork is made stacked, and says why if it fails too
             return None
-        request, plan = snapshots.restore_request(handle, spare._uppers, spare.episode_dir / "tmp", own=False)
-        if plan.bytes > SPARE_BYTES:
+        try:
+            request, _plan = snapshots.restore_request(handle, spare._uppers, spare.episode_dir / "tmp", own=False,
+                                                       limit=SPARE_BYTES)
+        except freeze.TooLarge:
             with self._branch_lock:
                 self._res.spares.insert(0, future)
             return None
@@ -119,7 +121,7 @@ class Branches:
     def _own(self: Sandbox, handle: Snapshot, verb: str) -> None:
         handle.check()
         if self._res.handles.get(handle.id) is not handle:
-            raise SandboxError(f"snapshot {handle.id} was taken by episode {handle.episode}, not by "
+            raise SnapshotError(f"snapshot {handle.id} was taken by episode {handle.episode}, not by "
                                f"{self.episode_dir.name}: an episode can {verb} only its own snapshots",
                                hint="fork(handle) opens a new episode from another episode's snapshot")
 

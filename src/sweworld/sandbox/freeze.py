@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import errno
 import os
-import shutil
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -74,16 +73,32 @@ class Copied:
     size: int = 0
 
 
+def _copy_file(src: str, dest: str, st: os.stat_result) -> None:
+    """``src``'s bytes, mode and times into a new file ``dest``, by descriptors (in-kernel copy)."""
+    fin = os.open(src, os.O_RDONLY | os.O_NOFOLLOW)
+    try:
+        fout = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            while os.copy_file_range(fin, fout, 1 << 30):
+                pass
+            os.fchmod(fout, stat.S_IMODE(st.st_mode))
+            os.utime(fout, ns=(st.st_atime_ns, st.st_mtime_ns))
+        finally:
+            os.close(fout)
+    finally:
+        os.close(fin)
+
+
 def _copy_meta(src: str, dest: str, st: os.stat_result) -> None:
+    """A directory's overlay attributes, mode and times."""
     for name in KEPT_XATTRS:
         try:
             os.setxattr(dest, name, os.getxattr(src, name, follow_symlinks=False), follow_symlinks=False)
         except OSError as exc:
             if exc.errno not in (errno.ENODATA, errno.ENOTSUP):
                 raise
-    if not stat.S_ISLNK(st.st_mode):
-        os.chmod(dest, stat.S_IMODE(st.st_mode))
-        os.utime(dest, ns=(st.st_atime_ns, st.st_mtime_ns))
+    os.chmod(dest, stat.S_IMODE(st.st_mode))
+    os.utime(dest, ns=(st.st_atime_ns, st.st_mtime_ns))
 
 
 def freeze(src: Path, dest: Path, *, previous: Path | None = None, previous_stamp: int = 0,
@@ -114,8 +129,7 @@ def freeze(src: Path, dest: Path, *, previous: Path | None = None, previous_stam
                         os.link(pp, dp)
                         done.linked += 1
                         continue
-                    shutil.copyfile(sp, dp, follow_symlinks=False)
-                    _copy_meta(sp, dp, st)
+                    _copy_file(sp, dp, st)
                     done.bytes += st.st_size
                     done.files += 1
                 elif stat.S_ISLNK(mode):
@@ -181,6 +195,10 @@ def children(layers: list[Path], rel: tuple[str, ...]) -> list[str]:
     return sorted(names)
 
 
+class TooLarge(Exception):
+    """A plan would carry more than its ``limit``."""
+
+
 @dataclass
 class Plan:
     """What turns a live tree back into a snapshot's, as operations through the episode's own view
@@ -189,6 +207,8 @@ class Plan:
 
     ops: list[tuple[str, str, bytes, int, int]] = field(default_factory=list)
     bytes: int = 0
+    #: most bytes of file data the plan may carry (``TooLarge`` past it, before reading more)
+    limit: int | None = None
 
     def emit(self, layers: list[Path], rel: tuple[str, ...], target: str) -> None:
         """The whole of what ``layers`` show at ``rel`` (after an ``rm`` of what was there)."""
@@ -204,6 +224,8 @@ class Plan:
         elif stat.S_ISLNK(st.st_mode):
             self.ops.append(("link", where, os.fsencode(os.readlink(path)), 0, 0))
         elif stat.S_ISREG(st.st_mode):
+            if self.limit is not None and self.bytes + st.st_size > self.limit:
+                raise TooLarge(f"over {self.limit} bytes to write")
             data = path.read_bytes()
             self.bytes += len(data)
             self.ops.append(("file", where, data, stat.S_IMODE(st.st_mode), st.st_mtime_ns))

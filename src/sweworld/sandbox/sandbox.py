@@ -31,6 +31,7 @@ from sweworld.sandbox.branches import Branches
 from sweworld.sandbox.config import SandboxConfig
 from sweworld.sandbox.etc import etc_snapshot
 from sweworld.sandbox.isolation import Bind, Layout, Overlay
+from sweworld.sandbox.mounts import Dir, Layers
 from sweworld.sandbox.session import ServerSession
 from sweworld.sandbox.snapshots import Frozen, Snapshot, Upper
 from sweworld.sandbox.stage import Wrapper
@@ -45,26 +46,6 @@ names an existing directory the repository's .gitignore ignores (``.eggs/**`` wi
 ignored, as setup_requires leaves it) makes ``git add -A`` exit 1 ("The following paths are
 ignored"), which failed the diff of every such episode."""
 DIFF_CAP = 256 * 1024 * 1024
-
-
-@dataclass
-class Layers:
-    """A copy-on-write mount: read-only ``lowers`` (top first) and a writable upper.
-
-    ``upper=None`` gives the episode a private upper that is deleted on close; a path keeps what the
-    episode wrote there (environment builds use this to produce a reusable layer).
-    """
-
-    lowers: list[Path]
-    upper: Path | None = None
-
-
-@dataclass
-class Dir:
-    """A host directory mounted as it is."""
-
-    path: Path
-    writable: bool = False
 
 
 def _copy_layers(lowers: list[Path], dest: Path) -> None:

@@ -18,7 +18,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sweworld.core.errors import SandboxError
+from sweworld.core.errors import SnapshotError
 from sweworld.core.paths import remove_tree
 from sweworld.sandbox import freeze, workdirs
 
@@ -38,7 +38,7 @@ class Frozen:
     def acquire(self) -> Frozen:
         with _LOCK:
             if self.refs <= 0:
-                raise SandboxError(f"snapshot {self.path.name} was already released")
+                raise SnapshotError(f"snapshot {self.path.name} was already released")
             self.refs += 1
         return self
 
@@ -81,7 +81,7 @@ class Snapshot:
 
     def check(self) -> None:
         if self.released:
-            raise SandboxError(f"snapshot {self.id} of episode {self.episode} was released",
+            raise SnapshotError(f"snapshot {self.id} of episode {self.episode} was released",
                                hint="take a new snapshot; a released handle holds nothing any more")
 
 
@@ -137,12 +137,13 @@ def seed(snapshot: Snapshot, tmp: Path) -> None:
     (state / "env.sh").write_bytes(snapshot.env)
 
 
-def restore_request(snapshot: Snapshot, uppers: list[Upper], tmp: Path, *, own: bool = True
-                    ) -> tuple[dict, freeze.Plan]:
+def restore_request(snapshot: Snapshot, uppers: list[Upper], tmp: Path, *, own: bool = True,
+                    limit: int | None = None) -> tuple[dict, freeze.Plan]:
     """The server's ``restore`` request that puts ``uppers`` and ``/tmp`` back to ``snapshot``.
     ``own``: the snapshot was taken of these uppers (over the same layers); else (a fresh episode
-    over the snapshot's base layers being made its fork) the snapshot's whole stack is applied."""
-    plan = freeze.Plan()
+    over the snapshot's base layers being made its fork) the snapshot's whole stack is applied.
+    ``limit``: ``freeze.TooLarge`` when the files to write weigh more."""
+    plan = freeze.Plan(limit=limit)
     for up in uppers:
         then = [snapshot.frozen.path / f"m{up.n}"] if own else snapshot.layers(up.n)
         freeze.rewind(plan, now=[up.upper], then=then, lowers=up.lowers, stamp_ns=snapshot.stamp_ns, target=up.target)
