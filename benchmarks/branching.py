@@ -128,7 +128,7 @@ def measure(args: argparse.Namespace) -> dict:
     parent.run(CHANGES["agent"])
     handle = parent.snapshot()
     figures[f"live{args.forks}"] = hold(lambda: parent.fork(handle), args.forks, args.workers)
-    figures["forks_of"] = name
+    figures["forks_of"], figures["forks"] = name, args.forks
     parent.close()
     time.sleep(1)
     figures["all_closed"] = {"dirs": len(my_episodes()), "processes": len(descendants())}
@@ -152,6 +152,9 @@ def table(runs: list[dict]) -> None:
     held_rows(row, runs, f"forks of one {runs[0]['forks_of']} episode")
     row("after the parent closed too: episode and snapshot directories left", str, "all_closed", "dirs")
     row("after the parent closed too: sandbox processes left", str, "all_closed", "processes")
+    for run in runs:
+        for error in run[f"live{run['forks']}"]["first_errors"]:
+            print(f"\n{run['who']}: a fork failed: {error}")
 
 
 def main() -> None:
