@@ -24,6 +24,7 @@ from sweworld.core.errors import ConfigError
 from sweworld.datasets import path_of
 from sweworld.runs.rollout import run_rollouts
 from sweworld.runs.store import TrajectoryStore
+from sweworld.sandbox.config import SandboxConfig
 from sweworld.synth import mutations_for_file
 from sweworld.tasks import load_tasks
 from sweworld.trajectory import Trajectory
@@ -110,6 +111,20 @@ def test_branches_share_the_prefix_and_nothing_of_each_other(task, backend, tmp_
     run_rollouts([task], ShellProbe, RolloutConfig(out=tmp_path, branch_at=2, branches=3, evaluate=False),
                  agent=load_agent_config(), backend=backend)
     assert lines(tmp_path) == 7  # done: nothing runs again
+
+
+@pytest.mark.bwrap
+@pytest.mark.network
+def test_a_refused_snapshot_leaves_the_forks_without_an_outcome_and_branch_0_goes_on(task, tmp_path):
+    tight = RealBackend(sandbox_config=SandboxConfig(disk=1))  # every snapshot is over the episode's disk limit
+    summary = run_rollouts([task], ShellProbe, RolloutConfig(out=tmp_path, branch_at=2, branches=3, evaluate=False),
+                           agent=load_agent_config(), backend=tight)
+    found = stored(tmp_path)
+    assert not found[0].failed and found[0].exit_status == "submitted" and "+0\n" in found[0].patch
+    for sample in (1, 2):
+        assert found[sample].error_kind == "infra" and "SnapshotError" in found[sample].error
+        assert found[sample].prefix_id == found[0].prefix_id and found[sample].branch == sample
+    assert summary["errors"] == 2 and summary["trajectories"] == 1
 
 
 @pytest.mark.bwrap

@@ -11,7 +11,9 @@ trajectories carry ``prefix_id`` (the same for the K), ``prefix_steps`` and ``br
 An episode that ends within the prefix (it submitted, hit a limit) is not forked: its one
 trajectory is branch 0 with ``prefix_ended`` true, the other K-1 samples of that prefix do not exist,
 and the summary counts it (``branching.ended_in_prefix``). An episode that cannot be forked (a
-backend without snapshots) stops the run with one ``ConfigError`` saying why.
+backend without snapshots) stops the run with one ``ConfigError`` saying why; a snapshot or a fork
+refused (``SnapshotError``: the episode's disk limit) or failed leaves those branches without an
+outcome (an infra error: a rerun tries the prefix again), and the others go on.
 
 Resuming: a prefix is done when its branch 0 has an outcome and either ended in the prefix or its K
 branches all have outcomes; otherwise the whole prefix runs again and its K new records replace the
@@ -31,7 +33,7 @@ from sweworld.agents.loop import AgentRun
 from sweworld.agents.search import bound, continuation, need_branchable
 from sweworld.backends import Backend
 from sweworld.core.config import RolloutConfig, Timeouts
-from sweworld.core.errors import InfraError, WorldError
+from sweworld.core.errors import InfraError, SnapshotError, WorldError
 from sweworld.core.executor import Executor
 from sweworld.core.protocols import Audited, Policy
 from sweworld.core.types import Task
@@ -89,18 +91,24 @@ def rollout_prefix(task: Task, prefix: int, make_policy: Callable[[], Policy], c
                             for b, s in enumerate(samples)]
                 return [_mark(_finished(head, episode, backend), prefix_id, len(head.steps), 0, ended=True)]
             shared = head.model_copy(deep=True)
-            handle = episode.snapshot()
+            try:
+                handle, refused = episode.snapshot(), None
+            except SnapshotError as exc:  # refused (the disk limit): branch 0 goes on, the others have no outcome
+                handle, refused = None, exc
             found: list[Trajectory] = []
             for branch, sample in enumerate(samples[1:], 1):
                 own = bound(make_policy, task.instance_id, sample)
                 try:
+                    if refused is not None:
+                        raise refused
                     with episode.fork(handle) as fork:
                         traj = continuation(task, fork, own, config, shared, run.tools, sample).run()
                         _finished(traj, fork, backend)
-                except (InfraError, WorldError) as exc:  # this branch has no outcome; the others go on
+                except (InfraError, WorldError, SnapshotError) as exc:  # no outcome for this branch; the others go on
                     traj = _failed(task, sample, own, config, exc)
                 found.append(_mark(traj, prefix_id, len(shared.steps), branch))
-            episode.release(handle)
+            if handle is not None:
+                episode.release(handle)
             first = _finished(run.run(), episode, backend)  # branch 0 goes on in the prefix's episode
             return [_mark(first, prefix_id, len(shared.steps), 0), *found]
     except InfraError as exc:
