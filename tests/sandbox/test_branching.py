@@ -179,3 +179,34 @@ def test_a_hybrid_episodes_fork_keeps_its_audit_tally_and_draws_apart():
     assert [child.rng.random() for _ in range(3)] == [hooks.rng.random() for _ in range(3)]
     child.audits["steps"]["audited"] = 4
     assert hooks.audits["steps"]["audited"] == 3
+
+
+def test_the_set_up_runs_again_in_a_fork_and_after_a_restore(sandbox):
+    sandbox.setup = "(sleep 300 > /dev/null 2>&1 &); export SET_UP=1"
+    sandbox.run(sandbox.setup)
+    handle = sandbox.snapshot()
+    with sandbox.fork(handle) as child:
+        assert child.run("ps -eo args | grep -c '^sleep 300'; echo $SET_UP").output.split() == ["1", "1"]
+    sandbox.restore(handle)
+    assert sandbox.run("ps -eo args | grep -c '^sleep 300'").output.split() == ["1"]
+
+
+def test_a_traced_episode_forks_as_a_traced_episode_of_its_own(sandbox, tmp_path):
+    from tests.backends.test_backends_seam import TASK
+
+    from sweworld.world.traces import TraceStore
+    from sweworld.world.tracing import TracingExecutor
+    store = TraceStore(tmp_path / "traces.jsonl")
+    traced = TracingExecutor(sandbox, TASK, store)
+    traced.run("echo one > one")
+    handle = traced.snapshot()
+    traced.run("echo two > two")
+    child = traced.fork(handle)
+    assert isinstance(child, TracingExecutor) and child.episode != traced.episode
+    child.run("ls")
+    assert child.steps == 2 and [s.command for s in child.history] == ["echo one > one", "ls"]
+    traced.restore(handle)
+    assert traced.steps == 1 and "two" not in traced.run("ls").output
+    child.close()
+    steps = [(s.episode == child.episode, s.step, s.command) for s in store.load()]
+    assert (True, 1, "ls") in steps and (False, 1, "echo two > two") in steps

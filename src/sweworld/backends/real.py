@@ -16,7 +16,7 @@ from sweworld.harness.evalscript import DETERMINISTIC_ENV
 from sweworld.harness.evaluate import Prepared, evaluate_prepared
 from sweworld.harness.predictions import Prediction
 from sweworld.harness.report import InstanceReport
-from sweworld.sandbox import SandboxConfig
+from sweworld.sandbox import Sandbox, SandboxConfig
 from sweworld.toxenv import tox_current_env_shims
 
 logger = logging.getLogger(__name__)
@@ -55,15 +55,17 @@ def evaluate_instance(task: Task, prediction: Prediction, log_dir: Path, *, buil
                              prepare=lambda: prepared_task(builder, task, config, env_source))
 
 
-def set_up_episode(sandbox: Executor, layer: InstanceLayer, stand_ins: list[str], instance_id: str) -> None:
+def set_up_episode(sandbox: Sandbox, layer: InstanceLayer, stand_ins: list[str], instance_id: str) -> None:
     """What an agent's episode holds beyond its layer: tox --current-env's interpreter links (under
     .tox, never in a diff) for a test script that is not the harness's, which writes them itself
-    (inspect_evals' eval script, a Harbor test.sh); the local stand-ins ``stand_ins`` running."""
+    (inspect_evals' eval script, a Harbor test.sh); the local stand-ins ``stand_ins`` running, again
+    in each fork and after each restore."""
     recipe = layer.env.recipe
     lines = [*tox_current_env_shims(recipe.test_cmd or "", recipe.python), *services.start_lines(stand_ins)]
     if not lines:
         return
-    started = sandbox.run("\n".join(lines), timeout=120)
+    sandbox.setup = "\n".join(lines)  # run again in a fork and after a restore (sandbox/branches.py)
+    started = sandbox.run(sandbox.setup, timeout=120)
     if not started.ok:
         raise SandboxError(f"the episode of {instance_id} could not be set up (local stand-ins: "
                            f"{', '.join(stand_ins) or 'none'}): {started.output[-1500:]}",

@@ -70,6 +70,8 @@ class Branches:
             else:
                 child.info["fork"] = "into a spare"
             self._keep_spares()
+            child.setup = self.setup
+            child._set_up_again()
             return child
         finally:
             if own:
@@ -132,6 +134,17 @@ class Branches:
         with self._branch_lock:
             request, _plan = snapshots.restore_request(handle, self._uppers, self.episode_dir / "tmp")
             self._put_back(request, handle)
+        self._set_up_again()
+
+    def _set_up_again(self: Sandbox) -> None:
+        """``setup`` run again: the processes it started (local stand-ins of network services) are
+        not copied by a fork and are ended by a restore."""
+        if not self.setup:
+            return
+        done = self.run(self.setup, timeout=120)
+        if not done.ok:
+            raise SandboxError(f"the episode's set-up failed when run again after a fork or restore: "
+                               f"{done.output[-1500:]}")
 
     def release(self: Sandbox, handle: Snapshot) -> None:
         """Free what ``handle`` holds on disk (its layers stay while a fork of it lives)."""

@@ -155,6 +155,9 @@ class Sandbox(Branches):
         self._mounts, self._ro_paths, self._from = mounts, list(ro_paths or []), snapshot
         self._uppers: list[Upper] = []
         self._branch_lock = threading.Lock()
+        #: what the episode's opener ran in its shell to set it up (``backends.real``: local stand-ins
+        #: of network services), run again in a fork and after a restore (``branches``)
+        self.setup: str | None = None
         # closed when forgotten too: on garbage collection or at interpreter exit (never leaks the directory)
         self._finalizer = weakref.finalize(self, self._res.close)
         if self.config.isolation == "none":

@@ -15,12 +15,12 @@ result goes through the same rendering as a real one (exit code, truncation) and
 from __future__ import annotations
 
 import base64
-from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from sweworld.core.executor import Executor
-from sweworld.core.protocols import Audited, Branchable, Described, why_not_branchable
+from sweworld.core.protocols import Audited, Described
 from sweworld.core.types import ExecResult, Task
+from sweworld.world.branching import HistoryBranches
 from sweworld.world.context import HistoryStep, with_step
 from sweworld.world.router import RoutePlan, rewrite, route
 from sweworld.world.swt import SWT, SimExecResult
@@ -60,24 +60,7 @@ class ForkableHooks(Protocol):
     def fork(self) -> StepHooks: ...
 
 
-@dataclass(eq=False)
-class SimSnapshot:
-    """A sim episode's snapshot: its workspace's (``workspace``, the sandbox's handle) and the step
-    history its world model reads (so a fork's predictions see the same past)."""
-
-    workspace: Any
-    history: list[HistoryStep]
-
-    @property
-    def id(self) -> str:
-        return self.workspace.id
-
-    @property
-    def bytes(self) -> int:
-        return self.workspace.bytes
-
-
-class SimExecutor:
+class SimExecutor(HistoryBranches):
     """``Executor`` of a sim episode (see the module docstring) over ``sandbox`` (a real episode of
     the base tree). ``hooks`` (``StepHooks``, the hybrid backend's audits and routing):
     ``hooks.decide(self, command, predictions, cwd, timeout)`` may replace a simulated command's
@@ -137,35 +120,14 @@ class SimExecutor:
     def diff(self) -> str:
         return self.sandbox.diff()
 
-    # -- branching (protocols.Branchable): the workspace's, with the world's history beside -----
-    def branching_unsupported(self) -> str | None:
-        reason = why_not_branchable(self.sandbox)
-        return None if reason is None else f"the sim episode's workspace cannot branch: {reason}"
+    # -- branching (protocols.Branchable, world.branching): the workspace's, with the history beside
+    def branch_workspace(self) -> Executor:
+        return self.sandbox
 
-    def _workspace(self) -> Branchable:
-        reason = self.branching_unsupported()
-        if reason is not None:
-            raise TypeError(reason)
-        return self.sandbox  # type: ignore[return-value]
-
-    def snapshot(self) -> SimSnapshot:
-        return SimSnapshot(self._workspace().snapshot(), list(self.history))
-
-    def fork(self, handle: SimSnapshot | None = None) -> SimExecutor:
-        """A new sim episode in ``handle``'s state (``None``: now), with its own copy of the hooks
-        (a hybrid episode's audit tally and draws go on apart)."""
-        workspace = self._workspace()
-        child = SimExecutor(workspace.fork(None if handle is None else handle.workspace), self.task, self.swt,
-                            hooks=self.hooks.fork() if isinstance(self.hooks, ForkableHooks) else self.hooks)
-        child.history = list(self.history if handle is None else handle.history)
-        return child
-
-    def restore(self, handle: SimSnapshot) -> None:
-        self._workspace().restore(handle.workspace)
-        self.history = list(handle.history)
-
-    def release(self, handle: SimSnapshot) -> None:
-        self._workspace().release(handle.workspace)
+    def branch_child(self, workspace: Executor) -> SimExecutor:
+        """A fork's sim episode: its own copy of the hooks (a hybrid episode's tally and draws go on apart)."""
+        return SimExecutor(workspace, self.task, self.swt,
+                           hooks=self.hooks.fork() if isinstance(self.hooks, ForkableHooks) else self.hooks)
 
     def close(self) -> None:
         self.sandbox.close()

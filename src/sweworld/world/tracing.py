@@ -27,6 +27,7 @@ from sweworld.core.executor import Executor
 from sweworld.core.protocols import Described, ExecCapable
 from sweworld.core.types import ExecResult, Task
 from sweworld.harness.report import TEST_OUTPUT_FILE, InstanceReport
+from sweworld.world.branching import HistoryBranches
 from sweworld.world.context import ContextLimits, HistoryStep, swt_context, with_step
 from sweworld.world.router import route
 from sweworld.world.swr import patch_context
@@ -35,7 +36,7 @@ from sweworld.world.traces import EvalTrace, StepTrace, TraceStore, new_episode_
 log = logging.getLogger(__name__)
 
 
-class TracingExecutor:
+class TracingExecutor(HistoryBranches):
     """``Executor`` over ``inner`` recording every command (see the module docstring)."""
 
     def __init__(self, inner: Executor, task: Task, store: TraceStore, *, backend: str = "real",
@@ -75,6 +76,14 @@ class TracingExecutor:
         if isinstance(self.inner, ExecCapable):
             return self.inner.exec(command, cwd=cwd, timeout=timeout, cap=cap)
         return self.inner.run(command, cwd=cwd, timeout=timeout)
+
+    def branch_workspace(self) -> Executor:
+        return self.inner
+
+    def branch_child(self, workspace: Executor) -> TracingExecutor:
+        """A fork is traced too, as an episode of its own whose steps count on from the snapshot's."""
+        return TracingExecutor(workspace, self.task, self.store, backend=self.backend, limits=self.limits,
+                               privileged=self.privileged)
 
     def __getattr__(self, name: str) -> Any:
         """Everything but ``run`` is the inner executor's: read_file, write_file, diff, close, info ...
