@@ -10,6 +10,7 @@ from functools import partial
 import pytest
 from tests.backends.fake import FakeExecutor
 from tests.backends.test_backends_seam import FILES, TASK
+from tests.runs.test_branching_rollouts import IID
 
 from sweworld.agents import policies
 from sweworld.agents.config import load_agent_config
@@ -17,25 +18,10 @@ from sweworld.agents.explorer import ExplorerPolicy
 from sweworld.agents.loop import AgentRun
 from sweworld.agents.perturb import PerturbPolicy
 from sweworld.agents.search import best_first, resume_policy
-from sweworld.backends.real import RealBackend
 from sweworld.core.errors import ConfigError
-from sweworld.datasets import path_of
 from sweworld.seam import grade
 from sweworld.synth import mutations_for_file
-from sweworld.tasks import load_tasks
 from sweworld.verify import RandomVerifier, SWRVerifier
-
-IID = "more-itertools__first-and-ilen"
-
-
-@pytest.fixture(scope="module")
-def task():
-    return next(t for t in load_tasks(path_of("demo")) if t.instance_id == IID)
-
-
-@pytest.fixture(scope="module")
-def backend():
-    return RealBackend()
 
 
 def steps_of(traj):

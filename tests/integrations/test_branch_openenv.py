@@ -9,21 +9,13 @@ import pytest
 
 pytest.importorskip("openenv")
 
+from tests.integrations.conftest import BRANCH_STATE
 from tests.integrations.test_integrations_openenv import bash, real, serving, session
 
 from realtasks import FIRST_BUG, MODULE
 from sweworld.integrations.episodes import EpisodeSpec
 from sweworld.integrations.openenv import OpenEnvServer
 from sweworld.integrations.openenv_models import SWEAction
-from sweworld.tasks import save_tasks
-
-STATE = ("pwd; echo \"mark=$MARK\"; cat /testbed/note.txt; "
-         "for f in child later; do [ -e /testbed/$f.txt ] && echo has-$f || echo no-$f; done")
-
-
-@pytest.fixture(scope="module")
-def dataset(task, tmp_path_factory) -> str:
-    return str(save_tasks([task], tmp_path_factory.mktemp("openenv-branch") / "tasks.jsonl"))
 
 
 @pytest.fixture(scope="module")
@@ -53,15 +45,15 @@ def test_a_snapshot_forks_into_another_session_and_restores_its_own(served, task
         assert obs["output"] == task.problem_statement and obs["step"] == 1 and obs["workdir"] == "/testbed"
         assert child.state() == {"episode_id": "child", "step_count": 1, "instance_id": task.instance_id,
                                  "backend": "real", "done": False}
-        seen = bash(child, f"{STATE}; touch /testbed/child.txt").observation["output"]
+        seen = bash(child, f"{BRANCH_STATE}; touch /testbed/child.txt").observation["output"]
         assert seen.startswith("/tmp\nmark=one\none\nno-child\nno-later\n"), seen
-        mine = bash(parent, STATE).observation["output"]
+        mine = bash(parent, BRANCH_STATE).observation["output"]
         assert mine.startswith("/tmp\nmark=two\ntwo\nno-child\nhas-later\n"), mine  # the child's write is its own
         not_mine = child.step({"branch": "restore", "snapshot_id": snap}).observation
         assert "another session's" in not_mine["error"]
         back = parent.step({"branch": "restore", "snapshot_id": snap})
         assert back.observation["snapshot_id"] == snap and not back.done and parent.state()["step_count"] == 1
-        assert bash(parent, STATE).observation["output"].startswith("/tmp\nmark=one\none\nno-child\nno-later\n")
+        assert bash(parent, BRANCH_STATE).observation["output"].startswith("/tmp\nmark=one\none\nno-child\nno-later\n")
         assert parent.step({"branch": "release", "snapshot_id": snap}).observation["error"] is None
         gone = parent.step({"branch": "restore", "snapshot_id": snap}).observation["error"]
         assert f"no snapshot {snap!r}" in gone

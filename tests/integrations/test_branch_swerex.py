@@ -11,18 +11,10 @@ pytest.importorskip("swerex")
 
 from swerex.exceptions import SwerexException
 from swerex.runtime.abstract import CreateBashSessionRequest, ReadFileRequest, WriteFileRequest
+from tests.integrations.conftest import BRANCH_STATE
 from tests.integrations.test_integrations_swerex import KEY, bash, real, rex, run, serving
 
 from sweworld.integrations.swerex_branch import BranchingRuntime
-from sweworld.tasks import save_tasks
-
-STATE = ("pwd; echo \"mark=$MARK\"; cat /testbed/note.txt; "
-         "for f in child later; do [ -e /testbed/$f.txt ] && echo has-$f || echo no-$f; done")
-
-
-@pytest.fixture(scope="module")
-def dataset(task, tmp_path_factory) -> str:
-    return str(save_tasks([task], tmp_path_factory.mktemp("swerex-branch") / "tasks.jsonl"))
 
 
 @pytest.fixture(scope="module", params=["root", "instance"])
@@ -56,9 +48,9 @@ def test_fork_and_restore_through_the_runtime(url):
         assert child._api_url != rt._api_url and "@" in child._api_url
         try:
             await child.create_session(CreateBashSessionRequest(session="main"))  # a fork starts with no session
-            seen = (await bash(child, f"{STATE}; touch /testbed/child.txt", "main")).output
+            seen = (await bash(child, f"{BRANCH_STATE}; touch /testbed/child.txt", "main")).output
             assert seen.startswith("/tmp\nmark=one\none\nno-child\nno-later\n"), seen
-            mine = (await bash(rt, STATE, "main")).output
+            mine = (await bash(rt, BRANCH_STATE, "main")).output
             assert mine.startswith("/tmp\nmark=two\ntwo\nno-child\nhas-later\n"), mine
             plain = rex(child._api_url)  # swe-rex's own client reaches the fork as any episode
             assert (await plain.read_file(ReadFileRequest(path="/testbed/note.txt"))).content == "one\n"
@@ -69,7 +61,7 @@ def test_fork_and_restore_through_the_runtime(url):
         with pytest.raises(SwerexException, match="was closed"):
             await rex(child._api_url).read_file(ReadFileRequest(path="/testbed/note.txt"))
         await rt.restore(snap)
-        back = (await bash(rt, STATE, "main")).output
+        back = (await bash(rt, BRANCH_STATE, "main")).output
         assert back.startswith("/tmp\nmark=one\none\nno-child\nno-later\n"), back
         assert (await bash(rt, "pwd; echo $SIDE", "side")).output == "/usr\nthen\n"  # a further session's state too
         await rt.release(snap)
