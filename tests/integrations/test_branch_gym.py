@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from realtasks import FIRST_BUG, MODULE
-from sweworld.core.errors import ConfigError, SandboxError
+from sweworld.core.errors import ConfigError, SnapshotError
 from sweworld.integrations.gym import SWEEnv
 
 gymnasium = pytest.importorskip("gymnasium")
@@ -97,7 +97,7 @@ def test_a_fork_of_a_snapshot_after_the_parent_moved_on(env):
         assert child.env._elapsed_steps == 1 and child.unwrapped.steps == 1
         seen, *_ = bash(child, f"{STATE}; touch /testbed/child.txt")
         assert "\none\n" in seen and "no-later" in seen, seen
-        with pytest.raises(SandboxError, match="only its own"):  # a fork restores its own snapshots only
+        with pytest.raises(SnapshotError, match="only its own"):  # a fork restores its own snapshots only
             child.unwrapped.restore(snapshot)
         own = child.unwrapped.snapshot()
         bash(child, "rm /testbed/child.txt")
@@ -106,7 +106,7 @@ def test_a_fork_of_a_snapshot_after_the_parent_moved_on(env):
         parent, *_ = bash(env, STATE)
         assert "\ntwo\n" in parent and "no-child" in parent, parent
         env.unwrapped.release(snapshot)
-        with pytest.raises(SandboxError):
+        with pytest.raises(SnapshotError, match="was released"):
             env.unwrapped.restore(snapshot)
     finally:
         child.close()
