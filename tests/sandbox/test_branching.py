@@ -210,3 +210,22 @@ def test_a_traced_episode_forks_as_a_traced_episode_of_its_own(sandbox, tmp_path
     child.close()
     steps = [(s.episode == child.episode, s.step, s.command) for s in store.load()]
     assert (True, 1, "ls") in steps and (False, 1, "echo two > two") in steps
+
+
+def test_restore_honours_a_lower_layers_attribute_whiteout(tmp_path):
+    """An image layer unpacked where mknod is refused deletes with an empty file carrying
+    ``user.overlay.whiteout`` (``oci.unpack``): restore must read it as the kernel does, a deletion."""
+    base, top = tmp_path / "base", tmp_path / "top"
+    for layer in (base, top):
+        layer.mkdir()
+    (base / "gone").write_text("deleted by the layer above\n")
+    (base / "kept").write_text("kept\n")
+    (top / "gone").touch()
+    os.setxattr(top / "gone", "user.overlay.whiteout", b"")
+    os.setxattr(top, "user.overlay.opaque", b"x")
+    with Sandbox({"/testbed": Layers([top, base])}) as sandbox:
+        assert sandbox.run("ls").output.split() == ["kept"]
+        handle = sandbox.snapshot()
+        sandbox.run("echo back > gone")
+        sandbox.restore(handle)
+        assert sandbox.run("ls").output.split() == ["kept"]

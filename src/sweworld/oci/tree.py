@@ -16,10 +16,10 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import stat
 from pathlib import Path
 
 from sweworld.core.errors import ImageError
+from sweworld.core.overlayfs import is_opaque, is_whiteout
 from sweworld.core.paths import remove_tree
 from sweworld.oci import store
 
@@ -28,26 +28,6 @@ def tree_dir(record: store.ImageRecord, path: str) -> Path:
     """Where ``tree`` keeps ``path`` of ``record``'s image."""
     slug = path.strip("/").replace("/", "__") or "_root"
     return store.root() / "trees" / record.digest.split(":", 1)[-1] / slug
-
-
-def _whiteout(entry: os.DirEntry) -> bool:
-    info = entry.stat(follow_symlinks=False)
-    if stat.S_ISCHR(info.st_mode) and info.st_rdev == 0:
-        return True
-    if not stat.S_ISREG(info.st_mode) or info.st_size:
-        return False
-    try:
-        os.getxattr(entry.path, "user.overlay.whiteout", follow_symlinks=False)
-        return True
-    except OSError:
-        return False
-
-
-def _opaque(path: str) -> bool:
-    try:
-        return os.getxattr(path, "user.overlay.opaque", follow_symlinks=False) == b"y"
-    except OSError:
-        return False
 
 
 def _drop(path: Path) -> None:
@@ -60,13 +40,13 @@ def _drop(path: Path) -> None:
 
 def _merge(source: str, dest: Path) -> None:
     """Lay the layer directory ``source`` over ``dest`` as an overlay would show it."""
-    if _opaque(source):
+    if is_opaque(source):
         for child in list(dest.iterdir()):
             _drop(child)
     with os.scandir(source) as entries:
         for entry in entries:
             target = dest / entry.name
-            if _whiteout(entry):
+            if is_whiteout(entry.path, entry.stat(follow_symlinks=False)):
                 _drop(target)
             elif entry.is_dir(follow_symlinks=False):
                 if target.is_symlink() or (target.exists() and not target.is_dir()):

@@ -19,22 +19,12 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-OPAQUE = "user.overlay.opaque"
+from sweworld.core.overlayfs import OPAQUE, is_opaque, is_whiteout
+
 KEPT_XATTRS = (OPAQUE,)
 """The overlay attributes a copy keeps: ``origin`` and ``impure`` describe the upper's own lower
 layers and mean nothing over another stack."""
 STAMP = ".stamp"
-
-
-def is_whiteout(st: os.stat_result) -> bool:
-    return stat.S_ISCHR(st.st_mode) and st.st_rdev == 0
-
-
-def is_opaque(path: Path | str) -> bool:
-    try:
-        return os.getxattr(path, OPAQUE, follow_symlinks=False) == b"y"
-    except OSError:
-        return False
 
 
 def lstat(path: Path | str) -> os.stat_result | None:
@@ -122,6 +112,9 @@ def freeze(src: Path, dest: Path, *, previous: Path | None = None, previous_stam
                     os.mkdir(dp)
                     dirs.append((sp, dp, st))
                     walk(sp, dp, pp, False)
+                elif is_whiteout(sp, st):  # either kind, frozen as the kernel writes one
+                    os.mknod(dp, stat.S_IFCHR | 0o600, 0)
+                    done.files += 1
                 elif stat.S_ISREG(mode):
                     done.size += st.st_size
                     old = lstat(pp) if pp is not None else None
@@ -134,9 +127,6 @@ def freeze(src: Path, dest: Path, *, previous: Path | None = None, previous_stam
                     done.files += 1
                 elif stat.S_ISLNK(mode):
                     os.symlink(os.readlink(sp), dp)
-                    done.files += 1
-                elif is_whiteout(st):
-                    os.mknod(dp, stat.S_IFCHR | 0o600, 0)
                     done.files += 1
                 # sockets, fifos and devices are not files a snapshot keeps
 
@@ -158,7 +148,7 @@ def resolve(layers: list[Path], rel: tuple[str, ...]) -> tuple[Path, os.stat_res
             if st is None:
                 break  # this layer says nothing below here
             if i == len(rel) - 1:
-                return None if is_whiteout(st) else (path, st)
+                return None if is_whiteout(path, st) else (path, st)
             if not stat.S_ISDIR(st.st_mode):
                 return None  # a file or whiteout above hides everything under it
             if is_opaque(path):
@@ -174,7 +164,7 @@ def _resolve_here(path: Path, rest: tuple[str, ...]) -> tuple[Path, os.stat_resu
     for i, part in enumerate(rest):
         path = path / part
         st = lstat(path)
-        if st is None or is_whiteout(st) or (i < len(rest) - 1 and not stat.S_ISDIR(st.st_mode)):
+        if st is None or is_whiteout(path, st) or (i < len(rest) - 1 and not stat.S_ISDIR(st.st_mode)):
             return None
     return path, os.lstat(path)
 

@@ -13,12 +13,12 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sweworld.core import overlayfs
 from sweworld.core.errors import SandboxError
 from sweworld.core.paths import remove_tree
 from sweworld.core.types import ExecResult
 from sweworld.sandbox import (
     conda_shim,
-    freeze,
     hostlimits,
     isolation,
     pids,
@@ -55,11 +55,12 @@ def _copy_layers(lowers: list[Path], dest: Path) -> None:
         for src in sorted(layer.rglob("*")):
             rel = src.relative_to(layer)
             target = dest / rel
-            mode = src.lstat().st_mode
-            if stat.S_ISCHR(mode) and src.lstat().st_rdev == 0:
+            info = src.lstat()
+            mode = info.st_mode
+            if overlayfs.is_whiteout(src, info):
                 remove_tree(target)
             elif stat.S_ISDIR(mode):
-                if freeze.is_opaque(src):  # replaced whole: nothing of the layers below
+                if overlayfs.is_opaque(src):  # replaced whole: nothing of the layers below
                     remove_tree(target)
                 target.mkdir(exist_ok=True)
             else:
