@@ -13,12 +13,16 @@ and on records written before they existed.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
 from sweworld import __version__
 from sweworld.core.errors import ModelError
+
+if TYPE_CHECKING:
+    from sweworld.core.protocols import Policy
+    from sweworld.core.types import Task
 
 ExitStatus = Literal["submitted", "step_limit", "time_limit", "context_limit", "format_errors", "stuck", "error"]
 LIMIT_STATUSES: tuple[ExitStatus, ...] = ("step_limit", "time_limit", "context_limit")
@@ -84,6 +88,19 @@ class Trajectory(BaseModel):
         """A model or infrastructure failure, not an outcome of the agent (records written before
         ``error_kind`` existed say so by exit status 'error')."""
         return self.error_kind is not None or self.exit_status == "error"
+
+    @classmethod
+    def failed_sample(cls, task: Task, sample: int, policy: Policy, config_hash: str,
+                      error: Exception | Trajectory) -> Trajectory:
+        """The record of a sample with no trajectory of its own: its episode failed (``error``), or
+        the prefix it was to branch from did (that trajectory, whose error it carries)."""
+        traj = cls(instance_id=task.instance_id, sample=sample, policy=policy.name, model=policy.model,
+                   config_hash=config_hash)
+        if isinstance(error, Trajectory):
+            traj.exit_status, traj.error, traj.error_kind = "error", error.error, error.error_kind
+        else:
+            traj.fail(error)
+        return traj
 
     def fail(self, exc: Exception, context: str = "") -> None:
         """Record ``exc`` as the reason this sample has no outcome."""

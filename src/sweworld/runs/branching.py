@@ -56,16 +56,6 @@ def _mark(traj: Trajectory, prefix_id: str, steps: int | None, branch: int, ende
     return traj
 
 
-def _failed(task: Task, sample: int, policy: Policy, config: AgentConfig, error: Exception | Trajectory) -> Trajectory:
-    traj = Trajectory(instance_id=task.instance_id, sample=sample, policy=policy.name, model=policy.model,
-                      config_hash=config.digest())
-    if isinstance(error, Trajectory):  # the prefix failed: every branch has its error
-        traj.exit_status, traj.error, traj.error_kind = "error", error.error, error.error_kind
-    else:
-        traj.fail(error)
-    return traj
-
-
 def _finished(traj: Trajectory, executor: Executor, backend: Backend) -> Trajectory:
     traj.backend = backend.name
     traj.audits = executor.audits if isinstance(executor, Audited) else None
@@ -87,7 +77,7 @@ def rollout_prefix(task: Task, prefix: int, make_policy: Callable[[], Policy], c
             head = run.run(until=branch_at)
             if not run.paused:
                 if head.failed:
-                    return [_mark(_failed(task, s, policy, config, head), prefix_id, None, b)
+                    return [_mark(Trajectory.failed_sample(task, s, policy, config.digest(), head), prefix_id, None, b)
                             for b, s in enumerate(samples)]
                 return [_mark(_finished(head, episode, backend), prefix_id, len(head.steps), 0, ended=True)]
             shared = head.model_copy(deep=True)
@@ -105,14 +95,14 @@ def rollout_prefix(task: Task, prefix: int, make_policy: Callable[[], Policy], c
                         traj = continuation(task, fork, own, config, shared, run.tools, sample).run()
                         _finished(traj, fork, backend)
                 except (InfraError, WorldError, SnapshotError) as exc:  # no outcome for this branch; the others go on
-                    traj = _failed(task, sample, own, config, exc)
+                    traj = Trajectory.failed_sample(task, sample, own, config.digest(), exc)
                 found.append(_mark(traj, prefix_id, len(shared.steps), branch))
             if handle is not None:
                 episode.release(handle)
             first = _finished(run.run(), episode, backend)  # branch 0 goes on in the prefix's episode
             return [_mark(first, prefix_id, len(shared.steps), 0), *found]
     except InfraError as exc:
-        return [_mark(_failed(task, s, policy, config, exc), prefix_id, None, b) for b, s in enumerate(samples)]
+        return [_mark(Trajectory.failed_sample(task, s, policy, config.digest(), exc), prefix_id, None, b) for b, s in enumerate(samples)]
 
 
 def branched_item(item: tuple[Task, int], backend: Backend, *, make_policy: Callable[[], Policy], config: AgentConfig,

@@ -55,16 +55,8 @@ def rollout_one(task: Task, sample: int, policy: Policy, config: AgentConfig, ba
         traj.backend = backend.name
         traj.audits = sb.audits if isinstance(sb, Audited) else None
     except InfraError as exc:
-        return failed_sample(task, sample, policy, config, exc)
+        return Trajectory.failed_sample(task, sample, policy, config.digest(), exc)
     return evaluate_sample(traj, task, backend, out, evaluate=evaluate, timeouts=timeouts)
-
-
-def failed_sample(task: Task, sample: int, policy: Policy, config: AgentConfig, exc: Exception) -> Trajectory:
-    """The record of a sample whose episode failed before any trajectory (``exc``)."""
-    traj = Trajectory(instance_id=task.instance_id, sample=sample, policy=policy.name, model=policy.model,
-                      config_hash=config.digest())
-    traj.fail(exc)
-    return traj
 
 
 def evaluate_sample(traj: Trajectory, task: Task, backend: Backend, out: Path, *, evaluate: bool = True,
