@@ -50,4 +50,9 @@ class SandboxConfig(BaseModel):
     fork_spares: int = Field(default=1, ge=0, description=(
         "Sandboxes started ahead, after an episode's first fork, for its next forks: a fork then writes "
         "the snapshot's changes into one instead of waiting for a sandbox to start (sandbox/branches.py)."))
+    allow_syscalls: list[str] = Field(default_factory=list, description=(
+        "System calls the episode's seccomp filter denies by default (sandbox/seccomp.py: Docker's default "
+        "denials, nested user namespaces included) that this episode may make all the same, by name (e.g. "
+        "['keyctl'] for a test suite of the kernel keyring); each one allowed is logged when the episode "
+        "opens. ['*']: no filter at all (logged too)."))
     keep: bool = Field(default=False, description="Keep the episode directory (upper layers, logs) after close.")
