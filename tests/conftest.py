@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from sweworld.testing import keyring
 from sweworld.testing.isolation import SECRET_VARIABLE
 
 TEST_HOME = Path(os.environ.get("SWEWORLD_TEST_HOME") or Path("~/.cache/sweworld-test").expanduser())
@@ -22,7 +23,10 @@ def sweworld_home() -> Path:
 
     A secret is planted in the environment of the test process, and so of every process it starts
     (servers, CLI runs), before any episode opens: the isolation probes (``check_isolation``) look
-    for it in every process an episode can see."""
+    for it in every process an episode can see. The test process also gets a session keyring of its
+    own, shared by every thread it starts later (``testing.keyring.join``), where the keyring probe
+    plants its key as a cluster's login would."""
+    keyring.join()
     TEST_HOME.mkdir(parents=True, exist_ok=True)
     os.environ["SWEWORLD_HOME"] = str(TEST_HOME)
     os.environ.setdefault(SECRET_VARIABLE, f"sk-planted-{uuid.uuid4().hex}")

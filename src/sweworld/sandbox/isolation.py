@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sweworld.core.errors import SandboxError
-from sweworld.sandbox import transplant
+from sweworld.sandbox import seccomp, transplant
 from sweworld.sandbox.config import SandboxConfig
 from sweworld.sandbox.diagnose import is_setuid
 from sweworld.sandbox.etc import HOSTNAME, etc_snapshot
@@ -45,8 +45,8 @@ from sweworld.sandbox.stage import Names, Overlay, mount_lines
 
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 SANDBOX_PATH = "/sweworld/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-SERVER_FILES = ("server.py", "frames.py", "capture.py")
-"""The in-sandbox server and the two modules it loads beside itself."""
+SERVER_FILES = ("server.py", "frames.py", "capture.py", "kernel.py")
+"""The in-sandbox server and the modules it loads beside itself."""
 LAUNCH_ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8"}
 """The whole environment of unshare, the mount stage and bubblewrap: bubblewrap's processes keep it,
 and the episode can read theirs (``/proc/<pid>/environ``), so never the host's."""
@@ -226,6 +226,8 @@ class Launch:
     tail: list[str] = field(default_factory=list)
     #: a pids cgroup's ``cgroup.procs``: the first process joins it, then execs the sandbox
     cgroup_procs: Path | None = None
+    #: the seccomp filter bubblewrap loads (``--seccomp FD``, a second memfd); None: no filter
+    seccomp: bytes | None = None
 
     def spawn(self, **popen) -> subprocess.Popen:
         """``subprocess.Popen`` of the sandbox with ``LAUNCH_ENV`` and the memfd. The cgroup is joined
@@ -233,18 +235,45 @@ class Launch:
         process, page tables and all, instead of ``vfork``: milliseconds per start, more the bigger
         the host process)."""
         fd = os.memfd_create("sweworld-bwrap-args", os.MFD_CLOEXEC)
+        fds = [fd]
         argv = [*self.argv, str(fd), *self.tail]
         if self.cgroup_procs is not None:
             argv = ["/bin/sh", "-c", 'echo $$ > "$1" && shift && exec "$@"', "sweworld-cgroup",
                     str(self.cgroup_procs), *argv]
         try:
-            data = memoryview(b"".join(arg.encode() + b"\0" for arg in self.bwrap))
-            while data:
-                data = data[os.write(fd, data):]
-            os.lseek(fd, 0, os.SEEK_SET)
-            return subprocess.Popen(argv, env=LAUNCH_ENV, pass_fds=(fd,), **popen)
+            bwrap = self.bwrap
+            if self.seccomp is not None:
+                fds.append(_memfd("sweworld-seccomp", self.seccomp))
+                bwrap = [*bwrap, "--seccomp", str(fds[-1])]
+            _fill(fd, b"".join(arg.encode() + b"\0" for arg in bwrap))
+            return subprocess.Popen(argv, env=LAUNCH_ENV, pass_fds=tuple(fds), **popen)
         finally:
-            os.close(fd)
+            for each in fds:
+                os.close(each)
+
+
+def _fill(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+    os.lseek(fd, 0, os.SEEK_SET)
+
+
+def _memfd(name: str, data: bytes) -> int:
+    fd = os.memfd_create(name, os.MFD_CLOEXEC)
+    try:
+        _fill(fd, data)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def episode_filter(config: SandboxConfig) -> bytes | None:
+    """The episode's seccomp filter (``seccomp.for_episode``): none without isolation."""
+    if config.isolation == "none":
+        return None
+    return seccomp.for_episode(config.allow_syscalls)
 
 
 def command(layout: Layout, config: SandboxConfig, route: str = "userns") -> Launch:
@@ -266,14 +295,14 @@ def command(layout: Layout, config: SandboxConfig, route: str = "userns") -> Lau
             raise SandboxError("overlay workspaces need a user namespace, which this host refuses",
                                hint="use the copy workspace (workspace 'auto' or 'copy')")
         bwrap = bwrap_args(layout, config, pid1=pid1)
-        return Launch([bwrap[0], "--args"], bwrap[1:], ["--", *server])
+        return Launch([bwrap[0], "--args"], bwrap[1:], ["--", *server], seccomp=episode_filter(config))
     bwrap = bwrap_args(layout, config, pid1=pid1)
     overlays = [*layout.overlays, *([layout.root] if layout.root is not None else [])]
     stage = ["set -e", *overlay_mount_lines(overlays, layout.stage),
              f'exec {shlex.quote(bwrap[0])} --args "$1" -- {shlex.join(server)}']
     unshare = require("unshare", "util-linux")
     return Launch([unshare, "--user", "--map-root-user", "--mount", "--propagation", "private", "--",
-                   "/bin/sh", "-c", "\n".join(stage), "sweworld-stage"], bwrap[1:])
+                   "/bin/sh", "-c", "\n".join(stage), "sweworld-stage"], bwrap[1:], seccomp=episode_filter(config))
 
 
 @functools.cache

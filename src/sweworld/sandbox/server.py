@@ -29,10 +29,12 @@ import sys
 import time
 
 if __package__:  # imported as sweworld.sandbox.server (nothing does today; keeps sys.path untouched)
+    from . import kernel
     from .capture import Capture
     from .frames import read_msg, write_msg
 else:  # run as a script inside the sandbox, its siblings beside it
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import kernel
     from capture import Capture
     from frames import read_msg, write_msg
 
@@ -311,17 +313,7 @@ def number(request, key, default=None):
     return float(value) if value else default
 
 
-PR_SET_DUMPABLE = 4
 PROTECTED = False  # set once ready: whether undumpable() took
-
-
-def undumpable():
-    """``prctl(PR_SET_DUMPABLE, 0)``; False where ctypes cannot load (the host then reports it)."""
-    try:
-        import ctypes
-        return ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0
-    except (ImportError, OSError, AttributeError):
-        return False
 
 
 def remove(path):
@@ -436,13 +428,14 @@ def main():
         with open(os.path.join(home, ".gitconfig"), "w") as handle_:
             handle_.write("[user]\n\tname = sweworld\n\temail = sweworld@localhost\n"
                           "[safe]\n\tdirectory = *\n[core]\n\tpager = cat\n")
+    keyring = kernel.fresh_session_keyring()  # before the shell: nothing of the episode has run yet
     shell = Shell(config["env"], config["limits"], config["cwd"])
     if config["persistent"]:
         shell.start()
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
-    write_msg(stdout, {"ready": True, "pid": os.getpid()})
-    # before the first request: nothing of the episode runs yet (the import costs a few ms, after ready)
-    PROTECTED = undumpable()
+    write_msg(stdout, {"ready": True, "pid": os.getpid(), "keyring": keyring})
+    # before the first request: nothing of the episode runs yet
+    PROTECTED = kernel.undumpable()
     while True:
         request = read_msg(stdin)
         if request is None:

@@ -40,6 +40,8 @@ class ServerSession:
         ready = self._read(STARTUP_TIMEOUT)
         if ready.get("ready") != b"1":
             raise self._fail(f"the sandbox server did not start: {ready}")
+        #: "fresh" (the episode's own session keyring, ``kernel.py``) or why not
+        self.keyring = ready.get("keyring", b"unavailable: an older server").decode(errors="replace")
 
     def _stderr(self) -> str:
         """What the sandbox's processes wrote to standard error so far (at most ``STDERR_CAP`` bytes,

@@ -15,18 +15,25 @@ through ``run`` and returns the broken expectations (empty: isolated):
   sweworld's cache (``$SWEWORLD_HOME``: ``cache_paths``; overlay workspaces only, a copy workspace is a
   bind and shows its path) in its ``environ``, ``cmdline``, ``mountinfo`` or open file descriptors;
 - confinement: the episode has no ``CAP_SYS_ADMIN`` (it could remount its read-only binds writable)
-  and cannot write ``/proc/sys`` (run by root, it would set the host's sysctls).
+  and cannot write ``/proc/sys`` (run by root, it would set the host's sysctls);
+- keyring: a key planted in the launching thread's session keyring (``testing.keyring``) can be
+  neither read from the episode nor joined by a key the episode adds;
+- system calls: the seccomp filter holds: no nested user namespace (``unshare``, ``clone`` with
+  ``CLONE_NEWUSER``, util-linux's ``unshare -Ur``), no ``keyctl``, ``bpf``, ``perf_event_open``.
 """
 
 from __future__ import annotations
 
 import os
+import shlex
 import socket
 import tempfile
 import threading
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+
+from sweworld.testing import keyring
 
 Run = Callable[[str], tuple[int, str]]
 
@@ -146,10 +153,65 @@ def _probe_confinement(run: Run) -> list[str]:
     return broken
 
 
+def _probe_keyring(run: Run) -> list[str]:
+    token, name = uuid.uuid4().hex, f"sweworld-probe-{uuid.uuid4().hex[:12]}"
+    serial = keyring.plant(name, token)
+    if serial <= 0:  # no keys on this kernel (or refused): nothing to leak
+        return []
+    added = f"{name}-added"
+    try:
+        _, out = run(f"python3 -c {shlex.quote(keyring.INSIDE)} {name} {added} 2>&1; true")
+        found = keyring.find(added)
+    finally:
+        keyring.revoke(serial)
+    keyring.revoke(found)
+    broken = [f"keyring: the launcher's session key {name} was read from the episode"] if token in out else []
+    if found > 0:
+        broken.append("keyring: the episode added a key to the launcher's session keyring")
+    return broken
+
+
+_SYSCALLS = r'''
+import ctypes, errno, os
+libc = ctypes.CDLL(None, use_errno=True); libc.syscall.restype = ctypes.c_long
+L = ctypes.c_long
+nr = {"x86_64": dict(clone=56, keyctl=250, bpf=321, perf_event_open=298),
+      "aarch64": dict(clone=220, keyctl=219, bpf=280, perf_event_open=241)}[os.uname().machine]
+def refused(r):
+    return r < 0 and ctypes.get_errno() in (errno.EPERM, errno.ENOSYS)
+reached = []
+if not refused(libc.unshare(0x10000000)):
+    reached.append("unshare(CLONE_NEWUSER)")
+pid = libc.syscall(L(nr["clone"]), L(0x10000000 | 17), L(0), L(0), L(0), L(0))
+if pid == 0:
+    os._exit(0)
+if pid > 0:
+    os.waitpid(pid, 0)
+if not refused(pid):
+    reached.append("clone(CLONE_NEWUSER)")
+if not refused(libc.syscall(L(nr["keyctl"]), L(0), L(-3), L(0))):
+    reached.append("keyctl")
+for name in ("bpf", "perf_event_open"):
+    if not refused(libc.syscall(L(nr[name]), L(0), L(0), L(0), L(0), L(0))):
+        reached.append(name)
+print("SYSCALLS-REACHED " + " ".join(reached))
+'''
+
+
+def _probe_syscalls(run: Run) -> list[str]:
+    _, out = run(f"python3 -c {shlex.quote(_SYSCALLS)} 2>&1; unshare -Ur true 2>/dev/null && echo NESTED-USERNS; true")
+    reached = next((line.split()[1:] for line in out.splitlines() if line.startswith("SYSCALLS-REACHED")), [])
+    if "NESTED-USERNS" in out:
+        reached.append("unshare -Ur")
+    return [f"system calls: the episode reached {', '.join(reached)} (the seccomp filter refuses them)"] \
+        if reached else []
+
+
 PROBES: dict[str, Callable[[Run], list[str]]] = {
     "network": _probe_network, "host_files": _probe_host_file, "host_processes": _probe_host_processes,
     "read_only_host": _probe_read_only_host, "limits": _probe_limits, "host_secret": _probe_host_secret,
-    "cache_paths": _probe_cache_paths, "confinement": _probe_confinement,
+    "cache_paths": _probe_cache_paths, "confinement": _probe_confinement, "keyring": _probe_keyring,
+    "syscalls": _probe_syscalls,
 }
 
 
