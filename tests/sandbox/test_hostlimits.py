@@ -75,6 +75,8 @@ def test_doctor_reports_this_host_and_exits_0_where_episodes_are_isolated():
     assert report["isolated"] is True
     assert checks["route"]["detail"].startswith("userns") and checks["workspace"]["detail"].startswith("overlay")
     assert checks["episode"]["ok"] is True and "no host environment or cache path visible" in checks["episode"]["detail"]
+    assert checks["keyring"]["ok"] is True and "fresh session keyring" in checks["keyring"]["detail"]
+    assert checks["seccomp"]["ok"] is True and checks["seccomp"]["detail"].startswith("filter docker-default")
     assert checks["user"]["detail"].endswith(", root)" if os.geteuid() == 0 else ", no root)")
     expected = "cgroup" if os.geteuid() == 0 else "rlimit"
     assert f"processes by {expected}" in checks["process limit"]["detail"]

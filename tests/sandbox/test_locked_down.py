@@ -81,6 +81,7 @@ def test_no_user_namespace_left_is_one_clear_error_with_the_fix(small_tree, tmp_
     assert report["isolated"] is False and checks["user namespaces"]["ok"] is False
     assert "no user namespace is left" in checks["user namespaces"]["detail"]
     assert "sysctl -w user.max_user_namespaces" in checks["user namespaces"]["fix"]
+    assert "setuid-bwrap route" in checks["user namespaces"]["fix"] and "setuid-bwrap route" in checks["route"]["fix"]
     assert checks["user"]["detail"].endswith("(uid 1000, no root)")
 
     cli = nested(sys.executable, "-m", "sweworld.cli.app", "exec", "--dataset", str(local_dataset(tree, tmp_path)),

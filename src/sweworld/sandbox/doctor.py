@@ -60,8 +60,9 @@ def _namespaces() -> list[Check]:
     ok, err = route.probe_userns()
     if not ok:
         found = diagnose.cause(err)
+        fix = found.fix if found else "see the error above"
         return [Check("user namespaces", False, found.what if found else err,
-                      found.fix if found else "see the error above")]
+                      f"{fix}; or, where user namespaces must stay off, {SETUID_ROUTE}")]
     checks = [Check("user namespaces", True, "an ordinary user may create them (unshare --user --map-root-user)")]
     unshare = isolation.require("unshare", "util-linux")
     proc = subprocess.run([unshare, "--user", "--map-root-user", "--net", "--", "/bin/true"],
@@ -74,9 +75,16 @@ def _namespaces() -> list[Check]:
     return checks
 
 
+SETUID_ROUTE = ("an administrator installs bubblewrap setuid root (`chmod u+s $(command -v bwrap)`): sweworld "
+                "then takes the setuid-bwrap route, copy workspaces and the same isolation (docs/rootless.md)")
+
+
 def _route() -> Check:
     chosen = route.route()
-    return Check("route", chosen.kind != "none", f"{chosen.kind}: {chosen.why}", chosen.fix, required=True)
+    fix = chosen.fix
+    if chosen.kind == "none":
+        fix = f"{fix}; or {SETUID_ROUTE}" if fix else SETUID_ROUTE
+    return Check("route", chosen.kind != "none", f"{chosen.kind}: {chosen.why}", fix, required=True)
 
 
 def _workspace() -> Check:
@@ -92,10 +100,13 @@ def _workspace() -> Check:
                  found.fix if found else "")
 
 
-def _episode() -> Check:
-    """A real episode: opened, a command run, its isolation probed."""
+def _episode() -> list[Check]:
+    """A real episode: opened, a command run, its isolation probed (the keyring and the seccomp filter
+    get lines of their own)."""
     from sweworld.sandbox.sandbox import Dir, Sandbox
+    from sweworld.testing import keyring as keys
     from sweworld.testing.isolation import check_isolation
+    keys.join()  # a session keyring of this process's own, shared with the thread that starts the episode
     try:
         route.route().check()
         with tempfile.TemporaryDirectory(prefix="sweworld-doctor-") as tmp:
@@ -106,17 +117,41 @@ def _episode() -> Check:
                 undumpable = sb.ping().get("undumpable") == b"1"
                 skip = ("host_files", "read_only_host") + (("cache_paths",) if sb.info["workspace"] == "copy" else ())
                 broken = check_isolation(lambda c: (lambda r: (r.exit_code, r.output))(sb.run(c, timeout=60)), skip=skip)
-                info = sb.info
+                info, keyring = sb.info, sb.keyring
     except SWEWorldError as exc:
-        return Check("episode", False, exc.message.split(": ", 1)[0] if route.route().kind == "none" else exc.message,
-                     "see 'route' above" if route.route().kind == "none" else exc.hint or "", required=True)
-    if first.output != "ok\n" or broken:
-        return Check("episode", False, "; ".join(broken) or f"echo answered {first.output!r}",
+        return [Check("episode", False, exc.message.split(": ", 1)[0] if route.route().kind == "none" else exc.message,
+                      "see 'route' above" if route.route().kind == "none" else exc.hint or "", required=True)]
+    return [_episode_line(first.output, broken, opened, info, undumpable), *_confinement_lines(broken, info, keyring)]
+
+
+def _episode_line(answered: str, broken: list[str], opened: float, info: dict, undumpable: bool) -> Check:
+    if answered != "ok\n" or broken:
+        return Check("episode", False, "; ".join(broken) or f"echo answered {answered!r}",
                      "report this: an isolated episode should pass these probes", required=True)
     note = "" if undumpable else "; the in-episode server could not make itself non-dumpable (no ctypes?)"
     return Check("episode", True, f"opened and answered in {opened:.0f} ms ({info['route']}, {info['workspace']} "
                  f"workspace): no network, own pids, host read-only, no host environment or cache path "
                  f"visible{note}", required=True)
+
+
+def _confinement_lines(broken: list[str], info: dict, keyring: str) -> list[Check]:
+    """The session keyring and the seccomp filter, as the episode's probes found them."""
+    key_broken = [b for b in broken if b.startswith("keyring")]
+    keys = Check("keyring", keyring == "fresh" and not key_broken,
+                 "; ".join(key_broken) or ("each episode joins a fresh session keyring: a key planted in this "
+                                           "process's session keyring was neither read nor joined from inside"
+                                           if keyring == "fresh" else f"episodes keep this process's session "
+                                           f"keyring ({keyring}); the seccomp filter still refuses keyctl"),
+                 "" if keyring == "fresh" and not key_broken else "report this, with the kernel's version")
+    calls_broken = [b for b in broken if b.startswith("system calls")]
+    filtered = info.get("seccomp", "off") != "off"
+    calls = Check("seccomp", filtered and not calls_broken,
+                  "; ".join(calls_broken) or (f"filter {info.get('seccomp')}: no nested user namespace, keyring, "
+                                              "bpf, perf_event_open, io_uring or mount from inside (probed)"
+                                              if filtered else "no filter (allow_syscalls ['*'] or no table for "
+                                              "this architecture)"),
+                  "" if filtered and not calls_broken else "run on x86_64 or aarch64, and leave allow_syscalls empty")
+    return [keys, calls]
 
 
 def _processes() -> Check:
@@ -178,8 +213,8 @@ def _others() -> Check:
 
 def checks() -> list[Check]:
     """Every check, in order."""
-    return [_user(), _bwrap(), *_namespaces(), _route(), _workspace(), _episode(), _processes(), _open_files(), _cgroups(),
-            _disk(), _others()]
+    return [_user(), _bwrap(), *_namespaces(), _route(), _workspace(), *_episode(), _processes(), _open_files(),
+            _cgroups(), _disk(), _others()]
 
 
 def isolated(results: list[Check]) -> bool:
