@@ -64,3 +64,17 @@ def test_every_allowed_name_shortens_the_program_and_the_program_is_whole_instru
     assert len(full) % 8 == 0 and full.endswith(seccomp._ret(seccomp.ALLOW))
     for name in seccomp.known():
         assert len(seccomp.program(arch, {name})) < len(full), name
+
+
+def test_a_row_asks_for_its_own_calls_by_name_and_a_bad_field_is_one_error(caplog):
+    from sweworld.core.errors import DatasetError
+    from sweworld.core.types import Task
+    from sweworld.envs.episode import with_row_syscalls
+    row = {"instance_id": "o__r-1", "repo": "o/r", "base_commit": "a" * 40, "problem_statement": "p"}
+    with caplog.at_level(logging.WARNING, logger="sweworld.envs.episode"):
+        config = with_row_syscalls(SandboxConfig(allow_syscalls=["bpf"]), Task(**row, allow_syscalls='["keyctl"]'))
+    assert config.allow_syscalls == ["bpf", "keyctl"] and "o__r-1: its row allows keyctl" in caplog.text
+    assert with_row_syscalls(SandboxConfig(), Task(**row)).allow_syscalls == []
+    with pytest.raises(DatasetError) as raised:
+        with_row_syscalls(SandboxConfig(), Task(**row, allow_syscalls={"keyctl": True}))
+    assert "o__r-1" in raised.value.message and "allow_syscalls" in raised.value.message

@@ -37,7 +37,8 @@ def sandbox_of(config: Any, timeouts: Timeouts) -> SandboxConfig | None:
     if settings is None:
         return None
     scratch = {} if settings.scratch_dirs is None else {"scratch_dirs": settings.scratch_dirs}
-    return SandboxConfig(isolation=settings.isolation, timeout=timeouts.command, **scratch)
+    return SandboxConfig(isolation=settings.isolation, timeout=timeouts.command, allow_syscalls=settings.allow_syscalls,
+                         **scratch)
 
 
 def from_config(config: BaseModel, *, timeouts: Timeouts | None = None, builder: EnvBuilder | None = None) -> Any:

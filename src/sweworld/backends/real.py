@@ -11,6 +11,7 @@ from sweworld.core.executor import Executor
 from sweworld.core.types import Task
 from sweworld.envs import EnvBuilder, InstanceLayer, episode_sandbox, services, wheelhouse
 from sweworld.envs.image import ImageEnv, image_sandbox, task_image
+from sweworld.envs.episode import with_row_syscalls
 from sweworld.envs.scripts import OFFLINE_ENV
 from sweworld.harness.evalscript import DETERMINISTIC_ENV
 from sweworld.harness.evaluate import Prepared, evaluate_prepared
@@ -41,6 +42,7 @@ def prepared_image(env: ImageEnv, task: Task, config: SandboxConfig) -> Prepared
 def prepared_task(builder: EnvBuilder, task: Task, config: SandboxConfig, env_source: str) -> Prepared:
     """The harness's view of ``task``: its image (``env_source``: ``envs.image``) or its built layer."""
     env = task_image(task, env_source)
+    config = with_row_syscalls(config, task)
     return prepared_image(env, task, config) if env is not None else prepared_instance(builder, task, config)
 
 
@@ -130,8 +132,8 @@ class RealBackend:
 
     def open(self, task: Task, *, timeout: float | None = None, label: str = "") -> Executor:
         limit = timeout or self.command_timeout
-        config = (self.sandbox_config.model_copy(update={"timeout": limit}) if self.sandbox_config
-                  else SandboxConfig(timeout=limit))
+        config = with_row_syscalls(self.sandbox_config.model_copy(update={"timeout": limit}) if self.sandbox_config
+                                   else SandboxConfig(timeout=limit), task)
         env = self.image(task)
         if env is not None:
             return self._traced(image_sandbox(env, task, config, label=label or task.instance_id), task)

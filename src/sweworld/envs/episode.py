@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import json
+import logging
 from pathlib import Path
 
+from sweworld.core.errors import DatasetError
 from sweworld.core.types import Task
 from sweworld.envs import services, wheelhouse
 from sweworld.envs.build import VENV, EnvBuilder, InstanceLayer, _ro_paths, tool_mounts, uv_binary
 from sweworld.envs.scripts import OFFLINE_ENV
 from sweworld.envs.services import SERVICES_MOUNT
 from sweworld.sandbox import Dir, Layers, Sandbox, SandboxConfig
+
+log = logging.getLogger(__name__)
 
 
 def episode_sandbox(layer: InstanceLayer, config: SandboxConfig | None = None, *, label: str = "",
@@ -39,3 +44,24 @@ def open_episode(task: Task, builder: EnvBuilder | None = None, config: SandboxC
     builder = builder or EnvBuilder()
     layer = builder.instance(task)
     return episode_sandbox(layer, config, label=task.instance_id)
+
+
+def with_row_syscalls(config: SandboxConfig, task: Task) -> SandboxConfig:
+    """``config`` plus the system calls the row of ``task`` asks the seccomp filter for (its
+    ``allow_syscalls`` field: a list, or a JSON-encoded one), logged by name; ``DatasetError`` for a
+    field that is not a list of names."""
+    value = (task.model_extra or {}).get("allow_syscalls")
+    if isinstance(value, str) and value.strip():
+        try:
+            value = json.loads(value)
+        except ValueError:
+            value = None if value.strip() != "*" else ["*"]
+    if not value:
+        return config
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise DatasetError(f"{task.instance_id}: allow_syscalls must be a list of system call names, got {value!r}",
+                           hint='write e.g. "allow_syscalls": ["keyctl"], or drop the field')
+    wanted = [v for v in value if v not in config.allow_syscalls]
+    if wanted:
+        log.warning("%s: its row allows %s (denied to episodes by default)", task.instance_id, ", ".join(wanted))
+    return config.model_copy(update={"allow_syscalls": [*config.allow_syscalls, *wanted]})

@@ -72,6 +72,9 @@ class SandboxSettings(Strict):
     isolation: Literal["bwrap", "none"] = "bwrap"
     scratch_dirs: list[str] | None = Field(default=None, description=(
         "Empty writable directories inside each episode (default: /var/tmp); e.g. /logs and /tests for Harbor."))
+    allow_syscalls: list[str] = Field(default_factory=list, description=(
+        "System calls the episodes' seccomp filter denies by default that they may make all the same (e.g. "
+        "keyctl); logged by name. A row may ask for its own in its allow_syscalls field."))
 
 
 class _Common(Strict):
