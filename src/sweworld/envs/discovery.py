@@ -9,6 +9,7 @@ base prefix. Results are cached for the life of the process.
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import re
 import shutil
@@ -17,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sweworld.core.errors import EnvBuildError
+
+log = logging.getLogger(__name__)
 
 # Works on Python 2.7 and 3.x; ``real_prefix`` is set by old virtualenvs, ``base_prefix`` by venv.
 _PROBE = (
@@ -83,13 +86,37 @@ def _patch_key(path: Path) -> tuple[int, ...]:
     return tuple(int(p) if p.isdigit() else -1 for p in re.split(r"[.\-]", path.name))
 
 
-def _pyenv_candidates(version: str) -> list[Path]:
-    versions = pyenv_root() / "versions"
-    if not versions.is_dir():
+@functools.cache
+def _unreadable(path: str, reason: str) -> None:
+    """Say once per process that ``path`` could not be read (discovery goes on with the other sources)."""
+    log.warning("interpreter discovery: cannot read %s (%s); the pyenv interpreters there are skipped "
+                "and uv and PATH are still searched: make it readable to this user, or point PYENV_ROOT at "
+                "a pyenv of your own", path, reason)
+
+
+def _listing(folder: Path) -> list[Path]:
+    """The entries of ``folder``; none (said once) when it cannot be read, none when it is absent."""
+    try:
+        return list(folder.iterdir())
+    except (FileNotFoundError, NotADirectoryError):
         return []
-    dirs = [d for d in versions.glob(f"{version}.*") if re.fullmatch(rf"{re.escape(version)}\.\d+", d.name)]
+    except OSError as exc:
+        _unreadable(str(folder), exc.strerror or type(exc).__name__)
+        return []
+
+
+def _runnable(binary: Path) -> bool:
+    try:
+        return binary.exists()
+    except OSError as exc:  # a version directory of another user's, closed to this one
+        _unreadable(str(binary.parent.parent), exc.strerror or type(exc).__name__)
+        return False
+
+
+def _pyenv_candidates(version: str) -> list[Path]:
+    dirs = [d for d in _listing(pyenv_root() / "versions") if re.fullmatch(rf"{re.escape(version)}\.\d+", d.name)]
     return [d / "bin" / f"python{version}" for d in sorted(dirs, key=_patch_key, reverse=True)
-            if (d / "bin" / f"python{version}").exists()]
+            if _runnable(d / "bin" / f"python{version}")]
 
 
 def _uv_bin() -> str | None:
@@ -164,12 +191,10 @@ def _find(want: str) -> Interpreter:
 
 def _known_versions() -> set[str]:
     versions: set[str] = set()
-    root = pyenv_root() / "versions"
-    if root.is_dir():
-        for d in root.iterdir():
-            m = re.fullmatch(r"(\d+)\.(\d+)\.\d+", d.name)
-            if m:
-                versions.add(f"{m.group(1)}.{m.group(2)}")
+    for d in _listing(pyenv_root() / "versions"):
+        m = re.fullmatch(r"(\d+)\.(\d+)\.\d+", d.name)
+        if m:
+            versions.add(f"{m.group(1)}.{m.group(2)}")
     for entry in os.environ.get("PATH", "").split(os.pathsep):
         if not entry or not os.path.isdir(entry):
             continue
