@@ -16,7 +16,7 @@ from sweworld.cli.runner_opts import RayAddress, RunnerName
 from sweworld.core.config import SynthConfig
 
 Methods = Annotated[str | None, typer.Option(help="Comma-separated mutation kinds and/or 'combine' "
-                                             "(default: all). See `sweworld synth --list-methods`.")]
+                                             "(default: all); an unknown name is refused with the list of known ones.")]
 
 
 def _options(max_: int | None, methods: str | None, seed: int, workers: int, max_candidates: int | None,

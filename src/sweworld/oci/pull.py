@@ -95,7 +95,7 @@ def _json(digest: str, what: str, where: str) -> dict:
         return json.loads(path.read_text())
     except (OSError, ValueError) as exc:
         raise ImageError(f"the image's {what} ({digest}) is missing or unreadable in the store", where=where,
-                         hint="pull it again (`sweworld image pull --refresh`)") from exc
+                         hint="pull it again (`sweworld env pull --refresh IMAGE`)") from exc
 
 
 def _manifest(layout: Path, where: str) -> tuple[str, dict]:

@@ -40,6 +40,8 @@ from typing import IO
 from sweworld.core.errors import ImageError
 from sweworld.core.paths import remove_tree
 
+_REDO = ("remove the image (`sweworld env rm IMAGE`, if it was pulled before) and the blobs no image holds "
+         "(`sweworld env gc`), then pull it again (`sweworld env pull IMAGE`)")
 WHITEOUT = ".wh."
 OPAQUE = ".wh..wh..opq"
 
@@ -250,7 +252,7 @@ def unpack_layer(blob: Path, dest: Path, *, diff_id: str | None, lowers: Iterabl
             raise ImageError(f"no space left unpacking layer {blob.name}", hint="free disk space or "
                              "`sweworld env gc`") from exc
         raise ImageError(f"layer {blob.name} could not be unpacked: {exc}",
-                         hint="pull the image again (`sweworld image pull --refresh`)") from exc
+                         hint="the blob in the store is damaged: " + _REDO) from exc
     finally:
         stream.close()
         if proc is not None:
@@ -259,7 +261,7 @@ def unpack_layer(blob: Path, dest: Path, *, diff_id: str | None, lowers: Iterabl
     if diff_id and digest != diff_id:
         remove_tree(tmp)
         raise ImageError(f"layer {blob.name} unpacks to {digest}, not the {diff_id} its image names",
-                         hint="the blob is corrupt: remove the image (`sweworld image rm`) and pull it again")
+                         hint="the blob is corrupt or the image malformed: " + _REDO)
     meta = {**layer.meta, "diff_id": digest, "size": hashing.size, "whiteouts": "chardev" if layer.chardev else "xattr"}
     os.chmod(tmp, 0o755)
     dest.with_suffix(".json").write_text(json.dumps(meta))
