@@ -17,7 +17,10 @@ environment stays readable in ``/proc``), bubblewrap reads its arguments (every 
 from a memfd (``--args FD``, closed once read), and the server's standard error is a pipe, not a
 host file. The episode runs with Docker's default capabilities at most (never ``CAP_SYS_ADMIN``:
 no remounting its read-only binds writable) and sees ``/proc/sys`` read-only (host root mapped to
-the episode's root would otherwise write the host's sysctls).
+the episode's root would otherwise write the host's sysctls). bubblewrap loads the episode's seccomp
+filter (``seccomp.py``: Docker's default denials, nested user namespaces included; ``--seccomp FD``,
+a second memfd) on both routes, and the server joins a fresh session keyring before anything of the
+episode runs (``kernel.py``): the launcher's keys are not the episode's.
 
 Everything dies with the host process (``--die-with-parent``); the overlays vanish with the mount
 namespace; their upper directories stay on disk for the caller.

@@ -30,6 +30,7 @@ test suites, pip, git or the framework seams' tools).
 from __future__ import annotations
 
 import errno
+import functools
 import logging
 import platform
 import struct
@@ -96,7 +97,7 @@ _AARCH64 = {  # the generic table (asm-generic/unistd.h): the legacy calls do no
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Arch:
     """A machine's audit architecture and system call numbers."""
 
@@ -184,17 +185,30 @@ def program(arch: Arch, allow: set[str] = frozenset()) -> bytes:
     return b"".join(ops)
 
 
-def for_episode(allow: list[str], where: str = "") -> bytes | None:
-    """The filter an episode gets (None: none at all, with one logged line saying why)."""
+def for_episode(allow: list[str]) -> bytes | None:
+    """The filter an episode gets (None: none at all); what it lets through is logged, once per process
+    and setting."""
     allowed = check_allowed(allow)
     arch = native()
-    if "*" in allowed:
-        log.warning("seccomp filter OFF for %s (allow_syscalls ['*']): the episode may create user namespaces "
-                    "and use the kernel keyring", where or "this episode")
-        return None
-    if arch is None:
-        log.warning("no seccomp filter on %s: no system call table for this architecture", platform.machine())
+    if arch is None or "*" in allowed:
+        _say(None if arch is None else "*")
         return None
     if allowed:
-        log.info("seccomp: %s allowed %s (denied by default)", where or "this episode", ", ".join(sorted(allowed)))
-    return program(arch, allowed)
+        _say(", ".join(sorted(allowed)))
+    return _program(arch, frozenset(allowed))
+
+
+@functools.cache
+def _program(arch: Arch, allowed: frozenset[str]) -> bytes:
+    return program(arch, set(allowed))
+
+
+@functools.cache
+def _say(allowed: str | None) -> None:
+    if allowed is None:
+        log.warning("no seccomp filter on %s: no system call table for this architecture", platform.machine())
+    elif allowed == "*":
+        log.warning("seccomp filter OFF (allow_syscalls ['*']): episodes may create user namespaces and use the "
+                    "kernel keyring")
+    else:
+        log.warning("seccomp: episodes allowed %s (denied by default)", allowed)
