@@ -77,6 +77,13 @@ class PatchApplyError(InfraError):
     that does not apply, or is refused as unsafe, is no error: it is a ``PatchApplyResult``."""
 
 
+class WorldBrokenError(InfraError):
+    """The episode's world cannot run what grading needs: no shell, a missing loader, a patch checker
+    or apply command that cannot run, an eval script that never reaches its tests, a test command
+    that cannot start (``harness.worldcheck``). The world's failure, never the patch's verdict;
+    where = the instance (or the episode's directory), the message says what was seen."""
+
+
 class ModelError(SWEWorldError):
     """A model endpoint failed or answered something unusable."""
 

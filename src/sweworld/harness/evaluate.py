@@ -6,7 +6,8 @@ to open a fresh episode with the instance installed. Steps, as the SWE-bench har
 back through the apply chain), reinstall when the patch touches packaging or compiled sources,
 run the eval script (test patch, markers with a fresh nonce, the test command on the directives,
 its exit code), parse and grade. Infrastructure failures (``InfraError``: environment, sandbox,
-repository, apply machinery, test patch) are reported apart from model failures. The instance's
+repository, apply machinery, test patch, a world that cannot run its checker or its tests:
+``harness.worldcheck``) are reported apart from model failures, with their cause. The instance's
 directory receives ``patch.diff``, ``eval.sh``, ``test_output.txt``, ``report.json`` and
 ``run_instance.log``.
 """
@@ -26,7 +27,7 @@ from sweworld.core.errors import InfraError
 from sweworld.core.executor import Executor
 from sweworld.core.protocols import Described, ExecCapable
 from sweworld.core.types import ExecResult, ServiceLines, Task
-from sweworld.harness import directives, evalscript, grade, patches
+from sweworld.harness import directives, evalscript, grade, patches, worldcheck
 from sweworld.harness.predictions import Prediction
 from sweworld.harness.report import (
     EVAL_SCRIPT_FILE,
@@ -175,27 +176,40 @@ def _evaluate(task: Task, patch: str | None, log_dir: Path, log: InstanceLog, re
             log("patch not applied: the instance is not resolved")
             return
         report.patch_successfully_applied = True
+        touched = patches.patch_paths(patch or "")
         if recipe.install and needs_reinstall(patch or "", recipe.install):
-            env = prepared.build_env
-            exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
-            result = stateless(sb, f"export {exports}; {recipe.install}", timeout=timeout)
-            log(f"reinstall of the patched tree ({recipe.install}): exit {result.exit_code}")
-            if not result.ok:
-                log(result.output[-2000:])
+            _reinstall(sb, recipe.install, prepared.build_env, touched, log, task.instance_id, timeout)
         run, result = run_tests(sb, task, recipe, timeout=timeout, log_dir=log_dir,
                                 stand_ins=prepared.stand_ins)
         log(f"eval script: exit {result.exit_code}, {result.duration:.1f}s"
             + (", timed out" if result.timed_out else ""))
+        graded = grade.grade(task, run) if run.markers_found and not run.infra_error else None
+        worldcheck.check_eval(task, run, result, graded, test_cmd=recipe.test_cmd, touched=touched, workdir=sb.workdir)
         if result.timed_out:
             report.error, report.error_kind = f"tests timed out after {timeout:.0f}s", "timeout"
             return
         if not run.test_patch_applied:
             raise InfraError("the test patch did not apply to the patched tree", where=task.instance_id,
-                               hint="check the instance's test_patch against base_commit")
-        graded = grade.grade(task, run)
+                             hint="check the instance's test_patch against base_commit")
+        graded = graded or grade.grade(task, run)
         report.record_grade(graded)
         if graded.missing:
             log(f"{len(graded.missing)} listed tests missing from the test output (graded as failed): "
                 + ", ".join(graded.missing[:20]) + (" ..." if len(graded.missing) > 20 else ""))
         log(f"graded {graded.resolution} (test exit code {run.exit_code}"
             + (", crashed: no test counts as passed" if graded.crashed else "") + ")")
+
+
+def _reinstall(sb: Executor, install: str, env: dict[str, str], touched: list[str], log: InstanceLog,
+               instance_id: str, timeout: float) -> None:
+    """Install the patched tree again; a failure is the patch's (its tests show it), unless the
+    install command could not start at all (``worldcheck.cannot_start``): a broken world."""
+    exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+    result = stateless(sb, f"export {exports}; {install}", timeout=timeout)
+    log(f"reinstall of the patched tree ({install}): exit {result.exit_code}")
+    if result.ok:
+        return
+    log(result.output[-2000:])
+    line = worldcheck.cannot_start(result.output, result.exit_code, touched=touched, workdir=sb.workdir)
+    if line:
+        raise worldcheck.broken(f"the install command could not start (exit {result.exit_code}): {line}", instance_id)

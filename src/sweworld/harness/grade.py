@@ -65,6 +65,8 @@ ACCEPTED_EXIT_CODES = frozenset({0, 1})
 NO_TESTS_COLLECTED = 5
 """pytest's exit code when nothing was collected: a crash (not in ACCEPTED_EXIT_CODES)."""
 FAILED_STATUSES = frozenset({"FAILED", "ERROR"})
+TEST_PATCH_FAILED = "the test patch did not apply"
+"""``TestRun.infra_error`` of a run whose eval script said the test patch did not apply."""
 
 
 class TestRun(BaseModel):
@@ -75,6 +77,8 @@ class TestRun(BaseModel):
     test_output: str = Field(default="", description="Text between the start and end markers.")
     exit_code: int | None = Field(default=None, description="Exit code of the test command; None if not seen.")
     markers_found: bool = Field(default=False, description="Both the start and the end marker were seen.")
+    started: bool = Field(default=False, description=(
+        "The start marker was seen: the eval script reached the test command (``harness.worldcheck``)."))
     test_patch_applied: bool = Field(default=False, description="The test patch applied (or was empty).")
     infra_error: str | None = Field(
         default=None, description="Infrastructure failure seen in the output (test patch refused, no workdir).")
@@ -108,7 +112,7 @@ def extract_test_run(output: str, nonce: str) -> TestRun:
     applied = bool(_lines_equal(output, marker(PATCH_APPLIED_MARKER, nonce)))
     infra_error = None
     if _lines_equal(output, marker(PATCH_FAILED_MARKER, nonce)):
-        infra_error, applied = "the test patch did not apply", False
+        infra_error, applied = TEST_PATCH_FAILED, False
     elif _lines_equal(output, marker(WORKDIR_FAILED_MARKER, nonce)):
         infra_error = "the working directory of the eval script is missing"
     ends = _lines_equal(output, marker(END_MARKER, nonce))
@@ -116,7 +120,7 @@ def extract_test_run(output: str, nonce: str) -> TestRun:
     if not ends:
         after = starts[0].end() if starts else None
         text = output[after:].lstrip("\r\n") if after is not None else ""
-        return TestRun(test_output=text, exit_code=None, markers_found=False,
+        return TestRun(test_output=text, exit_code=None, markers_found=False, started=bool(starts),
                        test_patch_applied=applied, infra_error=infra_error)
     end = ends[-1]
     before = [m for m in starts if m.end() <= end.start()]
@@ -126,7 +130,7 @@ def extract_test_run(output: str, nonce: str) -> TestRun:
     codes = list(re.finditer(pattern, output[end.end():], re.MULTILINE))
     if codes:
         exit_code = int(codes[-1].group(1))
-    return TestRun(test_output=test_output, exit_code=exit_code, markers_found=bool(before),
+    return TestRun(test_output=test_output, exit_code=exit_code, markers_found=bool(before), started=bool(starts),
                    test_patch_applied=applied, infra_error=infra_error)
 
 

@@ -24,7 +24,8 @@ created is removed first (checkout would convert the restored files by it). The 
 index is saved too and put back after every attempt, failed or not (``--3way`` stages what it
 applies, and leaves conflicts in it): the patch changes the working tree only, as ``git apply`` does.
 A tree that still cannot be put back is a failure of the machinery: ``PatchApplyError``, an
-``InfraError``.
+``InfraError``; a check or a command of the chain that cannot run (no shell, no ``git``, a missing
+loader) is a broken world, never a refusal: ``WorldBrokenError`` (``harness.worldcheck``).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from pydantic import BaseModel, Field
 
 from sweworld.core.errors import PatchApplyError
 from sweworld.core.executor import Executor
+from sweworld.harness import worldcheck
 
 METHODS = ("git apply", "git apply --3way", "git apply --reject", "patch --fuzz")
 ALREADY_APPLIED = "already applied"
@@ -243,8 +245,8 @@ def symlink_escapes(executor: Executor, paths: list[str], workdir: str = "/testb
     Each path's deepest existing ancestor is resolved (``realpath -m``; where the episode's
     ``realpath`` has no ``-m``, as busybox's in a small image, that ancestor is resolved by ``cd -P``
     or ``readlink -f`` and the rest appended, a ``..`` in it unresolved); a path that is itself a
-    symlink pointing outside counts too (conservative). If the check cannot run, the patch is
-    refused: the answer says why.
+    symlink pointing outside counts too (conservative). A check that cannot run (nothing of the
+    patch can make it fail) is a broken world: ``WorldBrokenError`` (``harness.worldcheck``).
     """
     if not paths:
         return []
@@ -257,8 +259,8 @@ def symlink_escapes(executor: Executor, paths: list[str], workdir: str = "/testb
     result = executor.run(script, cwd=workdir)
     lines = result.output.splitlines()
     if result.exit_code != 0 or "sweworld-symlink-check-done" not in lines:
-        return [f"could not check the patch's paths for symlinks (exit {result.exit_code}): "
-                f"{result.output[-500:]}"]
+        cause = worldcheck.machinery_failure(result, "the check of the patch's paths for symlinks", must_finish=True)
+        raise worldcheck.broken(cause or "", workdir)
     problems = []
     for line in lines:
         path, sep, resolved = line.partition("\t")
@@ -278,6 +280,9 @@ class _Runner:
 
     def __call__(self, command: str, *, quiet: bool = False) -> tuple[int, str]:
         result = self.executor.run(command, cwd=self.workdir)
+        cause = worldcheck.machinery_failure(result, f"the apply chain's `{command.split(' ', 1)[0]}`")
+        if cause:  # git or patch missing, or its loader: no attempt of the chain can tell anything
+            raise worldcheck.broken(cause, self.workdir)
         code = 124 if result.timed_out else result.exit_code
         if not quiet or code != 0:
             self.lines.append(f"$ {command}\n{result.output.rstrip()}\n[exit {code}]")

@@ -73,6 +73,8 @@ def drop_key(verdict: Validation) -> str:
         return "no FAIL_TO_PASS (flaky only)" if verdict.flaky else "no FAIL_TO_PASS"
     if reason.startswith("the gold patch breaks"):
         return "fix breaks passing tests"
+    if reason.startswith("infrastructure: the world cannot run"):  # harness.worldcheck: no shell, no runner...
+        return "world cannot run"
     if reason.startswith("infrastructure:"):
         return "environment does not build" if "build" in reason.lower() or "install" in reason.lower() \
             else "infrastructure"

@@ -4,7 +4,10 @@ Each instance's tests run twice without a patch and twice with the gold patch (e
 episode). A test whose status differs between the two runs of one condition is flaky and dropped.
 An instance is kept when at least one test goes fail -> pass and the gold patch makes no test go
 pass -> fail. FAIL_TO_PASS / PASS_TO_PASS are computed from the runs when the dataset lacks them,
-and disagreements are reported when it has them.
+and disagreements are reported when it has them. A run whose world cannot run (the patch checker,
+the eval script or the test command could not start: ``harness.worldcheck``, the same checks as an
+evaluation's) makes the verdict an infrastructure failure (``Validation.infra``), never "no test goes
+fail -> pass".
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from typing import Any
 from sweworld.core.config import ValidateConfig, timeouts
 from sweworld.core.errors import InfraError
 from sweworld.core.types import Task
-from sweworld.harness import grade, patches
+from sweworld.harness import grade, patches, worldcheck
 from sweworld.harness.evaluate import run_tests
 from sweworld.parallel.map import map_items
 from sweworld.parallel.runner import VALIDATION, Runner, environment_group, runner_of
@@ -37,6 +40,8 @@ class Validation:
     flaky: list[str] = field(default_factory=list)
     disagreements: list[str] = field(default_factory=list)
     task: Task | None = None
+    infra: bool = False
+    """Not validated: the infrastructure failed (``reason`` says how), not the instance."""
 
 
 def passed(status: str | None) -> bool:
@@ -45,7 +50,8 @@ def passed(status: str | None) -> bool:
 
 def _statuses(task: Task, backend: Any, patch: str | None, timeout: float) -> dict[str, str]:
     """The status of every test of one run (a fresh episode of the real ``backend``); a crashed run
-    passes nothing."""
+    passes nothing. A world that cannot run the checker or the tests (``harness.worldcheck``) raises
+    ``WorldBrokenError``: an infrastructure failure of validation, not an instance without FAIL_TO_PASS."""
     prepared = backend.prepared(task, timeout=timeout)
     with prepared.open() as sb:
         if patch is not None:
@@ -54,11 +60,14 @@ def _statuses(task: Task, backend: Any, patch: str | None, timeout: float) -> di
                 raise _Invalid("gold patch does not apply" + (f" ({'; '.join(applied.refused)})"
                                                              if applied.refused else ""))
         run, result = run_tests(sb, task, prepared.recipe, timeout=timeout, stand_ins=prepared.stand_ins)
+        graded = grade.grade(task, run) if run.markers_found and not run.infra_error else None
+        worldcheck.check_eval(task, run, result, graded, test_cmd=prepared.recipe.test_cmd,
+                              touched=patches.patch_paths(patch or ""), workdir=sb.workdir)
     if result.timed_out:
         raise _Invalid(f"tests timed out after {timeout:.0f}s")
     if not run.test_patch_applied:
         raise _Invalid("test patch does not apply")
-    graded = grade.grade(task, run)
+    graded = graded or grade.grade(task, run)
     return {} if graded.crashed else dict(graded.status_map)
 
 
@@ -86,7 +95,7 @@ def validate_instance(task: Task, backend: Any, *, timeout: float = timeouts.EVA
         verdict.reason = str(exc)
         return verdict
     except InfraError as exc:
-        verdict.reason = f"infrastructure: {exc.message.splitlines()[0]}"
+        verdict.reason, verdict.infra = f"infrastructure: {exc.message.splitlines()[0]}", True
         return verdict
     pre, flaky_pre = _stable(before[0], before[-1])
     post, flaky_post = _stable(after[0], after[-1])

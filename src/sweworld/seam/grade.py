@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from uuid import uuid4
 
 from sweworld.core import names
-from sweworld.core.errors import InfraError, WorldError
+from sweworld.core.errors import InfraError, ModelError, WorldError
 from sweworld.harness.predictions import Prediction
 from sweworld.harness.report import REPORT_FILE, InstanceReport
 from sweworld.parallel import shipping
@@ -45,6 +45,12 @@ class Graded:
         """No outcome: the evaluation failed for a reason that is not the patch's."""
         return self.error is not None
 
+    @property
+    def outcome(self) -> str:
+        """What ``reward`` is: ``"infra"`` (an infrastructure 0: the world, the sandbox or the world
+        model failed, not a verdict on the patch) or ``"verdict"`` (the patch's own reward)."""
+        return "infra" if self.failed else "verdict"
+
 
 def prediction(task: Task, patch: str | None, model: str = "sweworld") -> Prediction:
     """SWE-bench's prediction of ``patch`` for ``task``, in the name of ``model``."""
@@ -60,8 +66,9 @@ def grade(backend: Backend, task: Task, patch: str | None, *, model: str = "swew
     processes sharing ``logs``) and stay; without ``logs`` they go to a temporary directory removed
     once graded. ``staged``: the directory is one a run item's files are shipped from
     (``shipping.stage``, ``report.json`` written last). ``binary``: the reward is 1.0 resolved / 0.0
-    not, on every backend. An evaluation that raises an infrastructure or world error, or reports
-    one, has no outcome: reward 0.0, ``error`` set.
+    not, on every backend. An evaluation that raises an infrastructure, world or world-model error,
+    or reports one (a world that cannot run: ``harness.worldcheck``), has no outcome: reward 0.0,
+    ``error`` set, ``outcome == "infra"``.
     """
     predicted = prediction(task, patch, model)
     root = Path(logs) if logs is not None else Path(tempfile.mkdtemp(prefix="sweworld-grade-"))
@@ -70,7 +77,7 @@ def grade(backend: Backend, task: Task, patch: str | None, *, model: str = "swew
         log_dir = shipping.stage(log_dir, last=REPORT_FILE)
     try:
         report = backend.evaluate(task, predicted, log_dir, **({} if timeout is None else {"timeout": timeout}))
-    except (InfraError, WorldError) as exc:
+    except (InfraError, WorldError, ModelError) as exc:
         return Graded(reward=0.0, resolved=None, report=None, error=f"evaluation: {type(exc).__name__}: {exc}",
                       log_dir=log_dir if logs is not None else None)
     finally:

@@ -1,14 +1,16 @@
 """An SWR evaluation laid out as a real one: ``patch.diff``, ``run_instance.log``, ``eval.sh`` (what
 would have run), ``test_output.txt`` (the predicted test report), ``report.json`` (written last) and
 ``sweworld_report.json`` (with the ``sim_*`` fields), so resume, summaries and comparisons treat sim
-runs exactly as real ones."""
+runs exactly as real ones. A simulated world that cannot answer (SWR's endpoint down after its
+retries: ``ModelError``; no valid reply: ``world.swr``; a world or infrastructure error) gives an
+infrastructure report (``error_kind="infra"``), never "unresolved"."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
 
-from sweworld.core.errors import InfraError, WorldError
+from sweworld.core.errors import InfraError, ModelError, WorldError
 from sweworld.core.types import Task
 from sweworld.harness.evaluate import begin_instance
 from sweworld.harness.predictions import Prediction
@@ -42,7 +44,7 @@ def simulated_report(task: Task, prediction: Prediction, log_dir: Path, *, swr: 
     try:
         with open_workspace() as workspace:
             report = swr.evaluate(task, patch, workspace)
-    except (InfraError, WorldError) as exc:
+    except (InfraError, WorldError, ModelError) as exc:  # SWR unreachable or unusable: the world's failure
         report = InstanceReport.build(task.instance_id, patch, error=f"{type(exc).__name__}: {exc}")
     if report.error:
         log(f"no verdict: {report.error}")
