@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import contextlib
 import hmac
+import os
 import threading
 import time
-import traceback
 import uuid
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, File, Form, Request, UploadFile
 from fastapi.responses import JSONResponse, Response
+from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 from swerex.exceptions import DeploymentStartupError, SwerexException
 from swerex.runtime.abstract import (
@@ -52,9 +53,11 @@ from swerex.runtime.abstract import (
 )
 
 from sweworld.core.config import timeouts
-from sweworld.core.errors import SWEWorldError
+from sweworld.core.errors import ConfigError, SWEWorldError
 from sweworld.integrations import swerex_branch
+from sweworld.integrations.admission import AdmissionConfig, Gate, Refused
 from sweworld.integrations.episodes import EpisodeSpec, backend_for, task_of, with_scratch_dirs
+from sweworld.integrations.redact import HostPaths
 from sweworld.integrations.swerex_episode import Episode
 
 if TYPE_CHECKING:
@@ -80,10 +83,23 @@ class RexServer:
     ``spec``: the dataset, split, clones and backend (its ``instance_id`` is ignored); ``instance_ids``:
     only these are served (one: the root routes serve it too; all: any instance of the dataset);
     ``backend``: a ``Backend`` to use instead of ``backend_for(spec)``; ``command_timeout``: the wall
-    limit of a command given no timeout (swerex's ``timeout=None``); ``workers``: episodes opening at once."""
+    limit of a command given no timeout (swerex's ``timeout=None``); ``workers``: episodes opening at once.
+
+    The bounds of its admission (``admission.AdmissionConfig``; past them a request is answered 429 or
+    503 with ``Retry-After`` at once): ``threads`` requests running at once, ``episode_threads`` of them
+    for one episode, ``episode_queue`` waiting per episode, ``queue`` waiting in all, each waiting at most
+    ``queue_timeout`` seconds. ``/is_alive`` takes none of them."""
 
     def __init__(self, spec: EpisodeSpec, *, instance_ids: list[str] | None = None, backend: Backend | None = None,
-                 command_timeout: float = timeouts.COMMAND, workers: int = 4):
+                 command_timeout: float = timeouts.COMMAND, workers: int = 4, threads: int = 16,
+                 episode_threads: int = 2, episode_queue: int = 8, queue: int = 64, queue_timeout: float = 30.0):
+        try:
+            bounds = AdmissionConfig(threads=threads, episode_threads=episode_threads, episode_queue=episode_queue,
+                                     queue=queue, queue_timeout=queue_timeout)
+        except ValidationError as exc:
+            raise ConfigError(f"bad admission bounds: {exc.errors()[0]['loc'][0]} {exc.errors()[0]['msg']}",
+                              where="sweworld runtime serve", hint="give threads and episode_threads >= 1, "
+                              "queues >= 0 and a positive queue_timeout") from None
         # SWE-agent writes its tools and state under /root: each episode gets its own, writable
         options = with_scratch_dirs(spec.backend_options, SWE_AGENT_DIRS)
         if spec.backend == "real" and "wheels" not in options:  # its default tool bundles pip-install these
@@ -95,9 +111,16 @@ class RexServer:
         self._episodes: dict[str, Episode] = {}
         self._lock = threading.Lock()
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="sweworld-rex-open")
+        self.gate = Gate(bounds, name="sweworld-rex")
+        self.hostpaths = HostPaths(_data_dirs(spec))
 
     def _where(self) -> str:
         return f"dataset {self.spec.dataset}" + (f" (split {self.spec.split})" if self.spec.split else "")
+
+    def known(self, instance_id: str | None) -> Episode | None:
+        """The episode of ``instance_id`` (None: the root's) if it was addressed before; no lookup, no wait."""
+        with self._lock:
+            return self._episodes.get(instance_id or self.default or "")
 
     def episode(self, instance_id: str | None) -> Episode:
         """The runtime of ``instance_id`` (None: the root's); ``DeploymentStartupError`` saying why not."""
@@ -169,19 +192,30 @@ class RexServer:
         for episode in episodes:
             self.close(episode.instance_id)
         self._pool.shutdown(wait=True)
+        self.gate.shutdown()
 
 
-def transfer(exc: BaseException) -> JSONResponse:
-    """swerex's server's ``exception_handler``: HTTP 511 with the exception for ``RemoteRuntime``."""
-    sent = _ExceptionTransfer(message=str(exc), class_path=f"{type(exc).__module__}.{type(exc).__name__}",
-                              traceback="".join(traceback.format_exception(exc)),
-                              extra_info=getattr(exc, "extra_info", {}) or {})
+def _data_dirs(spec: EpisodeSpec) -> list[tuple[str, str]]:
+    """The server's own directories an error may name: its dataset's, its clones'."""
+    dirs = [(os.path.dirname(os.path.abspath(spec.dataset)), "<dataset-dir>")] if os.path.isfile(spec.dataset) else []
+    return dirs + ([(spec.repos_dir, "<repos-dir>")] if spec.repos_dir else [])
+
+
+def transfer(exc: BaseException, paths: HostPaths | None = None) -> JSONResponse:
+    """swerex's server's ``exception_handler``: HTTP 511 with the exception for ``RemoteRuntime`` (its
+    class and message, which it re-raises), naming no host path (``redact.HostPaths``: the traceback's
+    frames as module names, the host's directories in the message and ``extra_info`` replaced)."""
+    paths = paths or HostPaths()
+    sent = _ExceptionTransfer(message=paths.text(str(exc)), class_path=f"{type(exc).__module__}.{type(exc).__name__}",
+                              traceback=paths.traceback(exc),
+                              extra_info=paths.value(getattr(exc, "extra_info", {}) or {}))
     return JSONResponse(status_code=511, content={"swerexception": sent.model_dump()})
 
 
 class _Guard:
     """ASGI middleware: a request without the API key gets 401 (nothing runs); a request whose
-    ``X-Request-ID`` was answered already gets that answer again (swerex's idempotency)."""
+    ``X-Request-ID`` was answered already gets that answer again (swerex's idempotency), unless it was
+    refused (429, 503: nothing ran, a retry with the same id is admitted afresh)."""
 
     def __init__(self, app: Any, api_key: str, keep: int = 8):
         self.app, self.key, self.keep = app, api_key.encode(), keep
@@ -206,6 +240,8 @@ class _Guard:
             sent.append(message)
             await send(message)
         await self.app(scope, receive, keep)
+        if sent and sent[0].get("status") in (429, 503):
+            return None
         self.answered[request_id] = sent
         while len(self.answered) > self.keep:
             self.answered.popitem(last=False)
@@ -230,11 +266,15 @@ def create_app(server: RexServer, api_key: str) -> FastAPI:
     app.add_middleware(_Guard, api_key=api_key)
 
     async def call(request: Request, fn: Callable[[Episode], BaseModel]) -> Response:
+        """``fn(episode)`` on a thread of the server's pool once admitted (``admission.Gate``)."""
         instance_id = request.path_params.get("instance_id")
         try:
-            return _json(await run_in_threadpool(lambda: fn(server.episode(instance_id))))
+            return _json(await server.gate.run(instance_id or server.default or "",
+                                               lambda: fn(server.episode(instance_id))))
+        except Refused as refused:
+            return refused.response(request.url.path.rsplit("/", 1)[-1])
         except Exception as exc:  # every failure goes to the client, as swerex's server sends it
-            return transfer(exc)
+            return transfer(exc, server.hostpaths)
 
     @app.get("/")
     async def root() -> dict:
@@ -251,10 +291,17 @@ def _routes(app: FastAPI, server: RexServer, prefix: str, call: Callable) -> Non
 
     @app.get(f"{prefix}/is_alive", operation_id=f"is_alive{suffix}")
     async def is_alive(request: Request) -> Response:
+        """Answered on the event loop, behind no queue and no lock of an episode's work (an episode
+        never addressed before is looked up on a thread of its own first)."""
         if prefix == "" and server.default is None:
             return _json(IsAliveResponse(is_alive=False, message="this sweworld runtime serves several instances: "
                                          "address one as http://HOST:PORT/<instance_id>"))
-        return await call(request, lambda episode: episode.alive())
+        instance_id = request.path_params.get("instance_id")
+        try:
+            episode = server.known(instance_id) or await run_in_threadpool(server.episode, instance_id)
+            return _json(episode.alive())
+        except Exception as exc:
+            return transfer(exc, server.hostpaths)
 
     @app.post(f"{prefix}/create_session", operation_id=f"create_session{suffix}")
     async def create_session(request: Request, body: CreateSessionRequest) -> Response:
@@ -291,10 +338,12 @@ def _routes(app: FastAPI, server: RexServer, prefix: str, call: Callable) -> Non
     @app.post(f"{prefix}/close", operation_id=f"close{suffix}")
     async def close(request: Request) -> Response:
         instance_id = request.path_params.get("instance_id")
-        try:
-            await run_in_threadpool(server.close, instance_id)
+        try:  # behind the server's bounds only: a client can always close its flooded episode
+            await server.gate.run(None, lambda: server.close(instance_id))
+        except Refused as refused:
+            return refused.response("close")
         except Exception as exc:
-            return transfer(exc)
+            return transfer(exc, server.hostpaths)
         return _json(CloseResponse())
 
 

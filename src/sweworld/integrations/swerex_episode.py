@@ -104,9 +104,9 @@ class Episode:
                 self._future = self.pool.submit(self.opener)
             return self._future
 
-    def _executor(self) -> Executor:
+    def _executor(self, future: Future | None = None) -> Executor:
         try:
-            executor = self.start().result()
+            executor = (future or self.start()).result()
         except SWEWorldError as exc:
             raise DeploymentStartupError(f"sweworld could not open an episode of {self.instance_id}: {exc}\n"
                                          f"  (it stays closed: POST /{self.instance_id}/close to try again)") from None
@@ -130,11 +130,12 @@ class Episode:
             raise SwerexException(str(exc)) from None
 
     def alive(self) -> IsAliveResponse:
-        future = self.start()
+        """Answered at once: once the opening has begun, it takes no lock and waits for nothing."""
+        future = self._future or self.start()
         if not future.done():
             return IsAliveResponse(is_alive=False, message=f"the episode of {self.instance_id} is opening "
                                    "(its environment may be building)")
-        self._executor()  # raises why it is not alive
+        self._executor(future)  # raises why it is not alive
         return IsAliveResponse(is_alive=True)
 
     def close(self) -> None:
