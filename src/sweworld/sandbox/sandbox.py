@@ -19,6 +19,7 @@ from sweworld.core.paths import remove_tree
 from sweworld.core.types import ExecResult
 from sweworld.sandbox import (
     conda_shim,
+    diskbound,
     hostlimits,
     isolation,
     pids,
@@ -89,6 +90,8 @@ class _Resources:
     last: Snapshot | None = None
     #: sandboxes started ahead for this episode's next forks (``branches``)
     spares: list[Future[Sandbox]] = field(default_factory=list)
+    #: the episode's disk and inode bounds (``diskbound``), measured while it lives; None: unbounded
+    watch: diskbound.Watch | None = None
 
     def start(self, launch: isolation.Launch) -> None:
         """Start the sandbox's agent in the background: opening an episode returns at once and the
@@ -96,7 +99,7 @@ class _Resources:
         operation waits for them (``started``). The start runs on a long-lived thread: bubblewrap's
         ``--die-with-parent`` kills the sandbox when the *thread* that spawned it ends."""
         def run() -> None:
-            self.session = ServerSession(launch, self.episode_dir / "sandbox.log")
+            self.session = ServerSession(launch, self.episode_dir / "sandbox.log", self.watch)
         self.starter = _STARTER.submit(run)
 
     def started(self) -> None:
@@ -106,6 +109,8 @@ class _Resources:
             starter.result()
 
     def close(self) -> None:
+        if self.watch is not None:
+            self.watch.close()
         starter, self.starter = self.starter, None
         if starter is not None:
             with contextlib.suppress(BaseException):
@@ -171,6 +176,7 @@ class Sandbox(Branches):
             chosen.check()
             layout, self.workspace_mode = self._layout(mounts, ro_paths or [], chosen.kind)
             launch = isolation.command(layout, self.config, chosen.kind)
+            self._res.watch = self._bound()
             hostlimits.prepare()
             if self.config.processes is not None and self.config.isolation != "none":
                 self._res.cgroup = pids.PidsCgroup(self.config.processes)
@@ -182,7 +188,19 @@ class Sandbox(Branches):
         self.info = {"isolation": self.config.isolation, "route": chosen.kind, "workspace": self.workspace_mode,
                      "process_limit": pids.enforcement(self.config.processes, chosen.kind)
                      if self.config.isolation != "none" else "none", "episode_dir": str(self.episode_dir),
-                     "branching": "copies" if self.workspace_mode == "copy" else "overlay layers"}
+                     "branching": "copies" if self.workspace_mode == "copy" else "overlay layers",
+                     "disk_bound": diskbound.describe(self.config.disk, self.config.inodes)}
+
+    def _bound(self, unbounded: bool = False) -> diskbound.Watch | None:
+        """The episode's bounds over everything it can write: its directory (uppers, ``/tmp``,
+        scratch) and the uppers its caller placed elsewhere; its snapshots' own bytes count too."""
+        bounds = diskbound.Bounds(self.config.disk, self.config.inodes)
+        if bounds.disk is None and bounds.inodes is None and not unbounded:
+            return None
+        paths = [self.episode_dir, *(up.upper for up in self._uppers if not up.upper.is_relative_to(self.episode_dir))]
+        res = self._res
+        return diskbound.Watch(self.label or self.episode_dir.name, paths, bounds,
+                               held=lambda: sum(h.bytes for h in list(res.handles.values())))
 
     def _layout(self, mounts: dict[str, Layers | Dir], ro_paths: list[str], kind: str) -> tuple[Layout, str]:
         mode = self.config.workspace
@@ -294,6 +312,14 @@ class Sandbox(Branches):
              cap: int | None = None) -> ExecResult:
         """A stateless command (fresh ``bash -c``) that leaves the persistent shell untouched."""
         return self._live().run("exec", command, cwd=cwd, timeout=timeout or self.config.timeout, cap=cap)
+
+    def disk_usage(self) -> diskbound.Usage:
+        """What the episode holds now against its ``disk`` and ``inodes`` bounds (``diskbound``)."""
+        watch = self._res.watch or self._bound(unbounded=True)
+        assert watch is not None
+        usage = diskbound.measure(watch.paths)
+        usage.bytes += watch.held()
+        return usage
 
     def ping(self) -> dict[str, bytes]:
         """The server's ``ping`` reply: its pid and whether it made itself non-dumpable."""

@@ -13,6 +13,7 @@ from pathlib import Path
 from sweworld.core.errors import SandboxError
 from sweworld.core.types import ExecResult
 from sweworld.sandbox import diagnose
+from sweworld.sandbox.diskbound import Watch
 from sweworld.sandbox.frames import encode_msg, read_msg
 from sweworld.sandbox.isolation import Launch
 
@@ -24,8 +25,10 @@ STDERR_CAP = 64 * 1024
 class ServerSession:
     """Starts the sandbox command and talks to the server inside it."""
 
-    def __init__(self, launch: Launch, log_path: Path):
+    def __init__(self, launch: Launch, log_path: Path, watch: Watch | None = None):
+        """``watch``: the episode's disk and inode bounds (``diskbound``), measured while it lives."""
         self.log_path = log_path
+        self.watch = watch
         self._lock = threading.Lock()
         #: replies still to come for requests whose caller stopped waiting (an awaited command cancelled):
         #: read and dropped before the next request, so every reply goes to its own request
@@ -37,6 +40,8 @@ class ServerSession:
                                      close_fds=True)
         except OSError as exc:
             raise SandboxError(f"cannot start the sandbox: {exc}") from exc
+        if watch is not None:
+            watch.attach(self.proc)
         ready = self._read(STARTUP_TIMEOUT)
         if ready.get("ready") != b"1":
             raise self._fail(f"the sandbox server did not start: {ready}")
@@ -61,6 +66,8 @@ class ServerSession:
     def _fail(self, what: str) -> SandboxError:
         tail = self._stderr()
         self.close()
+        if self.watch is not None and self.watch.breach is not None:
+            return self.watch.breach  # ended for passing its disk or inode bound: say which, not "died"
         found = diagnose.cause(tail)
         if found is not None:
             what = f"{what}: {found.what}"
@@ -103,9 +110,13 @@ class ServerSession:
             raise self._fail("the sandbox died") from exc
 
     def request(self, payload: dict, timeout: float | None = None) -> dict[str, bytes]:
-        with self._lock:
+        with self._lock, self._watching():
             self._send(payload)
             return self._read(None if timeout is None else timeout + GRACE)
+
+    def _watching(self) -> contextlib.AbstractContextManager:
+        """The disk and inode bounds measured often while a request runs (``diskbound.Watch.running``)."""
+        return self.watch.running() if self.watch is not None else contextlib.nullcontext()
 
     async def arequest(self, payload: dict, timeout: float | None = None) -> dict[str, bytes]:
         """``request`` for an event loop: the reply is awaited on the loop itself (the server's pipe
@@ -115,24 +126,30 @@ class ServerSession:
         while not self._lock.acquire(blocking=False):
             await asyncio.sleep(0.0005)
         try:
-            self._send(payload)
-            assert self.proc.stdout is not None
-            loop, fd = asyncio.get_running_loop(), self.proc.stdout.fileno()
-            readable = loop.create_future()
-            loop.add_reader(fd, lambda: readable.done() or readable.set_result(None))
-            try:
-                await asyncio.wait_for(readable, None if timeout is None else timeout + GRACE)
-            except asyncio.CancelledError:
-                self._stale += 1  # the command runs on to its end (or its timeout); its reply is dropped
-                raise
-            except TimeoutError:
-                self.proc.kill()
-                raise self._fail(f"the sandbox server stopped answering (no reply within {timeout:.0f}s)") from None
-            finally:
-                loop.remove_reader(fd)
-            return self._read(None)  # readable: the reply frame is coming (no watchdog thread to start)
+            with self._watching():
+                return await self._areply(payload, timeout)
         finally:
             self._lock.release()
+
+    async def _areply(self, payload: dict, timeout: float | None) -> dict[str, bytes]:
+        """``arequest``'s send and wait, the lock held."""
+        import asyncio
+        self._send(payload)
+        assert self.proc.stdout is not None
+        loop, fd = asyncio.get_running_loop(), self.proc.stdout.fileno()
+        readable = loop.create_future()
+        loop.add_reader(fd, lambda: readable.done() or readable.set_result(None))
+        try:
+            await asyncio.wait_for(readable, None if timeout is None else timeout + GRACE)
+        except asyncio.CancelledError:
+            self._stale += 1  # the command runs on to its end (or its timeout); its reply is dropped
+            raise
+        except TimeoutError:
+            self.proc.kill()
+            raise self._fail(f"the sandbox server stopped answering (no reply within {timeout:.0f}s)") from None
+        finally:
+            loop.remove_reader(fd)
+        return self._read(None)  # readable: the reply frame is coming (no watchdog thread to start)
 
     def run(self, op: str, command: str, *, cwd: str | None, timeout: float | None,
             cap: int | None = None) -> ExecResult:
@@ -155,6 +172,8 @@ class ServerSession:
                           restarted=reply["restarted"] == b"1")
 
     def close(self) -> None:
+        if self.watch is not None:
+            self.watch.close()
         proc = getattr(self, "proc", None)
         if proc is not None and proc.poll() is None:
             try:
