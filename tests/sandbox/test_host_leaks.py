@@ -85,3 +85,28 @@ def test_sweworld_exec_shows_an_agent_no_secret_and_no_cache_path(small_tree, tm
     assert done.returncode == 0, done.stderr[-3000:]
     assert "overlay" in done.stdout
     assert os.environ[SECRET_VARIABLE] not in done.stdout and _home() not in done.stdout
+
+
+def test_sweworld_exec_reaches_no_key_of_the_launcher_and_makes_no_user_namespace(small_tree, tmp_path):
+    """The CLI route, in a process of its own that inherits the session keyring a key was planted in."""
+    import shlex
+    import uuid
+
+    from localtask import local_dataset
+    from sweworld.testing import keyring
+    dataset = local_dataset(small_tree[0], tmp_path)
+    token, name = uuid.uuid4().hex, f"sweworld-cli-{uuid.uuid4().hex[:8]}"
+    serial = keyring.plant(name, token)
+    if serial <= 0:
+        pytest.skip("this kernel keeps no keys")
+    try:
+        command = (f"python3 -c {shlex.quote(keyring.INSIDE)} {name} {name}-added; "
+                   "unshare -Ur true && echo NESTED-USERNS; true")
+        done = subprocess.run([sys.executable, "-m", "sweworld.cli.app", "exec", "--dataset", str(dataset),
+                               "--instance", "local__tree-1", "--", command], capture_output=True, text=True, timeout=900)
+        added = keyring.find(f"{name}-added")
+    finally:
+        keyring.revoke(serial)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "KEYRING-PROBE" in done.stdout and token not in done.stdout and added <= 0
+    assert "NESTED-USERNS" not in done.stdout
