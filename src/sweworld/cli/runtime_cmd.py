@@ -28,6 +28,16 @@ Wheels = Annotated[list[str] | None, typer.Option("--wheel", help=(
 NoWheels = Annotated[bool, typer.Option("--no-wheels", help="No wheelhouse: pip in an episode installs nothing.")]
 Timeout = Annotated[float, typer.Option("--timeout", callback=params.positive, help=(
     "Wall timeout of a command sent without one (swerex's timeout=None), seconds."))]
+Threads = Annotated[int, typer.Option("--threads", min=1, help=(
+    "Requests running at once on the whole server (its thread pool); /is_alive takes none."))]
+EpisodeThreads = Annotated[int, typer.Option("--episode-threads", min=1, help=(
+    "Requests of one episode running at once: the rest of the pool stays free for other episodes."))]
+EpisodeQueue = Annotated[int, typer.Option("--episode-queue", min=0, help=(
+    "Requests of one episode waiting to run; one more is refused at once with 429 and Retry-After."))]
+Queue = Annotated[int, typer.Option("--queue", min=0, help=(
+    "Requests of all episodes waiting to run; one more is refused at once with 503 and Retry-After."))]
+QueueTimeout = Annotated[float, typer.Option("--queue-timeout", callback=params.positive, help=(
+    "Seconds a request may wait to start before it is refused (429 or 503, with Retry-After)."))]
 
 
 def _spec(dataset: str, split: str | None, repos_dir, backend: str, isolation: str, world_url, world_model: str,
@@ -58,9 +68,12 @@ def serve(api_key: ApiKey, port: Port = 8000, host: Host = "127.0.0.1", dataset:
           world_url: bo.WorldURL = None, world_model: bo.WorldModel = "world", prompt_style: bo.PromptStyle = "sweworld",
           world: bo.WorldKind = None, world_traces: bo.WorldTraces = None, audit_rate: bo.AuditRate = 0.1,
           route_below: bo.RouteBelow = None, access_log: AccessLog = False, wheel: Wheels = None,
-          no_wheels: NoWheels = False) -> None:
+          no_wheels: NoWheels = False, threads: Threads = 16, episode_threads: EpisodeThreads = 2,
+          episode_queue: EpisodeQueue = 8, queue: Queue = 64, queue_timeout: QueueTimeout = 30.0) -> None:
     """Serve swerex-remote's protocol: /<instance_id>/... is an episode of that instance (opened on first
-    use, closed by /<instance_id>/close); with one --instance-ids, the root routes serve it too."""
+    use, closed by /<instance_id>/close); with one --instance-ids, the root routes serve it too. A request
+    past the bounds (--threads, --episode-threads, --episode-queue, --queue, --queue-timeout) is refused
+    at once with 429 (its episode's queue is full) or 503 (the server is saturated) and Retry-After."""
     from sweworld.integrations.swerex import RexServer
     from sweworld.integrations.swerex import serve as serve_http
     if not api_key:
@@ -69,7 +82,9 @@ def serve(api_key: ApiKey, port: Port = 8000, host: Host = "127.0.0.1", dataset:
     with common.reported():
         spec = _spec(dataset, split, repos_dir, backend, isolation, world_url, world_model, prompt_style, world,
                      world_traces, audit_rate, route_below, [] if no_wheels else wheel)
-        server = RexServer(spec, instance_ids=ids, command_timeout=timeout, workers=workers)
+        server = RexServer(spec, instance_ids=ids, command_timeout=timeout, workers=workers, threads=threads,
+                           episode_threads=episode_threads, episode_queue=episode_queue, queue=queue,
+                           queue_timeout=queue_timeout)
         try:
             server.warm()  # a bad id stops here, before anything listens
         except Exception as exc:

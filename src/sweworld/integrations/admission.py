@@ -90,12 +90,19 @@ class Gate:
         """Running and waiting requests now (for logs, tests and benchmarks)."""
         return {"running": self._total, "waiting": len(self._waiting)}
 
-    async def run(self, key: str | None, fn: Callable[[], T]) -> T:
-        """``fn()`` on a thread of the pool once ``key``'s episode and the server have room for it;
-        ``Refused`` when they have none soon."""
+    def check(self, key: str | None) -> None:
+        """``Refused`` if a request of ``key`` would be refused now (a server checks it before it reads
+        the request's body: a refusal costs next to nothing)."""
         cfg = self.config
         if key is not None and self._running[key] + self._queued[key] >= cfg.episode_threads + cfg.episode_queue:
             raise self._refuse(key, EPISODE_FULL)
+        if not self._can_start(key) and len(self._waiting) >= cfg.queue:
+            raise self._refuse(key, SATURATED)
+
+    async def run(self, key: str | None, fn: Callable[[], T]) -> T:
+        """``fn()`` on a thread of the pool once ``key``'s episode and the server have room for it;
+        ``Refused`` when they have none soon."""
+        self.check(key)
         if not self._can_start(key):
             await self._wait(key)
         else:
@@ -110,8 +117,6 @@ class Gate:
         self._total += 1
 
     async def _wait(self, key: str | None) -> None:
-        if len(self._waiting) >= self.config.queue:
-            raise self._refuse(key, SATURATED)
         waiter = _Waiter(key, asyncio.get_running_loop().create_future())
         self._waiting.append(waiter)
         self._queued[key] += 1

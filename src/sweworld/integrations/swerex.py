@@ -18,6 +18,10 @@ the root routes serve it too. The task and the backend come from ``sweworld.inte
 
 and on the client ``RemoteRuntime(host="http://127.0.0.1:8000/<instance_id>", auth_token="K")``.
 Sessions, interrupts and what is not supported: ``swerex_shell``, ``swerex_episode``, docs/swerex.md.
+Sharing fairly (``admission``, ``swerex_guard``): an episode's work runs on the server's own pool, a
+few threads per episode, behind bounded queues; past them a request is refused at once with 429 or
+503 and ``Retry-After``; ``/is_alive`` is answered on the event loop, behind no queue. An error reply
+names no host path (``redact``).
 Snapshot, fork and restore (sweworld's own routes beside swerex's, ``BranchingRuntime`` on the
 client): ``swerex_branch``, docs/branching_frameworks.md.
 """
@@ -25,15 +29,13 @@ client): ``swerex_branch``, docs/branching_frameworks.md.
 from __future__ import annotations
 
 import contextlib
-import hmac
 import os
 import threading
 import time
 import uuid
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from fastapi import FastAPI, File, Form, Request, UploadFile
 from fastapi.responses import JSONResponse, Response
@@ -59,6 +61,7 @@ from sweworld.integrations.admission import AdmissionConfig, Gate, Refused
 from sweworld.integrations.episodes import EpisodeSpec, backend_for, task_of, with_scratch_dirs
 from sweworld.integrations.redact import HostPaths
 from sweworld.integrations.swerex_episode import Episode
+from sweworld.integrations.swerex_guard import Guard
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -212,42 +215,6 @@ def transfer(exc: BaseException, paths: HostPaths | None = None) -> JSONResponse
     return JSONResponse(status_code=511, content={"swerexception": sent.model_dump()})
 
 
-class _Guard:
-    """ASGI middleware: a request without the API key gets 401 (nothing runs); a request whose
-    ``X-Request-ID`` was answered already gets that answer again (swerex's idempotency), unless it was
-    refused (429, 503: nothing ran, a retry with the same id is admitted afresh)."""
-
-    def __init__(self, app: Any, api_key: str, keep: int = 8):
-        self.app, self.key, self.keep = app, api_key.encode(), keep
-        self.answered: OrderedDict[bytes, list[dict]] = OrderedDict()
-
-    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
-        if scope["type"] != "http":
-            return await self.app(scope, receive, send)
-        headers = dict(scope["headers"])
-        if not hmac.compare_digest(headers.get(b"x-api-key", b""), self.key):
-            return await JSONResponse({"detail": "Invalid API Key"}, status_code=401)(scope, receive, send)
-        request_id = headers.get(b"x-request-id")
-        if request_id is None:
-            return await self.app(scope, receive, send)
-        if request_id in self.answered:
-            for message in self.answered[request_id]:
-                await send(message)
-            return None
-        sent: list[dict] = []
-
-        async def keep(message: dict) -> None:
-            sent.append(message)
-            await send(message)
-        await self.app(scope, receive, keep)
-        if sent and sent[0].get("status") in (429, 503):
-            return None
-        self.answered[request_id] = sent
-        while len(self.answered) > self.keep:
-            self.answered.popitem(last=False)
-        return None
-
-
 def _json(model: BaseModel) -> Response:
     return Response(model.model_dump_json(), media_type="application/json")
 
@@ -263,7 +230,7 @@ def create_app(server: RexServer, api_key: str) -> FastAPI:
         await run_in_threadpool(server.shutdown)
 
     app = FastAPI(title="sweworld SWE-ReX runtime", lifespan=lifespan)
-    app.add_middleware(_Guard, api_key=api_key)
+    app.add_middleware(Guard, api_key=api_key, server=server)
 
     async def call(request: Request, fn: Callable[[Episode], BaseModel]) -> Response:
         """``fn(episode)`` on a thread of the server's pool once admitted (``admission.Gate``)."""
