@@ -9,6 +9,7 @@ import asyncio
 import contextlib
 import json
 import sysconfig
+import threading
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -23,6 +24,7 @@ from swerex.runtime.abstract import BashAction, CreateBashSessionRequest, ReadFi
 from tests.integrations.test_integrations_swerex import KEY, real, rex, run
 
 import sweworld
+from sweworld.integrations.admission import AdmissionConfig, Gate, Refused
 from sweworld.integrations.episodes import EpisodeSpec
 from sweworld.integrations.swerex import RexServer, ServerThread, create_app
 
@@ -112,3 +114,27 @@ def test_an_error_reply_names_no_host_path(dataset, backend, task):
     assert Path(dataset).name in json.loads(unknown)["swerexception"]["message"]
     for path in hidden:
         assert path not in body and path not in unknown and path not in str(raised.value)
+
+
+def test_a_saturated_server_refuses_with_503_and_keeps_room_for_other_episodes():
+    """The gate alone (no sandbox): one episode holds at most its share of the pool; past the server's
+    queue a request is refused with 503 at once, and a freed thread goes to the next waiter."""
+    gate = Gate(AdmissionConfig(threads=3, episode_threads=2, episode_queue=1, queue=1))
+    hold = threading.Event()
+
+    async def go():
+        held = [asyncio.create_task(gate.run("flooded", hold.wait)) for _ in range(2)]
+        waiting = asyncio.create_task(gate.run("flooded", lambda: "third"))  # its episode's share is taken
+        await asyncio.sleep(0)
+        assert await gate.run("other", lambda: "other ran") == "other ran"  # the pool's last thread is free
+        blocker = asyncio.create_task(gate.run("other", hold.wait))
+        await asyncio.sleep(0)
+        with pytest.raises(Refused) as refused:  # all 3 threads busy, the one place in the queue taken
+            await gate.run("third-episode", lambda: "never")
+        hold.set()
+        return refused.value, await asyncio.gather(*held, waiting, blocker)
+
+    refused, done = asyncio.run(go())
+    gate.shutdown()
+    assert refused.status == 503 and refused.reason == "server_saturated" and refused.retry_after >= 1
+    assert done[2] == "third" and refused.facts["running"] == 3 and refused.facts["waiting"] == 1
