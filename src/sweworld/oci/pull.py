@@ -11,6 +11,7 @@ plain HTTP without being marked insecure in ``registries.conf``.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import shutil
@@ -23,6 +24,7 @@ from sweworld.oci import registries, store
 from sweworld.oci.reference import ImageRef, parse
 from sweworld.oci.unpack import unpack_layer
 
+log = logging.getLogger(__name__)
 TAG = "latest"
 _MESSAGE = re.compile(r'msg="((?:[^"\\]|\\.)*)"')
 TIMEOUT = 3600.0
@@ -112,6 +114,31 @@ def _manifest(layout: Path, where: str) -> tuple[str, dict]:
     return digest, doc
 
 
+def _warn_unsafe(where: str, diff_id: str, unsafe: list, dest: Path) -> None:
+    """One warning per layer holding entries that were skipped or rewritten (the pull goes on)."""
+    shown = "; ".join(f"{name!r} ({what})" for name, what in unsafe[:3])
+    more = f"; and {len(unsafe) - 3} more" if len(unsafe) > 3 else ""
+    log.warning("%s: layer %s holds %d unsafe entr%s, none written outside the layer or through a link: "
+                "%s%s (all of them: %s); the rest of the image is unpacked: if it is not meant to hold such "
+                "entries, rebuild it from a source you trust", where, diff_id, len(unsafe),
+                "y" if len(unsafe) == 1 else "ies", shown, more, dest.with_suffix(".json"))
+
+
+def _unpack(layer: dict, diff_id: str, lowers: list[Path], where: str) -> dict:
+    dest = store.layer_dir(diff_id)
+    with store.locked("layer", dest.name):
+        fresh = not dest.is_dir()
+        try:
+            meta = unpack_layer(store.blob_path(layer["digest"]), dest, diff_id=diff_id, lowers=lowers[::-1])
+        except ImageError as exc:
+            raise ImageError(exc.message, where=where, hint=exc.hint) from exc
+        if fresh:  # its files shared with every layer and environment holding the same
+            cas.share(dest, f"{where}: layer {diff_id[:19]}")
+    if meta.get("unsafe"):
+        _warn_unsafe(where, diff_id, meta["unsafe"], dest)
+    return meta
+
+
 def _record(ref: ImageRef, layout: Path, where: str) -> store.ImageRecord:
     digest, manifest = _manifest(layout, where)
     config = _json(manifest["config"]["digest"], "config", where)
@@ -123,14 +150,9 @@ def _record(ref: ImageRef, layout: Path, where: str) -> store.ImageRecord:
     lowers: list[Path] = []
     unpacked = 0
     for layer, diff_id in zip(layers, diff_ids, strict=True):
-        dest = store.layer_dir(diff_id)
-        with store.locked("layer", dest.name):
-            fresh = not dest.is_dir()
-            meta = unpack_layer(store.blob_path(layer["digest"]), dest, diff_id=diff_id, lowers=lowers[::-1])
-            if fresh:  # its files shared with every layer and environment holding the same
-                cas.share(dest, f"{where}: layer {diff_id[:19]}")
+        meta = _unpack(layer, diff_id, lowers, where)
         unpacked += int(meta.get("size", 0))
-        lowers.append(dest)
+        lowers.append(store.layer_dir(diff_id))
     settings = config.get("config") or {}
     env = dict(item.split("=", 1) for item in settings.get("Env") or [] if "=" in item)
     return store.ImageRecord(

@@ -7,8 +7,11 @@ device 0/0, or a file with ``user.overlay.whiteout``) hide a lower entry, and an
 merges the layers' copies of that directory, bottom first, into
 ``$SWEWORLD_HOME/images/trees/<image digest>/<path>``: files are hard links to the layers' own
 (nothing is copied on one file system), links are links, whiteouts and opaque directories are
-applied. It is made once per image under its lock, into a temporary directory renamed into place,
-and ``store.gc`` removes it with its image.
+applied. The directory is looked up in each layer with ``lstat`` only: a layer where it, or a parent of
+it, is a link, a file or a whiteout (or where an opaque parent hides it) replaces what the layers
+below gave, and no link of the image is ever followed on this machine. It is made once per image
+under its lock, into a temporary directory renamed into place, and ``store.gc`` removes it with its
+image.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import stat
 from pathlib import Path
 
 from sweworld.core.errors import ImageError
@@ -66,6 +70,21 @@ def _merge(source: str, dest: Path) -> None:
                     shutil.copy2(entry.path, target, follow_symlinks=False)
 
 
+def _shown(layer: Path, rel: str) -> str | None:
+    """How ``layer`` shows ``rel``: 'dir' (a real directory, no link on the way), 'hidden' (it or a
+    parent is a file, a link or a whiteout, or an opaque parent hides it), None (the layer says nothing)."""
+    here = layer
+    for part in rel.split("/") if rel else []:
+        parent, here = here, here / part
+        try:
+            mode = here.lstat().st_mode
+        except FileNotFoundError:
+            return "hidden" if is_opaque(parent) else None
+        if not stat.S_ISDIR(mode):
+            return "hidden"
+    return "dir"
+
+
 def tree(record: store.ImageRecord, path: str = "/testbed") -> Path:
     """``path`` of ``record``'s image as one directory (made once); ``ImageError`` when the image has
     no such directory."""
@@ -81,15 +100,14 @@ def tree(record: store.ImageRecord, path: str = "/testbed") -> Path:
         tmp.mkdir(parents=True)
         found = False
         for layer in reversed(record.layer_dirs()):  # bottom first
-            here = layer / rel if rel else layer
-            if here.is_symlink() or (os.path.lexists(here) and not here.is_dir()):
-                found = False  # a later layer replaced the directory with a file, a link or a whiteout
+            shown = _shown(layer, rel)
+            if shown == "hidden":  # a later layer replaced the directory (or a parent of it)
+                found = False
                 for child in list(tmp.iterdir()):
                     _drop(child)
-                continue
-            if here.is_dir():
+            elif shown == "dir":
                 found = True
-                _merge(str(here), tmp)
+                _merge(str(layer / rel if rel else layer), tmp)
         if not found:
             _drop(tmp)
             raise ImageError(f"the image {record.name} has no directory {path}", where=record.name,

@@ -10,11 +10,14 @@ layer's ``meta.json`` rather than written:
   ``user.overlay.whiteout`` attribute under a directory marked ``user.overlay.opaque=x``;
   ``.wh..wh..opq`` marks its directory ``user.overlay.opaque=y`` (the overlay is mounted with
   ``userxattr``);
-- a path with ``..``, an absolute one, or one whose parent is a link is skipped: nothing is
-  written outside the layer or through a link (a link itself is kept as it is, whatever it points
-  to: it is resolved inside the episode);
+- names are read as Docker reads them: ``a/../b`` is ``b``, an absolute ``/etc/x`` is ``etc/x``;
+  a name that climbs out of the layer (``../../etc/x``) or whose parent is a link or a file is
+  skipped: nothing is written outside the layer or through a link, and no link is followed when
+  writing (a link itself is kept as it is, whatever it points to: it is resolved inside the episode);
 - a hard link to a file of the same layer is a hard link; one to a lower layer's file is copied
-  from that layer;
+  from that layer, found without following any link; one out of the layer is skipped;
+- ``meta["unsafe"]``: every entry of those kinds (skipped, rewritten, or a relative link that climbs
+  out of the layer), which ``pull`` reports in one warning;
 - device nodes are skipped, setuid and setgid bits dropped, owners recorded (every file is the
   episode's root's);
 - extended attributes: ``user.*`` kept, except any overlay attribute an image would inject.
@@ -28,6 +31,7 @@ import gzip
 import hashlib
 import json
 import os
+import posixpath
 import shutil
 import stat
 import subprocess
@@ -82,9 +86,33 @@ def _decompressed(blob: Path) -> tuple[IO[bytes], subprocess.Popen | None]:
     return raw, None
 
 
-def _clean(name: str) -> str | None:
-    parts = [p for p in name.split("/") if p not in ("", ".")]
-    return None if not parts or ".." in parts else "/".join(parts)
+def _clean(name: str) -> tuple[str | None, str | None]:
+    """The path a tar name stands for inside the layer (None: the root, or out of it), and what is
+    unsafe about the name (None: nothing)."""
+    norm = posixpath.normpath(name.lstrip("/") or ".")
+    if norm == ".":
+        return None, None
+    if norm == ".." or norm.startswith("../"):
+        return None, "a path out of the layer"
+    return norm, (f"an absolute path, written as {norm}" if name.startswith("/") else None)
+
+
+def _held(layer: Path, rel: str) -> tuple[bool, Path | None]:
+    """Whether ``layer`` holds ``rel`` (or hides it: a parent replaced by a link or a file), and the
+    regular file it is when it is one; read with ``lstat`` only, never through a link."""
+    here = layer
+    for part in rel.split("/")[:-1]:
+        here = here / part
+        try:
+            if not stat.S_ISDIR(here.lstat().st_mode):
+                return True, None
+        except FileNotFoundError:
+            return False, None
+    here = here / rel.rsplit("/", 1)[-1]
+    try:
+        return True, here if stat.S_ISREG(here.lstat().st_mode) else None
+    except FileNotFoundError:
+        return False, None
 
 
 class _Layer:
@@ -94,7 +122,16 @@ class _Layer:
         self.dirs: dict[str, tuple[int, int]] = {}
         self.xwhiteout_parents: set[str] = set()
         self.chardev = True
-        self.meta: dict = {"owners": {}, "skipped": [], "setuid_dropped": [], "xattrs_dropped": {}}
+        self.meta: dict = {"owners": {}, "skipped": [], "unsafe": [], "setuid_dropped": [], "xattrs_dropped": {}}
+
+    def _unsafe(self, name: str, what: str, *, skipped: bool) -> None:
+        self.meta["unsafe"].append([name, what])
+        if skipped:
+            self.meta["skipped"].append([name, what])
+
+    def _is_dir(self, rel: str) -> bool:
+        """``rel`` and each of its parents are real directories of the layer (no link on the way)."""
+        return self._parents_ok(f"{rel}/.", create=False) if rel else True
 
     def _parents_ok(self, rel: str, create: bool = True) -> bool:
         """Every parent of ``rel`` is a real directory of the layer (made when missing), never a link."""
@@ -148,28 +185,36 @@ class _Layer:
             self.meta["xattrs_dropped"].setdefault(rel, []).append(name)
 
     def _hardlink(self, member: tarfile.TarInfo, path: Path, rel: str) -> bool:
-        target = _clean(member.linkname)
-        source = self.dest / target if target else None
-        if source is not None and self._parents_ok(target, create=False) and os.path.lexists(source) \
-                and not stat.S_ISDIR(source.lstat().st_mode):
-            os.link(source, path, follow_symlinks=False)
-            return True
-        for lower in self.lowers:
-            candidate = lower / target if target else None
-            if candidate is not None and candidate.is_file() and not candidate.is_symlink():
-                shutil.copy2(candidate, path, follow_symlinks=False)
+        target, _ = _clean(member.linkname)
+        if target is None:
+            self._unsafe(rel, f"a hard link out of the layer: {member.linkname}", skipped=True)
+            return False
+        source = self.dest / target
+        if _held(self.dest, target)[0]:  # this layer's own entry (or a link over its parent) decides
+            if self._parents_ok(target, create=False) and not stat.S_ISDIR(source.lstat().st_mode):
+                os.link(source, path, follow_symlinks=False)
                 return True
+        else:
+            for lower in self.lowers:  # the topmost layer holding the name decides, as the overlay shows it
+                held, file = _held(lower, target)
+                if file is not None:
+                    shutil.copy2(file, path, follow_symlinks=False)
+                    return True
+                if held:
+                    break
         self.meta["skipped"].append([rel, f"hard link to a missing file: {member.linkname}"])
         return False
 
     def entry(self, tar: tarfile.TarFile, member: tarfile.TarInfo) -> None:
-        rel = _clean(member.name)
+        rel, unsafe = _clean(member.name)
         if rel is None:
-            if member.name.strip("./"):
-                self.meta["skipped"].append([member.name, "a path out of the layer"])
+            if unsafe:
+                self._unsafe(member.name, unsafe, skipped=True)
             return
+        if unsafe:
+            self._unsafe(member.name, unsafe, skipped=False)
         if not self._parents_ok(rel):
-            self.meta["skipped"].append([rel, "a parent is a link or a file"])
+            self._unsafe(rel, "a parent is a link or a file", skipped=True)
             return
         base = os.path.basename(rel)
         if base == OPAQUE:
@@ -204,6 +249,8 @@ class _Layer:
             os.chmod(path, mode)
         elif member.issym():
             os.symlink(member.linkname, path)
+            if _clean(posixpath.join(posixpath.dirname(rel), member.linkname))[1] == "a path out of the layer":
+                self._unsafe(rel, f"a link out of the layer, kept: {member.linkname}", skipped=False)
         elif member.islnk():
             self._hardlink(member, path, rel)
             return
@@ -215,16 +262,21 @@ class _Layer:
         os.utime(path, (member.mtime, member.mtime), follow_symlinks=False)
 
     def finish(self) -> None:
+        # a directory a later entry replaced by a link is left alone: nothing is followed out of the layer
         for parent in self.xwhiteout_parents:
             path = self.dest / parent
+            if not self._is_dir(parent):
+                continue
             try:
-                current = os.getxattr(path, "user.overlay.opaque")
+                current = os.getxattr(path, "user.overlay.opaque", follow_symlinks=False)
             except OSError:
                 current = b""
             if current != b"y":
-                os.setxattr(path, "user.overlay.opaque", b"x")
+                os.setxattr(path, "user.overlay.opaque", b"x", follow_symlinks=False)
         for rel in sorted(self.dirs, key=lambda r: r.count("/"), reverse=True):
             mode, mtime = self.dirs[rel]
+            if not self._is_dir(rel):
+                continue
             os.chmod(self.dest / rel, (mode & ~0o6000) | 0o700)  # the owner keeps rwx: the store stays removable
             os.utime(self.dest / rel, (mtime, mtime))
 
