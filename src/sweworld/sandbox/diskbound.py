@@ -31,13 +31,18 @@ import logging
 import os
 import stat
 import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sweworld.core.errors import SandboxError
+
+if TYPE_CHECKING:
+    from sweworld.sandbox.config import SandboxConfig
 
 log = logging.getLogger(__name__)
 
@@ -58,32 +63,46 @@ class Usage:
     inodes: int = 0
 
 
-def _open_dir(name: str | Path, parent: int | None) -> int | None:
-    """A directory's fd (``None``: gone). A directory the episode made unreadable (mode 000) is the
-    host user's own: it is opened after ``chmod u+rx`` and its mode put back."""
+_Opened = tuple[int, int | None]
+"""A directory's fd, and the mode to put back once it is listed (``None``: it was readable)."""
+
+
+def _open_dir(name: str | Path, parent: int | None) -> _Opened | None:
+    """A directory opened for listing (``None``: gone, or not a directory any more). A directory the
+    episode made unreadable (mode 000) is the host user's own: it is given ``u+rx`` while it is
+    listed (its entries are stat'ed through it), then its mode back; all through descriptors, so a
+    directory swapped for a link is never followed."""
     flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
-        return os.open(name, flags, dir_fd=parent)
-    except FileNotFoundError:
-        return None
+        return os.open(name, flags, dir_fd=parent), None
     except PermissionError:
         pass
-    try:
-        mode = stat.S_IMODE(os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode)
-        os.chmod(name, mode | stat.S_IRUSR | stat.S_IXUSR, dir_fd=parent, follow_symlinks=False)
-        try:
-            return os.open(name, flags, dir_fd=parent)
-        finally:
-            os.chmod(name, mode, dir_fd=parent, follow_symlinks=False)
     except OSError:
         return None
+    try:
+        held = os.open(name, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent)
+    except OSError:
+        return None
+    try:
+        mode = stat.S_IMODE(os.fstat(held).st_mode)
+        proc = f"/proc/self/fd/{held}"  # chmod of what the O_PATH descriptor holds, never a link's target
+        os.chmod(proc, mode | stat.S_IRUSR | stat.S_IXUSR)
+        try:
+            return os.open(proc, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC), mode
+        except OSError:
+            os.chmod(proc, mode)
+            return None
+    except OSError:
+        return None
+    finally:
+        os.close(held)
 
 
-def _scan(fd: int, usage: Usage, linked: set[tuple[int, int]]) -> None:
-    """Add what the directory ``fd`` holds below it to ``usage`` (closes ``fd``)."""
-    stack = [fd]
+def _scan(opened: _Opened, usage: Usage, linked: set[tuple[int, int]]) -> None:
+    """Add what the opened directory holds below it to ``usage`` (closes it)."""
+    stack = [opened]
     while stack:
-        fd = stack.pop()
+        fd, mode = stack.pop()
         try:
             with os.scandir(fd) as entries:
                 for entry in entries:
@@ -105,6 +124,9 @@ def _scan(fd: int, usage: Usage, linked: set[tuple[int, int]]) -> None:
             if exc.errno not in (errno.ENOENT, errno.ESTALE):
                 log.debug("disk bound: cannot list a directory: %s", exc)
         finally:
+            if mode is not None:
+                with contextlib.suppress(OSError):
+                    os.fchmod(fd, mode)
             os.close(fd)
 
 
@@ -113,13 +135,13 @@ def measure(paths: Iterable[Path]) -> Usage:
     a symbolic link and never failing on what vanishes meanwhile."""
     usage, linked = Usage(), set()
     for path in paths:
-        fd = _open_dir(path, None)
-        if fd is None:
+        opened = _open_dir(path, None)
+        if opened is None:
             continue
-        info = os.fstat(fd)
+        info = os.fstat(opened[0])
         usage.bytes += info.st_blocks * 512
         usage.inodes += 1
-        _scan(fd, usage, linked)
+        _scan(opened, usage, linked)
     return usage
 
 
@@ -276,3 +298,27 @@ def _watcher() -> _Watcher:
         if _WATCHER is None or _WATCHER[0] != os.getpid():
             _WATCHER = (os.getpid(), _Watcher())
         return _WATCHER[1]
+
+
+def doctor_check(config: SandboxConfig | None = None) -> tuple[bool | None, str, str]:
+    """For ``sweworld doctor``: ``(ok, detail, fix)``. Says the bounds ``config`` (default: the
+    defaults) gives every episode, and proves the bound holds here: an episode with a 16 MiB bound
+    writes 64 MiB into its ``/tmp`` and must be ended with ``DiskBoundError``."""
+    from sweworld.sandbox.config import SandboxConfig
+    from sweworld.sandbox.mounts import Dir
+    from sweworld.sandbox.sandbox import Sandbox
+    config = config or SandboxConfig()
+    detail = f"per episode: {describe(config.disk, config.inodes)}"
+    probe = config.model_copy(update={"disk": 16 * MiB, "inodes": None, "timeout": 120.0})
+    with tempfile.TemporaryDirectory(prefix="sweworld-doctor-") as tmp:
+        try:
+            with Sandbox({"/testbed": Dir(Path(tmp))}, config=probe, label="doctor-diskbound") as sb:
+                sb.run("dd if=/dev/zero of=/tmp/fill bs=1M count=64 status=none; sleep 60", timeout=120)
+        except DiskBoundError as exc:
+            return True, f"{detail}; an episode writing 64 MiB past a 16 MiB bound was ended at " \
+                         f"{exc.held / MiB:.0f} MiB", ""
+        except SandboxError as exc:
+            return None, f"{detail}; not probed: no episode opens here ({exc.message.splitlines()[0]})", \
+                   "see the episode check"
+    return False, f"{detail}; an episode writing 64 MiB past a 16 MiB bound was NOT ended", \
+           "report this: the disk bound's watcher (sandbox/diskbound.py) did not end the episode"
