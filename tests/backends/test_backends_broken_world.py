@@ -7,12 +7,13 @@ package's import stays the model's failure."""
 from __future__ import annotations
 
 import pytest
+from tests.conftest import git, make_git_tree
 
 from oci_images import Entry, Registry, debian_rootfs, layer, opaque, write_layout
 from realtasks import MODULE, real_tasks, sources, unified
 from sweworld.backends.real import RealBackend
 from sweworld.backends.sim import SimBackend
-from sweworld.core.config import EvalConfig, Timeouts
+from sweworld.core.config import EvalConfig
 from sweworld.core.types import Task
 from sweworld.envs import EnvBuilder
 from sweworld.harness.predictions import Prediction
@@ -22,7 +23,6 @@ from sweworld.seam import grade
 from sweworld.world.swr import SWR
 from sweworld.world.swt import SWT
 from sweworld.world.worldmodels import OpenAIWorldConfig, OpenAIWorldModel
-from tests.conftest import git, make_git_tree
 
 pytestmark = pytest.mark.bwrap
 

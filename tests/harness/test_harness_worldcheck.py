@@ -11,7 +11,13 @@ import pytest
 from sweworld.core.errors import InfraError, WorldBrokenError
 from sweworld.core.types import ExecResult, Task
 from sweworld.harness import grade, worldcheck
-from sweworld.harness.evalscript import END_MARKER, EXIT_CODE_MARKER, PATCH_APPLIED_MARKER, START_MARKER, marker
+from sweworld.harness.evalscript import (
+    END_MARKER,
+    EXIT_CODE_MARKER,
+    PATCH_APPLIED_MARKER,
+    START_MARKER,
+    marker,
+)
 from sweworld.harness.patches import apply_patch
 
 NONCE = "0123456789abcdef"
@@ -34,12 +40,13 @@ def _script_output(test_output: str | None, exit_code: int) -> str:
                       marker(END_MARKER, NONCE), f"{marker(EXIT_CODE_MARKER, NONCE)} {exit_code}", ""])
 
 
-def _cause(test_output: str | None, exit_code: int, *, test_cmd: str = "pytest -rA", touched=(), code=0):
+def _cause(test_output: str | None, exit_code: int, *, test_cmd: str = "pytest -rA", touched=()):
     output = _script_output(test_output, exit_code)
     run = grade.extract_test_run(output, NONCE)
     graded = grade.grade(TASK, run) if run.markers_found else None
-    return worldcheck.eval_failure(TASK, run, ExecResult(output=output, exit_code=code or (127 if test_output is None else 0)),
-                                   graded, test_cmd=test_cmd, touched=list(touched), workdir="/testbed")
+    script = ExecResult(output=output, exit_code=127 if test_output is None else 0)  # the eval script's own status
+    return worldcheck.eval_failure(TASK, run, script, graded, test_cmd=test_cmd, touched=list(touched),
+                                   workdir="/testbed")
 
 
 @pytest.mark.parametrize(("test_output", "exit_code", "kwargs", "broken"), [
