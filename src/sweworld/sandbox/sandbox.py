@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import shlex
 import shutil
@@ -74,6 +75,13 @@ _STARTER = ThreadPoolExecutor(max_workers=16, thread_name_prefix="sweworld-sandb
 """Spawns sandboxes; its threads live as long as the process (see ``_Resources.start``)."""
 
 
+@functools.cache
+def _keyring_warning(why: str) -> None:
+    """Once per process and cause: episodes share the launcher's session keyring (the seccomp filter
+    still refuses the keyring's calls unless ``allow_syscalls`` names them)."""
+    log.warning("episodes keep the launching process's session keyring (%s)", why)
+
+
 @dataclass
 class _Resources:
     """What a sandbox holds, apart from the sandbox object so that a finalizer can free it."""
@@ -100,6 +108,8 @@ class _Resources:
         ``--die-with-parent`` kills the sandbox when the *thread* that spawned it ends."""
         def run() -> None:
             self.session = ServerSession(launch, self.episode_dir / "sandbox.log", self.watch)
+            if self.session.keyring != "fresh":
+                _keyring_warning(self.session.keyring)
         self.starter = _STARTER.submit(run)
 
     def started(self) -> None:
@@ -189,7 +199,9 @@ class Sandbox(Branches):
                      "process_limit": pids.enforcement(self.config.processes, chosen.kind)
                      if self.config.isolation != "none" else "none", "episode_dir": str(self.episode_dir),
                      "branching": "copies" if self.workspace_mode == "copy" else "overlay layers",
-                     "disk_bound": diskbound.describe(self.config.disk, self.config.inodes)}
+                     "disk_bound": diskbound.describe(self.config.disk, self.config.inodes),
+                     "seccomp": "off" if launch.seccomp is None
+                     else "docker-default" + "".join(f" -{n}" for n in sorted(self.config.allow_syscalls))}
 
     def _bound(self, unbounded: bool = False) -> diskbound.Watch | None:
         """The episode's bounds over everything it can write: its directory (uppers, ``/tmp``,
@@ -201,6 +213,12 @@ class Sandbox(Branches):
         res = self._res
         return diskbound.Watch(self.label or self.episode_dir.name, paths, bounds,
                                held=lambda: sum(h.bytes for h in list(res.handles.values())))
+
+    @property
+    def keyring(self) -> str:
+        """``"fresh"``: the episode's session keyring is its own (``kernel.py``); else why not."""
+        self._res.started()
+        return self._res.session.keyring if self._res.session is not None else "closed"
 
     def _layout(self, mounts: dict[str, Layers | Dir], ro_paths: list[str], kind: str) -> tuple[Layout, str]:
         mode = self.config.workspace
