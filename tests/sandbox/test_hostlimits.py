@@ -77,6 +77,7 @@ def test_doctor_reports_this_host_and_exits_0_where_episodes_are_isolated():
     assert checks["episode"]["ok"] is True and "no host environment or cache path visible" in checks["episode"]["detail"]
     assert checks["keyring"]["ok"] is True and "fresh session keyring" in checks["keyring"]["detail"]
     assert checks["seccomp"]["ok"] is True and checks["seccomp"]["detail"].startswith("filter docker-default")
+    assert checks["disk bound"]["ok"] is True and "was ended at" in checks["disk bound"]["detail"]
     assert checks["user"]["detail"].endswith(", root)" if os.geteuid() == 0 else ", no root)")
     expected = "cgroup" if os.geteuid() == 0 else "rlimit"
     assert f"processes by {expected}" in checks["process limit"]["detail"]

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from sweworld.core import paths
 from sweworld.core.errors import SWEWorldError
-from sweworld.sandbox import diagnose, hostlimits, isolation, pids, route
+from sweworld.sandbox import diagnose, diskbound, hostlimits, isolation, pids, route
 from sweworld.sandbox.config import SandboxConfig
 
 
@@ -195,12 +195,16 @@ def _cgroups() -> Check:
                  "sweworld limits episodes with rlimits (memory by RLIMIT_AS, files by RLIMIT_FSIZE)")
 
 
-def _disk() -> Check:
+def _disk() -> list[Check]:
     home = paths.home()
     free = shutil.disk_usage(home).free / 1024**3
-    return Check("disk", free > 2, f"{free:.1f} GiB free under {home}; a file written in an episode is at most "
-                 f"{(SandboxConfig().file_size or 0) / 1024**3:.0f} GiB (RLIMIT_FSIZE)",
-                 "" if free > 2 else "free disk, or point SWEWORLD_HOME elsewhere")
+    space = Check("disk", free > 2, f"{free:.1f} GiB free under {home}; a file written in an episode is at most "
+                  f"{(SandboxConfig().file_size or 0) / 1024**3:.0f} GiB (RLIMIT_FSIZE)",
+                  "" if free > 2 else "free disk, or point SWEWORLD_HOME elsewhere")
+    if route.route().kind == "none":
+        return [space]
+    ok, detail, fix = diskbound.doctor_check()
+    return [space, Check("disk bound", ok, detail, fix)]
 
 
 def _others() -> Check:
@@ -214,7 +218,7 @@ def _others() -> Check:
 def checks() -> list[Check]:
     """Every check, in order."""
     return [_user(), _bwrap(), *_namespaces(), _route(), _workspace(), *_episode(), _processes(), _open_files(),
-            _cgroups(), _disk(), _others()]
+            _cgroups(), *_disk(), _others()]
 
 
 def isolated(results: list[Check]) -> bool:
