@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sweworld.core.config import timeouts
-from sweworld.core.errors import InfraError
+from sweworld.core.errors import InfraError, WorldBrokenError
 from sweworld.core.executor import Executor
 from sweworld.core.protocols import Described, ExecCapable
 from sweworld.core.types import ExecResult, ServiceLines, Task
@@ -166,7 +166,10 @@ def _evaluate(task: Task, patch: str | None, log_dir: Path, log: InstanceLog, re
         log(prepared.describe)
     with prepared.open() as sb:
         log(f"episode opened ({(sb.info if isinstance(sb, Described) else {}).get('workspace', '?')} workspace)")
-        applied = patches.apply_patch(sb, patch, workdir=sb.workdir, label="model")
+        try:
+            applied = patches.apply_patch(sb, patch, workdir=sb.workdir, label="model")
+        except WorldBrokenError as exc:  # named by the instance, not the episode's directory
+            raise WorldBrokenError(exc.message, where=task.instance_id, hint=exc.hint) from exc
         log(applied.log.rstrip() or "empty patch")
         report.apply_method = applied.method
         report.hunks_already_present, report.hunks_rejected = applied.already_present, applied.rejected
