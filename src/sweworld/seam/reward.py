@@ -7,8 +7,10 @@ A graded patch's reward is:
   model call;
 - **hybrid**: the routed verdict: the harness's 1.0/0.0 where the evaluation ran for real, SWR's
   P(resolved) where it was simulated;
-- **an infrastructure failure** (no report, or ``error_kind == "infra"``): no outcome. ``reward_of``
-  says None; ``grade`` gives 0.0 with the error, which a trainer may drop.
+- **an infrastructure failure** (no report, or ``error_kind == "infra"``: a sandbox, an environment,
+  a world that cannot run its checker or its tests (``harness.worldcheck``), an SWR that cannot
+  answer): no outcome. ``reward_of`` says None; ``grade`` gives 0.0 with the error and
+  ``Graded.outcome == "infra"`` (an infrastructure 0, never a verdict), which a trainer may drop.
 
 A seam that needs 0/1 (gymnasium's ``SWEEnv`` with ``binary_reward=True``, a Harbor
 ``reward.txt``, inspect's CORRECT/INCORRECT) asks ``grade`` for it with ``binary=True``, which is
