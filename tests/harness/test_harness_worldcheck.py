@@ -15,6 +15,7 @@ from sweworld.harness.evalscript import (
     END_MARKER,
     EXIT_CODE_MARKER,
     PATCH_APPLIED_MARKER,
+    PATCH_FAILED_MARKER,
     START_MARKER,
     marker,
 )
@@ -36,6 +37,8 @@ def _script_output(test_output: str | None, exit_code: int) -> str:
     """What the eval script prints: its markers around ``test_output`` (None: it never got there)."""
     if test_output is None:
         return "/tmp/sweworld-eval.sh: line 3: git: command not found\n"
+    if test_output == "git":
+        return f"/tmp/sweworld-eval.sh: line 12: git: command not found\n{marker(PATCH_FAILED_MARKER, NONCE)}\n"
     return "\n".join([marker(PATCH_APPLIED_MARKER, NONCE), marker(START_MARKER, NONCE), test_output, "",
                       marker(END_MARKER, NONCE), f"{marker(EXIT_CODE_MARKER, NONCE)} {exit_code}", ""])
 
@@ -51,6 +54,7 @@ def _cause(test_output: str | None, exit_code: int, *, test_cmd: str = "pytest -
 
 @pytest.mark.parametrize(("test_output", "exit_code", "kwargs", "broken"), [
     (None, 127, {}, "never reached the test command (exit 127)"),  # no shell, no loader: no marker at all
+    ("git", 97, {}, "git: command not found"),  # the test patch refused because git cannot run
     ("/tmp/sweworld-eval.sh: line 31: pytest: command not found", 127, {}, "pytest: command not found"),
     ("bash: line 1: /opt/env/bin/pytest: cannot execute: required file not found", 126, {}, "cannot execute"),
     ("python: error while loading shared libraries: libpython3.11.so.1.0: cannot open shared object file: "

@@ -115,10 +115,14 @@ def eval_failure(task: Task, run: TestRun, result: ExecResult, graded: GradeResu
                  touched: list[str], workdir: str) -> str | None:
     """Why the world of one run of the eval script was broken (see the module docstring), or None:
     the run is the patch's to answer for (a timeout included), or its test patch did not apply (the
-    instance's, which the callers report as such). ``graded``: the run's grade (None: not graded; the
+    instance's, which the callers report as such; unless ``git`` itself could not run). ``graded``: the run's grade (None: not graded; the
     test command's start is then not judged); ``touched``: the patch's paths."""
-    if result.timed_out or run.infra_error == TEST_PATCH_FAILED:
+    if result.timed_out:
         return None
+    if run.infra_error == TEST_PATCH_FAILED:  # the instance's, unless git itself could not run
+        git = next((line for line in result.output.splitlines()
+                    if (m := _CANNOT.search(line.strip())) and posixpath.basename(m.group("name")) == "git"), None)
+        return f"the test patch could not be applied: {git.strip()}" if git else None
     if run.infra_error:
         return run.infra_error
     if not run.started:
