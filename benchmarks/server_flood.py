@@ -10,7 +10,8 @@ instance (``tests/realtasks.py``; the second is the same task under another id).
 first. Then, for ``--quiet`` seconds with no flood and ``--seconds`` seconds under it, two probes run
 one request at a time, each on a fresh connection as swe-rex's ``RemoteRuntime`` makes them: another
 client's ``GET /<flooded>/is_alive`` and the other episode's ``run_in_session`` of ``echo hi``. The
-flood: ``--clients`` clients, each in a loop on the flooded episode: ``create_session`` (a new session),
+flood (in a process of its own, so that its clients' work does not delay the probes' clocks):
+``--clients`` clients, each in a loop on the flooded episode: ``create_session`` (a new session),
 then ``run_in_session`` of ``--command``; a refusal (429, 503) is retried after ``--backoff`` seconds,
 its ``Retry-After`` ignored (a hostile client). Every request has a client timeout (``--timeout``: an
 unanswered one counts at that value), so the script stops by itself. Printed: p50/p99/max of both
@@ -64,7 +65,15 @@ def _start(args: argparse.Namespace, dataset: str, key: str):
     proc = subprocess.Popen([sys.executable, "-m", "sweworld.cli.app", "runtime", "serve", "--port", str(port),
                              "--dataset", dataset, "--backend", args.backend, *args.serve],
                             env={**os.environ, "SWEWORLD_API_KEY": key}, stdout=subprocess.DEVNULL)
-    return f"http://127.0.0.1:{port}", lambda: (proc.terminate(), proc.wait())
+
+    def stop() -> None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:  # a server whose threads are all stuck does not stop on SIGTERM
+            proc.kill()
+            proc.wait()
+    return f"http://127.0.0.1:{port}", stop
 
 
 class Client:
@@ -129,16 +138,38 @@ def _line(name: str, times: list[float], failed: int) -> str:
             f"max {_pct(times, 1):8.1f} ms  failed {failed}")
 
 
-async def _phase(client: Client, flooded: str, other: str, args: argparse.Namespace, seconds: float,
-                 clients: int) -> tuple[dict, Counter]:
+async def _flood(url: str, key: str, episode: str, args: argparse.Namespace, seconds: float) -> Counter:
+    client, seen = Client(url, key, args.timeout), Counter()
     until = time.monotonic() + seconds
+    try:
+        await asyncio.gather(*(_flooder(client, episode, n, args, until, seen) for n in range(args.clients)))
+    finally:
+        await client.http.close()
+    return seen
+
+
+def _flood_process(url: str, key: str, episode: str, args: argparse.Namespace, seconds: float, out) -> None:
+    """The flood in a process of its own: its clients' work does not delay the probes' measurements."""
+    out.send(asyncio.run(_flood(url, key, episode, args, seconds)))
+
+
+async def _phase(client: Client, flooded: str, other: str, args: argparse.Namespace, seconds: float,
+                 flood: bool) -> tuple[dict, Counter]:
+    import multiprocessing
     seen: Counter = Counter()
-    flood = [asyncio.create_task(_flooder(client, flooded, n, args, until, seen)) for n in range(clients)]
+    if flood:
+        receive, send = multiprocessing.Pipe(duplex=False)
+        flooder = multiprocessing.get_context("spawn").Process(
+            target=_flood_process, args=(client.url, client.headers["X-API-Key"], flooded, args, seconds, send))
+        flooder.start()
+    until = time.monotonic() + seconds
     alive, command = await asyncio.gather(
         _probe(client, f"{flooded}/is_alive", None, until, args.pause, lambda d: d.get("is_alive") is True),
         _probe(client, f"{other}/run_in_session", _action("echo hi", "probe"), until, args.pause,
                lambda d: d.get("output") == "hi\n"))
-    await asyncio.gather(*flood)
+    if flood:
+        seen = await asyncio.to_thread(receive.recv)
+        flooder.join()
     return {"alive": alive, "command": command}, seen
 
 
@@ -156,8 +187,8 @@ async def _main(args: argparse.Namespace) -> None:
                     await asyncio.sleep(0.5)
             status, _, data = await client.call(f"{other}/create_session", {"session": "probe", "session_type": "bash"})
             assert status == 200, data
-            quiet, _ = await _phase(client, flooded, other, args, args.quiet, 0)
-            loud, seen = await _phase(client, flooded, other, args, args.seconds, args.clients)
+            quiet, _ = await _phase(client, flooded, other, args, args.quiet, False)
+            loud, seen = await _phase(client, flooded, other, args, args.seconds, True)
         finally:
             await client.http.close()
             stop()

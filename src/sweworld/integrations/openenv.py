@@ -62,7 +62,9 @@ from sweworld.integrations.episodes import EpisodeSpec, backend_for, load_tasks_
 from sweworld.integrations.gym import STEP_LIMIT, SWEEnv
 from sweworld.integrations.gym_branch import EnvSnapshot
 from sweworld.integrations.keyed import KeyedPath, loopback
+from sweworld.integrations.openenv_http import QuietClose, StatelessBound
 from sweworld.integrations.openenv_models import SWEAction, SWEObservation, SWEState
+from sweworld.integrations.redact import HostPaths
 from sweworld.seam import prompt as prompts
 from sweworld.seam.tasks import TaskIndex
 
@@ -99,6 +101,8 @@ class OpenEnvServer:
         if not self.tasks:
             raise DatasetError("no task to serve", where=self.where(), hint="check --dataset and --instance-ids")
         self._by_id = TaskIndex(self.tasks, where=self.where())
+        self.hostpaths = HostPaths.of_server(spec.dataset, spec.repos_dir)
+        """What an error sent to a client must not name (``redact``): its host directories are replaced."""
         self.step_limit, self.eval_timeout = step_limit, eval_timeout
         self.max_sessions, self.idle_timeout = max_sessions, idle_timeout
         self._next = 0
@@ -203,7 +207,16 @@ class SWEWorldEnvironment(Environment[SWEAction, SWEObservation, SWEState]):
         """Open an episode of ``instance_id`` (else ``seed``'s task, else the next in turn), or a fork of
         the snapshot ``from_snapshot`` or of the live episode ``fork_of`` (any session's), closing the
         session's previous one; ``DatasetError`` for an instance not served, ``ConfigError`` for an
-        argument reset does not take or a snapshot or episode there is not."""
+        argument reset does not take or a snapshot or episode there is not (OpenEnv sends its message to
+        the client: the host's directories in it are replaced, ``redact``)."""
+        try:
+            return self._reset(seed, episode_id, instance_id, from_snapshot, fork_of, **kwargs)
+        except SWEWorldError as exc:
+            exc.args = (self.server.hostpaths.text(str(exc)),)
+            raise
+
+    def _reset(self, seed: int | None, episode_id: str | None, instance_id: str | None, from_snapshot: str | None,
+               fork_of: str | None, **kwargs: Any) -> SWEObservation:
         if kwargs:
             raise ConfigError(f"reset got unknown argument(s) {sorted(kwargs)}", where="openenv reset",
                               hint=f"reset takes {', '.join(RESET_ARGUMENTS)}")
@@ -267,7 +280,7 @@ class SWEWorldEnvironment(Environment[SWEAction, SWEObservation, SWEState]):
             except SWEWorldError as exc:  # a refused snapshot (disk) leaves the episode as it was; a failed restore not
                 if isinstance(exc, InfraError) and action.branch == "restore":
                     return self._failed(exc)
-                return self._observe("", reward=None, error=str(exc))
+                return self._observe("", reward=None, error=self.server.hostpaths.text(str(exc)))
 
     def step(self, action: SWEAction, timeout_s: float | None = None, **kwargs: Any) -> SWEObservation:
         """Run one tool call or branch operation (``timeout_s`` is not used: commands have the backend's
@@ -291,7 +304,7 @@ class SWEWorldEnvironment(Environment[SWEAction, SWEObservation, SWEState]):
         if terminated:
             report, patch = info["report"], info["patch"]
             if info.get("error"):  # graded by nobody: an infrastructure failure, not the agent's patch (reward 0.0)
-                error = f"the evaluation failed: {info['error']}"
+                error = f"the evaluation failed: {self.server.hostpaths.text(str(info['error']))}"
             self._end()
             return self._observe(output, exit_code=info["exit_code"], done=True, reward=reward, error=error,
                                  patch=patch, report=report, metadata={"patch": patch, "report": report})
@@ -308,8 +321,9 @@ class SWEWorldEnvironment(Environment[SWEAction, SWEObservation, SWEState]):
     def _failed(self, exc: InfraError) -> SWEObservation:
         """An infrastructure failure ends the episode: reward 0.0, the error said."""
         self._end()
-        error = f"infrastructure failure, the episode ended: {exc}"
-        return self._observe("", done=True, reward=0.0, error=error, metadata={"infra_error": str(exc)})
+        said = self.server.hostpaths.text(str(exc))
+        error = f"infrastructure failure, the episode ended: {said}"
+        return self._observe("", done=True, reward=0.0, error=error, metadata={"infra_error": said})
 
     def _observe(self, output: str, *, reward: float | None, done: bool = False, **fields: Any) -> SWEObservation:
         if done:
@@ -348,32 +362,17 @@ class SWEWorldEnvironment(Environment[SWEAction, SWEObservation, SWEState]):
 def create_app(server: OpenEnvServer) -> FastAPI:
     """OpenEnv's FastAPI app (``create_fastapi_app``: ``/ws``, ``/reset``, ``/step``, ``/state``,
     ``/schema``, ``/metadata``, ``/health``) over sessions of ``server``; every episode still open is
-    closed when the app shuts down."""
+    closed when the app shuts down; at most ``max_sessions`` stateless ``/reset`` or ``/step`` run at
+    once (``openenv_http``: one more gets 503 and ``Retry-After``)."""
     from openenv.core.env_server.http_server import create_fastapi_app
     from openenv.core.env_server.types import ConcurrencyConfig
     concurrency = ConcurrencyConfig(max_concurrent_envs=server.max_sessions, session_timeout=server.idle_timeout)
     app = create_fastapi_app(functools.partial(SWEWorldEnvironment, server), SWEAction, SWEObservation,
                              concurrency_config=concurrency)
     app.router.on_shutdown.append(server.close_all)
-    app.add_middleware(_QuietClose)
+    app.add_middleware(QuietClose)
+    app.add_middleware(StatelessBound, bound=server.max_sessions)
     return app
-
-
-class _QuietClose:
-    """ASGI middleware: OpenEnv 0.3.0's ``/ws`` closes the socket after closing the session, when the
-    client that asked for the close has usually gone already; the ``WebSocketDisconnect`` that raises
-    is no error (the session is closed), so it is not logged as one."""
-
-    def __init__(self, app: Any):
-        self.app = app
-
-    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
-        if scope["type"] != "websocket":
-            return await self.app(scope, receive, send)
-        from starlette.websockets import WebSocketDisconnect
-        with contextlib.suppress(WebSocketDisconnect):
-            await self.app(scope, receive, send)
-        return None
 
 
 def serve(server: OpenEnvServer, *, host: str = "127.0.0.1", port: int = 8000, log_level: str = "info",

@@ -50,6 +50,12 @@ class HostPaths:
         ordered = sorted(labels, key=len, reverse=True)  # the longest first: the most precise label wins
         self._pattern = re.compile("|".join(re.escape(p) for p in ordered) + r"(?![\w.-])") if ordered else None
 
+    @classmethod
+    def of_server(cls, dataset: str, repos_dir: str | None = None) -> HostPaths:
+        """A server's: the host's directories and its own (its dataset file's directory, its clones)."""
+        dirs = [(os.path.dirname(os.path.abspath(dataset)), "<dataset-dir>")] if os.path.isfile(dataset) else []
+        return cls(dirs + ([(repos_dir, "<repos-dir>")] if repos_dir else []))
+
     def text(self, text: str) -> str:
         """``text`` with every host directory replaced by its label."""
         if self._pattern is None or not text:

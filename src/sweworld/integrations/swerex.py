@@ -29,7 +29,6 @@ client): ``swerex_branch``, docs/branching_frameworks.md.
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
 import time
 import uuid
@@ -115,7 +114,7 @@ class RexServer:
         self._lock = threading.Lock()
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="sweworld-rex-open")
         self.gate = Gate(bounds, name="sweworld-rex")
-        self.hostpaths = HostPaths(_data_dirs(spec))
+        self.hostpaths = HostPaths.of_server(spec.dataset, spec.repos_dir)
 
     def _where(self) -> str:
         return f"dataset {self.spec.dataset}" + (f" (split {self.spec.split})" if self.spec.split else "")
@@ -196,12 +195,6 @@ class RexServer:
             self.close(episode.instance_id)
         self._pool.shutdown(wait=True)
         self.gate.shutdown()
-
-
-def _data_dirs(spec: EpisodeSpec) -> list[tuple[str, str]]:
-    """The server's own directories an error may name: its dataset's, its clones'."""
-    dirs = [(os.path.dirname(os.path.abspath(spec.dataset)), "<dataset-dir>")] if os.path.isfile(spec.dataset) else []
-    return dirs + ([(spec.repos_dir, "<repos-dir>")] if spec.repos_dir else [])
 
 
 def transfer(exc: BaseException, paths: HostPaths | None = None) -> JSONResponse:
