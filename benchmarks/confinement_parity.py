@@ -17,10 +17,18 @@ from __future__ import annotations
 import json
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from threading import Lock
 
 from confinement import OFF, ON, evaluation
 from swebench_parity import build_all, instances_and_builder
+
+
+def read_pairs(path) -> list[dict]:
+    if not path.exists():
+        return []
+    with path.open() as handle:
+        return [json.loads(line) for line in handle]
 
 
 def items(tasks, predictions: str | None) -> list[dict]:
@@ -42,9 +50,9 @@ def main() -> None:
                                                  ("--predictions", {}), ("--gold-verdicts", {}))
     args.out.mkdir(parents=True, exist_ok=True)
     done_path = args.out / "pairs.jsonl"
-    done = {(r["instance_id"], r["label"]) for r in map(json.loads, done_path.open())} if done_path.exists() else set()
+    done = {(r["instance_id"], r["label"]) for r in read_pairs(done_path)}
     built, _ = build_all(builder, tasks, args.workers)
-    gold_docker = json.loads(open(args.gold_verdicts).read()) if args.gold_verdicts else {}
+    gold_docker = json.loads(Path(args.gold_verdicts).read_text()) if args.gold_verdicts else {}
     todo = [i for i in items(tasks, args.predictions)
             if built.get(i["task"].instance_id) and (i["task"].instance_id, i["label"]) not in done]
     lock = Lock()
@@ -64,7 +72,7 @@ def main() -> None:
 
     with ThreadPoolExecutor(max_workers=args.workers) as pool:
         list(pool.map(grade, todo))
-    summarise([json.loads(line) for line in done_path.open()])
+    summarise(read_pairs(done_path))
 
 
 def summarise(rows: list[dict]) -> None:

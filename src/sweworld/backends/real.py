@@ -10,8 +10,8 @@ from sweworld.core.errors import EnvBuildError, SandboxError
 from sweworld.core.executor import Executor
 from sweworld.core.types import Task
 from sweworld.envs import EnvBuilder, InstanceLayer, episode_sandbox, services, wheelhouse
-from sweworld.envs.image import ImageEnv, image_sandbox, task_image
 from sweworld.envs.episode import with_row_syscalls
+from sweworld.envs.image import ImageEnv, image_sandbox, task_image
 from sweworld.envs.scripts import OFFLINE_ENV
 from sweworld.harness.evalscript import DETERMINISTIC_ENV
 from sweworld.harness.evaluate import Prepared, evaluate_prepared
