@@ -203,10 +203,12 @@ class Registry:
 
     def push(self, layout: Path, tag: str, name: str, *, creds: str | None = None) -> str:
         """Push ``oci:layout:tag`` as ``name`` (``repo:tag``) to this registry; returns its full name."""
+        from sweworld.oci.cachedir import confined
         target = f"{self.address}/{name}"
-        subprocess.run(["skopeo", "copy", "--quiet", "--insecure-policy", "--dest-tls-verify=false",
-                        *(["--dest-creds", creds] if creds else []), f"oci:{layout}:{tag}", f"docker://{target}"],
-                       check=True, capture_output=True, text=True)
+        argv, env = confined(["skopeo", "copy", "--quiet", "--insecure-policy", "--dest-tls-verify=false",
+                              *(["--dest-creds", creds] if creds else []), f"oci:{layout}:{tag}",
+                              f"docker://{target}"], _home() / "images")  # its cache too stays in the store
+        subprocess.run(argv, check=True, capture_output=True, text=True, env={**os.environ, **env})
         return target
 
     def close(self) -> None:

@@ -14,6 +14,7 @@ import pytest
 from oci_images import Registry
 from sweworld.core.errors import ImageError
 from sweworld.oci import store
+from sweworld.oci.cachedir import confined
 from sweworld.oci.pull import pull
 from sweworld.oci.reference import parse
 
@@ -120,8 +121,9 @@ def test_a_login_comes_from_the_credentials_file_and_a_refused_one_is_named(stor
 def test_a_local_layout_and_a_docker_archive_are_images_too(store_home, built, tmp_path):
     from_layout = pull(f"oci:{built['derived']}:1")
     archive = tmp_path / "derived.tar"
-    subprocess.run(["skopeo", "copy", "--quiet", "--insecure-policy", f"oci:{built['derived']}:1",
-                    f"docker-archive:{archive}:team/derived:1"], check=True, capture_output=True)
+    argv, env = confined(["skopeo", "copy", "--quiet", "--insecure-policy", f"oci:{built['derived']}:1",
+                          f"docker-archive:{archive}:team/derived:1"], store.root())
+    subprocess.run(argv, check=True, capture_output=True, env={**os.environ, **env})
     from_archive = pull(f"docker-archive:{archive}")
     assert from_archive.layers == from_layout.layers and from_archive.env["IMAGE_VAR"] == "from-the-image"
     assert all(d.is_dir() for d in from_archive.layer_dirs())

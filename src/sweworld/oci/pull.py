@@ -20,7 +20,7 @@ from pathlib import Path
 
 from sweworld import cas
 from sweworld.core.errors import ImageError
-from sweworld.oci import registries, store
+from sweworld.oci import cachedir, registries, store
 from sweworld.oci.reference import ImageRef, parse
 from sweworld.oci.unpack import unpack_layer
 
@@ -78,9 +78,10 @@ def _copy(ref: ImageRef, layout: Path, instance: str | None, timeout: float) -> 
             "--retry-times", "2", "--dest-shared-blob-dir", str(root / "blobs"), ref.source, f"oci:{layout}:{TAG}"]
     scratch = root / "tmp"  # skopeo's big temporary files, on the store's file system
     scratch.mkdir(exist_ok=True)
+    argv, env = cachedir.confined(argv, root)  # its blob-info cache too stays in the store
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
-                              env={**os.environ, "TMPDIR": str(scratch)})
+                              env={**os.environ, **env, "TMPDIR": str(scratch)})
     except subprocess.TimeoutExpired as exc:
         raise ImageError(f"pulling took more than {timeout:.0f}s", where=_where(ref, instance),
                          hint="pull it again: what was fetched is kept") from exc
