@@ -50,7 +50,10 @@ def test_an_unreadable_pyenv_root_or_version_is_skipped_with_one_line(tmp_path: 
     own = f"{sys.version_info[0]}.{sys.version_info[1]}"
     (tmp_path / "bin").mkdir()  # this interpreter on PATH: another source that must still be searched
     (tmp_path / "bin" / f"python{own}").symlink_to(os.path.realpath(sys.executable))
-    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"}
+    (tmp_path / "user").mkdir()  # the user's home: discovery writes nothing there (uv's cache included)
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
+           "HOME": str(tmp_path / "user"), "SWEWORLD_HOME": str(tmp_path / "sweworld")}
+    env.pop("XDG_CACHE_HOME", None)
     for shut in (closed, partly / "versions" / "9.8.7"):
         shut.chmod(0)
     try:
@@ -66,6 +69,7 @@ def test_an_unreadable_pyenv_root_or_version_is_skipped_with_one_line(tmp_path: 
         assert by in ("uv", "PATH") and own in versions and missing == "no Python 9.8 interpreter found; looked "\
             f"at: `uv python find --no-python-downloads --system 9.8`; {root / 'versions'}/9.8.*/bin/python9.8; "\
             "python9.8 on PATH"
+    assert list((tmp_path / "user").iterdir()) == []
     lines = [line for line in done.stderr.splitlines() if "cannot read" in line]
     assert len(lines) == 2, done.stderr  # one per place, however often it was looked at
     assert f"cannot read {closed / 'versions'}" in lines[0] and "Permission denied" in lines[0]

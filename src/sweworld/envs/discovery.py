@@ -17,7 +17,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from sweworld.core.errors import EnvBuildError
+from sweworld.core.errors import ConfigError, EnvBuildError
 
 log = logging.getLogger(__name__)
 
@@ -128,12 +128,24 @@ def _uv_bin() -> str | None:
         return shutil.which("uv")
 
 
+def _uv_env() -> dict[str, str]:
+    """uv's environment: no downloads, and its cache in sweworld's (the builds' own uv cache), never
+    ``~/.cache/uv``: discovery writes nothing outside ``$SWEWORLD_HOME``."""
+    from sweworld.core.paths import subdir
+    env = {**os.environ, "UV_PYTHON_DOWNLOADS": "never"}
+    env.pop("VIRTUAL_ENV", None)
+    try:
+        env["UV_CACHE_DIR"] = str(subdir("cache", "uv"))
+    except ConfigError:  # no usable $SWEWORLD_HOME: a temporary cache, removed when uv exits
+        env["UV_NO_CACHE"] = "1"
+    return env
+
+
 def _uv_candidate(version: str) -> str | None:
     uv = _uv_bin()
     if uv is None:
         return None
-    env = {**os.environ, "UV_PYTHON_DOWNLOADS": "never"}
-    env.pop("VIRTUAL_ENV", None)
+    env = _uv_env()
     try:
         proc = subprocess.run([uv, "python", "find", "--no-python-downloads", "--system", "--no-project",
                                "--no-config", version], capture_output=True, text=True, env=env,
@@ -211,8 +223,7 @@ def _known_versions() -> set[str]:
         try:
             proc = subprocess.run([uv, "python", "list", "--only-installed", "--no-python-downloads",
                                    "--no-config"], capture_output=True, text=True, cwd="/", timeout=60,
-                                  env={**os.environ, "UV_PYTHON_DOWNLOADS": "never"},
-                                  stdin=subprocess.DEVNULL)
+                                  env=_uv_env(), stdin=subprocess.DEVNULL)
             versions.update(f"{a}.{b}" for a, b in re.findall(r"cpython-(\d+)\.(\d+)\.", proc.stdout))
         except (OSError, subprocess.SubprocessError):
             pass
