@@ -86,10 +86,6 @@ class Gate:
         self._took: dict[str | None, float] = {}
         """Seconds a request took, a moving average per episode (None: all): what Retry-After is made of."""
 
-    def figures(self) -> dict[str, int]:
-        """Running and waiting requests now (for logs, tests and benchmarks)."""
-        return {"running": self._total, "waiting": len(self._waiting)}
-
     def check(self, key: str | None) -> None:
         """``Refused`` if a request of ``key`` would be refused now (a server checks it before it reads
         the request's body: a refusal costs next to nothing)."""
