@@ -20,11 +20,11 @@ from sweworld.agents.policies import NoopPolicy, ScriptedPolicy
 from sweworld.backends.real import RealBackend
 from sweworld.cli.app import app
 from sweworld.core.config import CONFIG_FILE, RolloutConfig, load
-from sweworld.core.errors import ConfigError
+from sweworld.core.errors import ConfigError, SnapshotError
 from sweworld.datasets import path_of
 from sweworld.runs.rollout import run_rollouts
 from sweworld.runs.store import TrajectoryStore
-from sweworld.sandbox.config import SandboxConfig
+from sweworld.sandbox import Sandbox
 from sweworld.synth import mutations_for_file
 from sweworld.tasks import load_tasks
 from sweworld.trajectory import Trajectory
@@ -115,8 +115,11 @@ def test_branches_share_the_prefix_and_nothing_of_each_other(task, backend, tmp_
 
 @pytest.mark.bwrap
 @pytest.mark.network
-def test_a_refused_snapshot_leaves_the_forks_without_an_outcome_and_branch_0_goes_on(task, tmp_path):
-    tight = RealBackend(sandbox_config=SandboxConfig(disk=1))  # every snapshot is over the episode's disk limit
+def test_a_refused_snapshot_leaves_the_forks_without_an_outcome_and_branch_0_goes_on(task, tmp_path, monkeypatch):
+    def refused(sandbox):  # as a snapshot over the episode's disk bound is (disk=1 would now end the episode)
+        raise SnapshotError("snapshot refused: over the episode's disk limit")
+    monkeypatch.setattr(Sandbox, "snapshot", refused)
+    tight = RealBackend()
     summary = run_rollouts([task], ShellProbe, RolloutConfig(out=tmp_path, branch_at=2, branches=3, evaluate=False),
                            agent=load_agent_config(), backend=tight)
     found = stored(tmp_path)

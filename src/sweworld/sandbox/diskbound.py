@@ -31,18 +31,13 @@ import logging
 import os
 import stat
 import subprocess
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from sweworld.core.errors import SandboxError
-
-if TYPE_CHECKING:
-    from sweworld.sandbox.config import SandboxConfig
 
 log = logging.getLogger(__name__)
 
@@ -299,26 +294,3 @@ def _watcher() -> _Watcher:
             _WATCHER = (os.getpid(), _Watcher())
         return _WATCHER[1]
 
-
-def doctor_check(config: SandboxConfig | None = None) -> tuple[bool | None, str, str]:
-    """For ``sweworld doctor``: ``(ok, detail, fix)``. Says the bounds ``config`` (default: the
-    defaults) gives every episode, and proves the bound holds here: an episode with a 16 MiB bound
-    writes 64 MiB into its ``/tmp`` and must be ended with ``DiskBoundError``."""
-    from sweworld.sandbox.config import SandboxConfig
-    from sweworld.sandbox.mounts import Dir
-    from sweworld.sandbox.sandbox import Sandbox
-    config = config or SandboxConfig()
-    detail = f"per episode: {describe(config.disk, config.inodes)}"
-    probe = config.model_copy(update={"disk": 16 * MiB, "inodes": None, "timeout": 120.0})
-    with tempfile.TemporaryDirectory(prefix="sweworld-doctor-") as tmp:
-        try:
-            with Sandbox({"/testbed": Dir(Path(tmp))}, config=probe, label="doctor-diskbound") as sb:
-                sb.run("dd if=/dev/zero of=/tmp/fill bs=1M count=64 status=none; sleep 60", timeout=120)
-        except DiskBoundError as exc:
-            return True, f"{detail}; an episode writing 64 MiB past a 16 MiB bound was ended at " \
-                         f"{exc.held / MiB:.0f} MiB", ""
-        except SandboxError as exc:
-            return None, f"{detail}; not probed: no episode opens here ({exc.message.splitlines()[0]})", \
-                   "see the episode check"
-    return False, f"{detail}; an episode writing 64 MiB past a 16 MiB bound was NOT ended", \
-           "report this: the disk bound's watcher (sandbox/diskbound.py) did not end the episode"
