@@ -45,11 +45,11 @@ class SandboxConfig(BaseModel):
         "Mount the conda shim at /opt/miniconda3 (sandbox/conda_shim.py): `source /opt/miniconda3/bin/activate "
         "&& conda activate testbed`, as SWE-bench images' scripts begin, works on the episode's virtualenv."))
     disk: int | None = Field(default=16 * GiB, description=(
-        "Most bytes (blocks allocated) the episode may hold in everything it can write (its upper layers, "
-        "/tmp, scratch directories) and its snapshots together. Measured while it lives (sandbox/diskbound.py: "
-        "past it the episode is ended and its command raises DiskBoundError, an infrastructure error; a fast "
-        "writer gets a little past it first, docs/rootless.md) and checked at each snapshot (past it the "
-        "snapshot is refused and freed); None: no bound."))
+        "Most bytes (blocks allocated) the episode may hold in everything it can write: its upper layers, "
+        "/tmp, scratch directories. Measured while it lives (sandbox/diskbound.py: past it the episode is "
+        "ended and its command raises DiskBoundError, an infrastructure error; a fast writer gets past it by "
+        "up to one measurement interval's writing, docs/rootless.md); at each snapshot, what it holds with its "
+        "snapshots is checked against it too (past it the snapshot is refused and freed). None: no bound."))
     inodes: int | None = Field(default=1_000_000, description=(
         "Most inodes (files, directories, links) the episode may hold in everything it can write (its upper "
         "layers, /tmp, scratch directories), measured while it lives as `disk` is; None: no bound."))

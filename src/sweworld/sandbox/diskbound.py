@@ -10,7 +10,8 @@ One thread per host process (``_Watcher``), however many episodes are live, meas
 writable directories: its episode directory (upper layers, work directories, ``/tmp``, scratch
 directories, all under it) and any upper layer the caller placed elsewhere (environment builds).
 Bytes are blocks allocated (``st_blocks``: a sparse file counts what it holds), a file with several
-links once; inodes are every file, directory and link. In an overlay workspace the uppers hold only
+links once; inodes are every file, directory and link. Snapshots are the caller's, not the
+episode's writing: they are checked against the same ``disk`` when taken (``branches``), not here. In an overlay workspace the uppers hold only
 what the episode wrote, so a measurement costs what the episode wrote, not the repository (a copy
 workspace's upper is the whole tree: there it costs the tree too).
 
@@ -33,7 +34,7 @@ import stat
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -162,7 +163,7 @@ class DiskBoundError(SandboxError):
             unit = "inodes"
         super().__init__(
             f"episode {episode} was ended: its writable directories (upper layers, /tmp, scratch "
-            f"directories) and snapshots held {what}",
+            f"directories) held {what}",
             hint=f"raise the sandbox config's `{bound}` field (SandboxConfig.{bound}, {unit}; None: no bound) "
                  "if a legitimate run needs more, or have the episode write less; open a new episode to go on")
 
@@ -178,9 +179,8 @@ class Bounds:
 class Watch:
     """One episode's bounds, the directories they cover, and how to end it."""
 
-    def __init__(self, label: str, paths: list[Path], bounds: Bounds, held: Callable[[], int] = lambda: 0):
-        """``held``: bytes the episode holds outside ``paths`` (its snapshots' own copies)."""
-        self.label, self.paths, self.bounds, self.held = label, paths, bounds, held
+    def __init__(self, label: str, paths: list[Path], bounds: Bounds):
+        self.label, self.paths, self.bounds = label, paths, bounds
         self.busy = 0
         self.due = time.monotonic() + IDLE_INTERVAL
         self.breach: DiskBoundError | None = None
@@ -206,7 +206,6 @@ class Watch:
     def check(self) -> DiskBoundError | None:
         """Measure now; the breach found (the episode is then ended), or ``None``."""
         usage = measure(self.paths)
-        usage.bytes += self.held()
         self.last = usage
         error = None
         if self.bounds.disk is not None and usage.bytes > self.bounds.disk:

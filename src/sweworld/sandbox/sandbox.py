@@ -205,14 +205,12 @@ class Sandbox(Branches):
 
     def _bound(self, unbounded: bool = False) -> diskbound.Watch | None:
         """The episode's bounds over everything it can write: its directory (uppers, ``/tmp``,
-        scratch) and the uppers its caller placed elsewhere; its snapshots' own bytes count too."""
+        scratch) and the uppers its caller placed elsewhere (its snapshots are checked when taken)."""
         bounds = diskbound.Bounds(self.config.disk, self.config.inodes)
         if bounds.disk is None and bounds.inodes is None and not unbounded:
             return None
         paths = [self.episode_dir, *(up.upper for up in self._uppers if not up.upper.is_relative_to(self.episode_dir))]
-        res = self._res
-        return diskbound.Watch(self.label or self.episode_dir.name, paths, bounds,
-                               held=lambda: sum(h.bytes for h in list(res.handles.values())))
+        return diskbound.Watch(self.label or self.episode_dir.name, paths, bounds)
 
     @property
     def keyring(self) -> str:
@@ -335,9 +333,7 @@ class Sandbox(Branches):
         """What the episode holds now against its ``disk`` and ``inodes`` bounds (``diskbound``)."""
         watch = self._res.watch or self._bound(unbounded=True)
         assert watch is not None
-        usage = diskbound.measure(watch.paths)
-        usage.bytes += watch.held()
-        return usage
+        return diskbound.measure(watch.paths)
 
     def ping(self) -> dict[str, bytes]:
         """The server's ``ping`` reply: its pid and whether it made itself non-dumpable."""
