@@ -19,7 +19,7 @@ from pathlib import Path
 
 from sweworld.core import paths
 from sweworld.core.errors import SWEWorldError
-from sweworld.sandbox import diagnose, diskbound, hostlimits, isolation, pids, route
+from sweworld.sandbox import diagnose, diskprobe, hostlimits, isolation, pids, route
 from sweworld.sandbox.config import SandboxConfig
 
 
@@ -203,7 +203,7 @@ def _disk() -> list[Check]:
                   "" if free > 2 else "free disk, or point SWEWORLD_HOME elsewhere")
     if route.route().kind == "none":
         return [space]
-    ok, detail, fix = diskbound.doctor_check()
+    ok, detail, fix = diskprobe.doctor_check()
     return [space, Check("disk bound", ok, detail, fix)]
 
 
