@@ -78,3 +78,14 @@ def test_a_row_asks_for_its_own_calls_by_name_and_a_bad_field_is_one_error(caplo
     with pytest.raises(DatasetError) as raised:
         with_row_syscalls(SandboxConfig(), Task(**row, allow_syscalls={"keyctl": True}))
     assert "o__r-1" in raised.value.message and "allow_syscalls" in raised.value.message
+
+
+@pytest.mark.bwrap
+def test_fallocate_is_unsupported_and_the_c_librarys_posix_fallocate_writes_instead(sandbox):
+    """``fallocate`` reserves gigabytes in milliseconds, past the disk bound's watcher: it answers
+    EOPNOTSUPP, as a file system without it does, and glibc's ``posix_fallocate`` writes the blocks."""
+    reserved = sandbox.run("fallocate -l 64M /tmp/reserved; echo rc=$?")
+    assert "Operation not supported" in reserved.output and "rc=1" in reserved.output
+    written = sandbox.run("python3 -c \"import os; fd = os.open('/tmp/w', os.O_CREAT | os.O_WRONLY); "
+                          "os.posix_fallocate(fd, 0, 1 << 20); print(os.fstat(fd).st_blocks * 512)\"")
+    assert written.ok and int(written.output) >= 1 << 20

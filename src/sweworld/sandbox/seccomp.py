@@ -14,7 +14,10 @@ here without libseccomp:
   attack surface), ``clone3`` answered ``ENOSYS`` (its flags are out of a filter's reach; the C
   library then falls back to ``clone``);
 - ``personality`` only to the values Docker allows;
-- the x32 ABI and foreign architectures (``int 0x80``) refused whole.
+- the x32 ABI and foreign architectures (``int 0x80``) refused whole;
+- beyond Docker: ``fallocate`` answers ``EOPNOTSUPP`` (as a file system without it does; the C
+  library's ``posix_fallocate`` then writes the blocks itself): it reserves gigabytes in
+  milliseconds, past any interval of the disk bound's watcher (``diskbound.py``).
 
 One exception to the keyring's denial: ``keyctl(KEYCTL_JOIN_SESSION_KEYRING, NULL)``, which makes
 and joins a new, empty, anonymous session keyring and reaches no existing key; the server makes that
@@ -69,9 +72,11 @@ DENIED = (
 """Refused whole (``EPERM``)."""
 CHECKED = ("clone", "clone3", "keyctl", "personality")
 """Refused by their arguments (see the module docstring)."""
+UNSUPPORTED = ("fallocate",)
+"""Answered ``EOPNOTSUPP``: callers fall back to writing (see the module docstring)."""
 
 _X86_64 = {
-    "acct": 163, "add_key": 248, "bpf": 321, "clock_adjtime": 305, "clock_settime": 227, "clone": 56,
+    "acct": 163, "add_key": 248, "bpf": 321, "fallocate": 285, "clock_adjtime": 305, "clock_settime": 227, "clone": 56,
     "clone3": 435, "create_module": 174, "delete_module": 176, "fanotify_init": 300, "finit_module": 313,
     "fsconfig": 431, "fsmount": 432, "fsopen": 430, "fspick": 433, "get_kernel_syms": 177, "init_module": 175,
     "io_uring_enter": 426, "io_uring_register": 427, "io_uring_setup": 425, "ioperm": 173, "iopl": 172,
@@ -84,7 +89,7 @@ _X86_64 = {
     "unshare": 272, "uselib": 134, "userfaultfd": 323, "ustat": 136, "vhangup": 153,
 }
 _AARCH64 = {  # the generic table (asm-generic/unistd.h): the legacy calls do not exist there
-    "acct": 89, "add_key": 217, "bpf": 280, "clock_adjtime": 266, "clock_settime": 112, "clone": 220,
+    "acct": 89, "add_key": 217, "bpf": 280, "fallocate": 47, "clock_adjtime": 266, "clock_settime": 112, "clone": 220,
     "clone3": 435, "delete_module": 106, "fanotify_init": 262, "finit_module": 273, "fsconfig": 431,
     "fsmount": 432, "fsopen": 430, "fspick": 433, "init_module": 105, "io_uring_enter": 426,
     "io_uring_register": 427, "io_uring_setup": 425, "kcmp": 272, "kexec_file_load": 294, "kexec_load": 104,
@@ -151,7 +156,7 @@ def _keyctl_body() -> list[bytes]:
 
 def known() -> tuple[str, ...]:
     """Every name ``SandboxConfig.allow_syscalls`` accepts (and ``*``)."""
-    return (*DENIED, *CHECKED)
+    return (*DENIED, *CHECKED, *UNSUPPORTED)
 
 
 def check_allowed(allow: list[str]) -> set[str]:
@@ -173,6 +178,9 @@ def program(arch: Arch, allow: set[str] = frozenset()) -> bytes:
     for name in DENIED:
         if name in nums and name not in allow:
             ops += _guarded(nums[name], [_ret(DENY)])
+    for name in UNSUPPORTED:
+        if name not in allow:
+            ops += _guarded(nums[name], [_ret(ERRNO | errno.EOPNOTSUPP)])
     if "unshare" not in allow and "clone" not in allow:
         ops += _guarded(nums["clone"], _clone_body())
     if "clone3" not in allow and "unshare" not in allow:
