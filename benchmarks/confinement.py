@@ -5,6 +5,7 @@ filter on against filter off (``allow_syscalls=['*']``), measured in one run.
 
 - open + first command: an episode of the demo's first instance opened until ``true`` answered,
   on and off interleaved, p50/p99 and the ratio;
+- per system call: 200,000 ``stat`` calls and 200 fork + exec in two live episodes, on and off;
 - harness: one gold evaluation of that instance, on and off interleaved (``--harness`` times each);
 - tools: what an agent and a test suite run (git, pip, pytest on the repository's own tests,
   multiprocessing, threads, asyncio, a subprocess tree, make, node where installed) in one episode
@@ -70,6 +71,30 @@ def opens(layer, repeat: int) -> dict:
             "off_p99_ms": pct(samples["off"], 0.99), "ratio": on / off}
 
 
+MICRO = {
+    "stat": "python3 -c \"import os, time; t = time.perf_counter(); "
+            "[os.stat('/testbed') for _ in range(200000)]; print(time.perf_counter() - t)\"",
+    "fork": "python3 -c \"import subprocess, time; t = time.perf_counter(); "
+            "[subprocess.run(['true']) for _ in range(200)]; print(time.perf_counter() - t)\"",
+}
+"""The filter's cost where it is paid, per system call: 200,000 ``stat`` calls, 200 fork + exec."""
+
+
+def micro(layer, repeat: int) -> dict:
+    """Each of ``MICRO`` in two live episodes, filter on and off, alternated: median seconds and ratio."""
+    got: dict[tuple[str, str], list[float]] = {}
+    with episode_sandbox(layer, ON) as on, episode_sandbox(layer, OFF) as off:
+        for name, command in MICRO.items():
+            for i in range(repeat):
+                for label, _config in _alternate(i):
+                    got.setdefault((name, label), []).append(float((on if label == "on" else off).run(command).output))
+    figures = {}
+    for name in MICRO:
+        a, b = statistics.median(got[(name, "on")]), statistics.median(got[(name, "off")])
+        figures |= {f"{name}_on_s": a, f"{name}_off_s": b, f"{name}_ratio": a / b}
+    return figures
+
+
 def evaluation(builder: EnvBuilder, task, config: SandboxConfig, patch: str) -> tuple[tuple, float]:
     """((resolved, resolution, error kind, F2P/P2P failures), seconds) of one evaluation of ``patch``."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -124,7 +149,8 @@ def measure(args: argparse.Namespace) -> dict:
     builder = EnvBuilder()
     layer = builder.instance(task)
     figures = {"who": pwd.getpwuid(os.geteuid()).pw_name, "uid": os.geteuid(), "instance": task.instance_id,
-               "open": opens(layer, args.repeat), "harness": harness(builder, task, args.harness),
+               "open": opens(layer, args.repeat), "micro": micro(layer, 12),
+               "harness": harness(builder, task, args.harness),
                "tools": tools(layer)}
     if args.per_repo:
         figures["verdicts"] = verdicts(builder, args.per_repo)
@@ -139,6 +165,8 @@ def table(runs: list[dict]) -> None:
     row("open + first command p99, on / off (ms)", ms, "open", "on_p99_ms")
     row("", ms, "open", "off_p99_ms")
     row("ratio on / off (p50)", lambda v: f"{v:.3f}x", "open", "ratio")
+    row("200,000 stat calls, on / off (ratio)", lambda v: f"{v:.3f}x", "micro", "stat_ratio")
+    row("200 fork + exec, on / off (ratio)", lambda v: f"{v:.3f}x", "micro", "fork_ratio")
     row("gold evaluation, on (s)", lambda v: f"{v:.2f}", "harness", "on_s")
     row("gold evaluation, off (s)", lambda v: f"{v:.2f}", "harness", "off_s")
     row("harness overhead (%)", lambda v: f"{v:+.1f}", "harness", "overhead_pct")
