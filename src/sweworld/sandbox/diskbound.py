@@ -49,6 +49,9 @@ IDLE_INTERVAL = 2.0
 COST_FACTOR = 4.0
 """An episode is measured again no sooner than this many times its last measurement took."""
 MiB = 2**20
+MAX_DEPTH = 256
+"""Levels of directories a measurement descends (it holds one descriptor per level); an episode whose
+directories nest deeper is past its bound, since what lies below could not be measured."""
 
 
 @dataclass
@@ -57,6 +60,8 @@ class Usage:
 
     bytes: int = 0
     inodes: int = 0
+    #: directories nest deeper than ``MAX_DEPTH``: what lies below was not measured
+    too_deep: bool = False
 
 
 _Opened = tuple[int, int | None]
@@ -94,36 +99,59 @@ def _open_dir(name: str | Path, parent: int | None) -> _Opened | None:
         os.close(held)
 
 
+def _list(fd: int, usage: Usage, linked: set[tuple[int, int]]) -> list[str]:
+    """Count what the directory ``fd`` holds (one level) into ``usage``; the names of its directories."""
+    children: list[str] = []
+    try:
+        with os.scandir(fd) as entries:  # a duplicate of fd, closed with the iterator
+            for entry in entries:
+                try:
+                    info = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue  # removed since it was listed
+                usage.inodes += 1
+                if stat.S_ISDIR(info.st_mode):
+                    usage.bytes += info.st_blocks * 512
+                    children.append(entry.name)
+                elif info.st_nlink < 2 or (info.st_dev, info.st_ino) not in linked:
+                    if info.st_nlink > 1:
+                        linked.add((info.st_dev, info.st_ino))
+                    usage.bytes += info.st_blocks * 512
+    except OSError as exc:
+        if exc.errno not in (errno.ENOENT, errno.ESTALE):
+            log.debug("disk bound: cannot list a directory: %s", exc)
+    return children
+
+
+def _close(opened: _Opened) -> None:
+    fd, mode = opened
+    if mode is not None:
+        with contextlib.suppress(OSError):
+            os.fchmod(fd, mode)
+    os.close(fd)
+
+
 def _scan(opened: _Opened, usage: Usage, linked: set[tuple[int, int]]) -> None:
-    """Add what the opened directory holds below it to ``usage`` (closes it)."""
-    stack = [opened]
-    while stack:
-        fd, mode = stack.pop()
-        try:
-            with os.scandir(fd) as entries:
-                for entry in entries:
-                    try:
-                        info = entry.stat(follow_symlinks=False)
-                    except OSError:
-                        continue  # removed since it was listed
-                    usage.inodes += 1
-                    if stat.S_ISDIR(info.st_mode):
-                        usage.bytes += info.st_blocks * 512
-                        child = _open_dir(entry.name, fd)
-                        if child is not None:
-                            stack.append(child)
-                    elif info.st_nlink < 2 or (info.st_dev, info.st_ino) not in linked:
-                        if info.st_nlink > 1:
-                            linked.add((info.st_dev, info.st_ino))
-                        usage.bytes += info.st_blocks * 512
-        except OSError as exc:
-            if exc.errno not in (errno.ENOENT, errno.ESTALE):
-                log.debug("disk bound: cannot list a directory: %s", exc)
-        finally:
-            if mode is not None:
-                with contextlib.suppress(OSError):
-                    os.fchmod(fd, mode)
-            os.close(fd)
+    """Add what the opened directory holds below it to ``usage`` (closes it). Depth first, one
+    descriptor per level of the path being listed (never one per directory listed: a wide tree would
+    hold thousands); below ``MAX_DEPTH`` levels nothing is listed and ``usage.too_deep`` is set."""
+    stack = [(opened, _list(opened[0], usage, linked))]
+    try:
+        while stack:
+            parent, children = stack[-1]
+            if not children:
+                _close(stack.pop()[0])
+                continue
+            name = children.pop()
+            if len(stack) >= MAX_DEPTH:
+                usage.too_deep = True
+                continue
+            child = _open_dir(name, parent[0])
+            if child is not None:
+                stack.append((child, _list(child[0], usage, linked)))
+    finally:
+        for held, _children in reversed(stack):
+            _close(held)
 
 
 def measure(paths: Iterable[Path]) -> Usage:
@@ -155,17 +183,19 @@ class DiskBoundError(SandboxError):
 
     def __init__(self, episode: str, bound: str, held: int, limit: int):
         self.episode, self.bound, self.held, self.limit = episode, bound, held, limit
+        fix = (f"raise the sandbox config's `{bound}` field (SandboxConfig.{bound}, "
+               f"{'bytes' if bound == 'disk' else 'inodes'}; None: no bound) if a legitimate run needs more, "
+               "or have the episode write less")
         if bound == "disk":
             what = f"{held / MiB:.1f} MiB, past its disk bound of {limit / MiB:.1f} MiB"
-            unit = "bytes"
+        elif bound == "depth":
+            what = f"directories nested deeper than {limit} levels, below which nothing is measured"
+            fix = "have the episode nest its directories less deeply (or set both disk and inodes to None)"
         else:
             what = f"{held} inodes (files, directories, links), past its inode bound of {limit}"
-            unit = "inodes"
         super().__init__(
             f"episode {episode} was ended: its writable directories (upper layers, /tmp, scratch "
-            f"directories) held {what}",
-            hint=f"raise the sandbox config's `{bound}` field (SandboxConfig.{bound}, {unit}; None: no bound) "
-                 "if a legitimate run needs more, or have the episode write less; open a new episode to go on")
+            f"directories) held {what}", hint=f"{fix}; open a new episode to go on")
 
 
 @dataclass(frozen=True)
@@ -212,6 +242,8 @@ class Watch:
             error = DiskBoundError(self.label, "disk", usage.bytes, self.bounds.disk)
         elif self.bounds.inodes is not None and usage.inodes > self.bounds.inodes:
             error = DiskBoundError(self.label, "inodes", usage.inodes, self.bounds.inodes)
+        elif usage.too_deep and (self.bounds.disk is not None or self.bounds.inodes is not None):
+            error = DiskBoundError(self.label, "depth", MAX_DEPTH, MAX_DEPTH)
         if error is not None and not self._closed:
             self.end(error)
         return error

@@ -22,6 +22,15 @@ GRACE = 30.0
 STDERR_CAP = 64 * 1024
 
 
+def _readable(fd: int, timeout: float) -> bool:
+    """Whether ``fd`` becomes readable (or hangs up) within ``timeout`` seconds: ``poll``, which takes
+    any descriptor (``select`` refuses those past 1023, and a process holding hundreds of episodes
+    has them)."""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN | select.POLLPRI)
+    return bool(poller.poll(max(0, int(timeout * 1000))))
+
+
 class ServerSession:
     """Starts the sandbox command and talks to the server inside it."""
 
@@ -77,12 +86,12 @@ class ServerSession:
 
     def _read(self, timeout: float | None) -> dict[str, bytes]:
         """One reply frame. With a timeout, the reply must begin within it, else the sandbox is
-        killed: the wait is a ``select`` on the server's pipe, not a watchdog thread, so a host
+        killed: the wait is a ``poll`` on the server's pipe, not a watchdog thread, so a host
         whose user is at its process limit (threads count) still reads its replies. Nothing of a
         reply is buffered before it is read (one request, one reply; stale replies are dropped
         whole), so the pipe becoming readable is the reply beginning, as for ``arequest``."""
         assert self.proc.stdout is not None
-        if timeout is not None and not select.select([self.proc.stdout.fileno()], [], [], timeout)[0]:
+        if timeout is not None and not _readable(self.proc.stdout.fileno(), timeout):
             self.proc.kill()
             raise self._fail(f"the sandbox server stopped answering (no reply within {timeout:.0f}s)")
         try:
