@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sweworld import cas
+from sweworld.core import paths
 from sweworld.core.config import timeouts
 from sweworld.core.errors import EnvBuildError, RepoError, SandboxError
 from sweworld.core.paths import remove_tree
@@ -33,7 +34,7 @@ from sweworld.envs.recipes import EnvRecipe, env_key, instance_key, pinned_by_ve
 from sweworld.envs.scmversion import pretend_version_env, uses_scm_version
 from sweworld.envs.store import envs_root, locked, log_tail, read_meta
 from sweworld.repos import RepoStore
-from sweworld.sandbox import Dir, Layers, Sandbox, SandboxConfig
+from sweworld.sandbox import Dir, Layers, Sandbox, SandboxConfig, diagnose
 from sweworld.usage import mark_used
 
 if TYPE_CHECKING:
@@ -120,9 +121,12 @@ def _run_script(sandbox: Sandbox, script: str, log_path: Path, what: str, where:
         handle.write("### script:\n" + script + "\n### output:\n" + result.output + "\n")
     if not result.ok:
         cause = "timed out" if result.timed_out else f"exited with status {result.exit_code}"
-        raise EnvBuildError(f"{what} {cause}", where=where, log_path=str(log_path), log_tail=log_tail(log_path),
-                            hint="read the build log; fix the task's install fields (python, install, "
-                            "pip_packages) or the recipe, then run `sweworld env build` again")
+        full = diagnose.disk_full(result.output)
+        hint = (f"the disk is full: free space under {paths.home()} (or point SWEWORLD_HOME at a larger disk), then "
+                "build again" if full else "read the build log; fix the task's install fields (python, install, "
+                "pip_packages) or the recipe, then run `sweworld env build` again")
+        raise EnvBuildError(f"{what} {cause}" + (f" ({full})" if full else ""),
+                            where=where, log_path=str(log_path), log_tail=log_tail(log_path), hint=hint)
 
 
 UV_IN_SANDBOX = Path("/sweworld/bin/uv")

@@ -105,6 +105,15 @@ def explain(stderr: str) -> str:
     return f"{found.what}; fix: {found.fix}" if found else ""
 
 
+FULL = ("No space left on device", "Disk quota exceeded")
+
+
+def disk_full(output: str) -> str | None:
+    """The words of a full disk (or quota) in a command's ``output``, or None: a build or a command
+    that failed for want of disk, not for what it ran."""
+    return next((word for word in FULL if word in output), None)
+
+
 def is_setuid(path: str) -> bool:
     """Whether ``path`` is installed setuid root (bubblewrap on hosts without user namespaces)."""
     try:
