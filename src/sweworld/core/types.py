@@ -18,7 +18,7 @@ ENV_FIELDS = ("python", "pre_install", "install", "packages", "pip_packages", "t
               "repo_source")
 
 
-def _as_list(value: Any) -> Any:
+def as_list(value: Any) -> Any:
     """Accept a list, a JSON-encoded list (SWE-bench on the hub) or a single command string."""
     if value is None:
         return []
@@ -73,7 +73,7 @@ class Task(BaseModel):
     @field_validator("FAIL_TO_PASS", "PASS_TO_PASS", "pre_install", "pip_packages", mode="before")
     @classmethod
     def _decode_list(cls, value: Any) -> Any:
-        return _as_list(value)
+        return as_list(value)
 
     @field_validator("FAIL_TO_PASS", "PASS_TO_PASS")
     @classmethod

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 
 from sweworld.core.errors import DatasetError
-from sweworld.core.types import Task
+from sweworld.core.types import Task, as_list
 from sweworld.envs import services, wheelhouse
 from sweworld.envs.build import VENV, EnvBuilder, InstanceLayer, _ro_paths, tool_mounts, uv_binary
 from sweworld.envs.scripts import OFFLINE_ENV
@@ -48,20 +47,18 @@ def open_episode(task: Task, builder: EnvBuilder | None = None, config: SandboxC
 
 def with_row_syscalls(config: SandboxConfig, task: Task) -> SandboxConfig:
     """``config`` plus the system calls the row of ``task`` asks the seccomp filter for (its
-    ``allow_syscalls`` field: a list, or a JSON-encoded one), logged by name; ``DatasetError`` for a
-    field that is not a list of names."""
-    value = (task.model_extra or {}).get("allow_syscalls")
-    if isinstance(value, str) and value.strip():
-        try:
-            value = json.loads(value)
-        except ValueError:
-            value = None if value.strip() != "*" else ["*"]
-    if not value:
-        return config
+    ``allow_syscalls`` field: a list, a JSON-encoded one, or one name; ``core.types.as_list``), logged
+    by name; ``DatasetError`` for a field that is not names."""
+    try:
+        value = as_list((task.model_extra or {}).get("allow_syscalls"))
+    except ValueError:
+        value = None
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise DatasetError(f"{task.instance_id}: allow_syscalls must be a list of system call names, got {value!r}",
+        raise DatasetError(f"{task.instance_id}: allow_syscalls must be a list of system call names, got "
+                           f"{(task.model_extra or {}).get('allow_syscalls')!r}",
                            hint='write e.g. "allow_syscalls": ["keyctl"], or drop the field')
     wanted = [v for v in value if v not in config.allow_syscalls]
-    if wanted:
-        log.warning("%s: its row allows %s (denied to episodes by default)", task.instance_id, ", ".join(wanted))
+    if not wanted:
+        return config
+    log.warning("%s: its row allows %s (denied to episodes by default)", task.instance_id, ", ".join(wanted))
     return config.model_copy(update={"allow_syscalls": [*config.allow_syscalls, *wanted]})
