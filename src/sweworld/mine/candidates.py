@@ -27,6 +27,7 @@ from typing import Any
 from sweworld.core.types import Task
 from sweworld.mine.exclude import Excluded, exclusion_reason
 from sweworld.mine.history import Commit, step_diff, step_message
+from sweworld.mine.quality import quality_reason
 from sweworld.mine.recipes import Choice, infer, provenance, version_for
 from sweworld.mine.rules import Limits, skip_reason
 from sweworld.mine.split import split_diff
@@ -75,9 +76,11 @@ def instance_id(repo: str, commit: Commit, taken: set[str]) -> str:
 
 def screen(commits: list[Commit], *, mirror: Path, repo: str, source: str, limits: Limits,
            tree_of: Callable[[str], Path], available_pythons: list[str],
-           on_step: Callable[[], None] | None = None, excluded: list[Excluded] | None = None) -> Screen:
+           on_step: Callable[[], None] | None = None, excluded: list[Excluded] | None = None,
+           model_statements: bool = False) -> Screen:
     """Candidates of ``commits`` (newest first); ``tree_of(sha)`` checks out an environment commit
-    (only for recipes inferred from the tree); steps ``excluded`` datasets hold are dropped."""
+    (only for recipes inferred from the tree); steps ``excluded`` datasets hold are dropped; so are
+    those a reviewer would not keep (``mine.quality``; ``model_statements``: a model writes them)."""
     out = Screen(steps=len(commits))
     taken: set[str] = set()
     drafts: list[tuple[Commit, str, dict[str, Any]]] = []
@@ -92,6 +95,9 @@ def screen(commits: list[Commit], *, mirror: Path, repo: str, source: str, limit
             patch, test_patch = split_diff(step_diff(mirror, commit), what=commit.sha)
             if not patch.strip() or not test_patch.strip():
                 reason = "no source change" if not patch.strip() else "no test change"
+        if reason is None:  # mine/quality.py: formatting, lint/style only, a statement that says nothing
+            reason = quality_reason(commit, patch, test_patch, step_message(mirror, commit), mirror=mirror,
+                                    model_statements=model_statements)
         if reason is not None:
             out.skipped[commit.sha] = reason
             continue

@@ -42,7 +42,7 @@ def mine_repository(repo: str, out: Path, options: MineOptions, *, backend: Any,
     screened = screen(history, mirror=mirror, repo=label, source=source.describe(), limits=options.limits,
                       tree_of=lambda sha: repos.tree(label, sha, source),
                       available_pythons=[i.version for i in list_interpreters()], on_step=on_step,
-                      excluded=excluded)
+                      excluded=excluded, model_statements=options.model is not None)
     if on_stage:
         on_stage(f"validate {label}", min(len(screened.candidates), options.max_candidates or 10**9))
     summary_path, ledger_path = output_paths(out)

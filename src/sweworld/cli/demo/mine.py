@@ -98,6 +98,7 @@ def build_history(root: Path) -> History:
     history.git("merge", "-q", "--no-ff", "fix-first", "-m", "Merge pull request #901 from demo/fix-first\n\n"
                 "Fix first() ignoring its default")
     history.edit(MORE, "    # This is the \"most beautiful", "    # Counting with compress: the \"most beautiful")
+    history.edit(MORE, "    This consumes the iterable, so", "    This consumes the whole iterable, so")  # not only a comment
     history.write("tests/test_ilen_range.py", ILEN_REFACTOR_TEST)
     history.commit("Comment ilen() and test it on a range")
     history.edit(MORE, ILEN_OK, ILEN_BAD)
