@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -53,6 +54,30 @@ def log_tail(log: Path, lines: int = 30) -> str:
         return "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
     except OSError:
         return ""
+
+
+_ERROR = re.compile(r"^\s*(?:ERROR:|error:|E\s{2,}|fatal error:|FATAL:|× |╰─▶ |\S+Error: |\S+: fatal error: |"
+                    r"Could not |No matching distribution|Because )", re.IGNORECASE)
+_GENERIC = re.compile(r"subprocess-exited-with-error|metadata-generation-failed|Failed building wheel|"
+                      r"failed-wheel-build|Failed to build installable wheels|legacy-install-failure|did not run successfully|"
+                      r"This error originates from a subprocess|See above for output|Command errored out|"
+                      r"^\s*× (?:Failed to (?:build|download)|No solution found)|exit code: \d+|^\s*error: command",
+                      re.IGNORECASE)
+
+
+def error_line(log: Path) -> str:
+    """The one line of a failed build's log that says why: the first specific error of the last
+    step's output (pip's ``ERROR: ...``, uv's ``╰─▶ Because ...``, a compiler's ``fatal error``, an
+    exception), past the generic ones (``subprocess-exited-with-error``...); else its last line."""
+    try:
+        text = log.read_text(errors="replace")
+    except OSError:
+        return ""
+    lines = [line.rstrip() for line in text.rsplit("### output:\n", 1)[-1].splitlines() if line.strip()]
+    errors = [line for line in lines if _ERROR.match(line)]
+    specific = [line for line in errors if not _GENERIC.search(line)]
+    found = (specific or errors or lines[-1:] or [""])[0].strip()
+    return found if len(found) <= 200 else found[:197] + "..."
 
 
 def list_envs() -> list[dict]:

@@ -18,7 +18,9 @@ from typing import Any
 from sweworld.core.types import Task
 from sweworld.tasks.rows import dump_row
 
-LEDGER_VERSION = 1
+LEDGER_VERSION = 2
+"""2: verdicts of the rules of mined instances (``runs.validate``: the runs before the fix bounded, the
+collection rule) and causes; a ledger of version 1 is not reused."""
 PROVENANCE = ("recipe_spec_version", "recipe_specs")
 """Row fields that describe the recipe without deciding the verdict (left out of the key, so that
 ledgers written before them still resume)."""

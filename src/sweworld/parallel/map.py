@@ -21,7 +21,10 @@ node that ran it, and an item that failed or whose worker was lost leaves nothin
 ``map_ordered`` is the same map deciding in item order: at most ``window`` items in flight, each
 result handed to ``on_result(item, value)`` in item order, stopping once ``enough(values)`` holds
 for the in-order prefix (what finished beyond it goes to ``on_extra(item, value)``); ``known(item)``
-is the value of an item decided before (resume), which then does not run.
+is the value of an item decided before (resume), which then does not run. ``needless(index)`` true
+says that the item at ``index`` cannot be in that prefix any more (the caller knows, from what
+finished out of order, that ``enough`` will hold before it): it is not submitted, or cancelled while
+queued, so that a run stops as soon as what it needs is in flight.
 """
 
 from __future__ import annotations
@@ -49,9 +52,10 @@ def _submitter(pool: Pool, fn: Callable[..., Any], share: Any,
 
 
 def _finished(submit: Callable[[Any], Future], items: Sequence[Any], window: int | None,
-              stopped: Callable[[], bool] = lambda: False) -> Iterator[tuple[int, Any, Future]]:
+              stopped: Callable[[int], bool] = lambda _index: False) -> Iterator[tuple[int, Any, Future]]:
     """``(index, item, future)`` of each item as it finishes; at most ``window`` in flight (None: all
-    submitted at once); no more submitted once ``stopped()``, the queued ones cancelled."""
+    submitted at once); an item whose index is ``stopped`` is not submitted (the queued ones cancelled);
+    nothing is submitted past the first such."""
     if window is None:
         futures = {submit(item): (index, item) for index, item in enumerate(items)}
         for future in as_completed(futures):
@@ -60,14 +64,14 @@ def _finished(submit: Callable[[Any], Future], items: Sequence[Any], window: int
     pending: dict[Future, tuple[int, Any]] = {}
     upcoming = iter(enumerate(items))
     while True:
-        while not stopped() and len(pending) < window:
+        while len(pending) < window:
             nxt = next(upcoming, None)
-            if nxt is None:
+            if nxt is None or stopped(nxt[0]):
+                upcoming = iter(())
                 break
             pending[submit(nxt[1])] = nxt
-        if stopped():
-            for future in [f for f in pending if f.cancel()]:
-                del pending[future]
+        for future in [f for f, (index, _item) in pending.items() if stopped(index) and f.cancel()]:
+            del pending[future]
         if not pending:
             return
         finished, _ = wait(pending, return_when=FIRST_COMPLETED)
@@ -114,7 +118,8 @@ def map_ordered(items: Sequence[T], fn: Callable[..., Any], *, runner: Runner | 
                 on_error: Callable[[T, BaseException], None] | None = None,
                 enough: Callable[[list[Any]], bool] = lambda _: False,
                 on_result: Callable[[T, Any], None] | None = None,
-                on_extra: Callable[[T, Any], None] | None = None) -> list[Any]:
+                on_extra: Callable[[T, Any], None] | None = None,
+                needless: Callable[[int], bool] | None = None) -> list[Any]:
     """The values of the in-order prefix of ``items`` up to the first point where ``enough`` holds
     (all of them if never): ``known(item)`` when not None, else ``fn``'s result (or the caught
     exception); ``window`` defaults to ``max(2, 2 * workers)``. ``on_done``/``on_error`` come as each
@@ -138,7 +143,10 @@ def map_ordered(items: Sequence[T], fn: Callable[..., Any], *, runner: Runner | 
             decided.add(future)
             return future
 
-        for index, item, future in _finished(submit, items, window, lambda: state["stopped"]):
+        def stopped(index: int) -> bool:
+            return state["stopped"] or (needless is not None and needless(index))
+
+        for index, item, future in _finished(submit, items, window, stopped):
             value, failed = _outcome(future, item, catch, on_error)
             if on_done and not failed and future not in decided:
                 on_done(item, value)
