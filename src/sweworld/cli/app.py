@@ -15,6 +15,7 @@ from sweworld.cli import (
     eval_cmd,
     exec_cmd,
     export_cmd,
+    export_tasks,
     mine_cmd,
     openenv_cmd,
     rollout_cmd,
@@ -45,6 +46,7 @@ app.command("demo")(demo.demo)
 app.command("doctor")(doctor_cmd.doctor)
 app.add_typer(world_cmd.app, name="world")
 app.add_typer(export_cmd.app, name="export")
+export_cmd.app.command("swerebench")(export_tasks.swerebench)  # mined tasks for others
 app.add_typer(train_cmd.app, name="train")
 app.add_typer(verifier_cmd.app, name="verifier")
 app.add_typer(runtime_cmd.app, name="runtime")
