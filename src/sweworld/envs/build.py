@@ -48,7 +48,8 @@ LAYER_FORMAT = "layer-v4"  # bump when the instance-stage epilogue changes: old 
 PASSTHROUGH = ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
                "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_TRUSTED_HOST",
                "PIP_CERT", "PIP_DEFAULT_TIMEOUT", "UV_INDEX_URL", "UV_EXTRA_INDEX_URL", "UV_DEFAULT_INDEX", "UV_INDEX",
-               "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "UV_NATIVE_TLS")
+               "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "UV_NATIVE_TLS",
+               "NODE_EXTRA_CA_CERTS", "NPM_CONFIG_REGISTRY", "npm_config_registry")
 
 
 @dataclass
@@ -98,7 +99,7 @@ def uv_binary() -> Path | None:
 
 def _caches() -> dict[str, Path]:
     root = envs_root().parent / "cache"
-    dirs = {"uv": root / "uv", "pip": root / "pip"}
+    dirs = {"uv": root / "uv", "pip": root / "pip", "npm": root / "npm"}
     for d in dirs.values():
         d.mkdir(parents=True, exist_ok=True)
     return dirs
@@ -216,8 +217,14 @@ class EnvBuilder:
         for note in recipe.notes:
             log.info("%s: %s", where, note)
         tree = self.repos.tree(task.repo, task.env_commit, task.repo_source, instance_id=task.instance_id)
+        meta = {"repo": task.repo, "env_commit": task.env_commit, "version": task.version}
+        if recipe.language != "python":
+            from sweworld.envs.lang.stage import build_env
+
+            build_env(recipe, key, final, where, tree=tree, base_commit=task.env_commit, meta=meta, timeout=self.timeout)
+            return
         self._build_venv(recipe, key, final, where, tree=tree, base_commit=task.env_commit, epilogue=_COMPILE_VENV,
-                         meta={"repo": task.repo, "env_commit": task.env_commit, "version": task.version})
+                         meta=meta)
 
     def _build_venv(self, recipe: EnvRecipe, key: str, final: Path, where: str, *, tree: Path | None,
                     base_commit: str | None, epilogue: str, meta: dict) -> None:
@@ -337,8 +344,7 @@ class StagedBuild:
     def run(self, mounts: dict, script: str, what: str, *, base_commit: str | None, ro_paths: list[str],
             timeout: float, workdir: str = "/testbed") -> None:
         caches = _caches()
-        mounts = {**mounts, "/sweworld/cache/uv": Dir(caches["uv"], writable=True),
-                  "/sweworld/cache/pip": Dir(caches["pip"], writable=True)}
+        mounts = {**mounts, **{f"/sweworld/cache/{name}": Dir(path, writable=True) for name, path in caches.items()}}
         try:
             with Sandbox(mounts, config=build_config(timeout), base_commit=base_commit, ro_paths=ro_paths,
                          label=self.staging.name, workdir=workdir) as sandbox:
@@ -420,6 +426,8 @@ fi
 def instance_epilogue(recipe: EnvRecipe) -> str:
     """What runs after the install, in the layer: caches first, then the artefact bookkeeping (and,
     for SWE-bench's specs, the commit of the set-up state, after the list of what it changed)."""
+    if recipe.language != "python":  # no Python to warm: the bookkeeping only
+        return _RECORD_ARTEFACTS
     warm = _WARM_CACHES + (_WARM_PYTEST if "pytest" in recipe.test_cmd else "")
     if recipe.commits_setup():
         return warm + _RECORD_ARTEFACTS.replace(_ASSUME_UNCHANGED, "") + _COMMIT_SETUP

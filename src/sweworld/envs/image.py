@@ -5,7 +5,9 @@ The environment source of a run (``--env-source``):
 - ``recipe``: build the environment from a recipe (``envs.build``), as before images;
 - ``image``: the image the row names (``docker_image``, ``image_name``), else SWE-bench's image of
   the instance id (``core.images.swebench_image``);
-- ``auto`` (the default): the image when the row is not Python (its ``language``, or a swebench spec
+- ``auto`` (the default): a row of another language that names no image but says how its environment
+  is installed (``install_config.install``, a mined row: ``envs.lang``) is built from its recipe; else
+  the image when the row is not Python (its ``language``, or a swebench spec
   of another language: SWE-bench Multilingual's rows name no image, so SWE-bench's name is used),
   or when the row names an image and no recipe of its own applies (no install fields, no
   ``install_config``, no swebench or SWE-Gym spec: R2E-Gym's and SWE-smith's rows); else the recipe.
@@ -25,6 +27,7 @@ from typing import TYPE_CHECKING, Literal
 
 from sweworld.core import images
 from sweworld.core.errors import SWEWorldError
+from sweworld.envs.lang import builds
 from sweworld.envs.recipes.image import CONDA_ACTIVATE, PYTHON_LANGUAGES, image_recipe
 from sweworld.envs.scripts import OFFLINE_ENV
 
@@ -70,6 +73,8 @@ def image_name(task: Task, source: str = "auto") -> str | None:
         return named[0] if named else images.swebench_image(task.instance_id)
     if named and (task.model_extra or {}).get("env_source") == "image":  # the row's family ships only images
         return named[0]
+    if not named and builds(task):  # a mined row of another language: its install_config says how to build it
+        return None
     language = str((task.model_extra or {}).get("language") or "").strip().lower()
     if language not in PYTHON_LANGUAGES or _spec_language(task) == "other":
         return named[0] if named else images.swebench_image(task.instance_id)

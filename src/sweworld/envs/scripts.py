@@ -9,6 +9,9 @@ valid in every later episode. The network is available during builds.
   ``pip_packages`` and, for the default recipe, the repo itself with its test extras.
 - instance stage: ``pre_install`` then ``install``, with the venv's bin first on PATH so that
   ``python -m pip install -e .`` installs into the venv.
+
+A recipe of another ``language`` has its env stage from that language (``envs.lang.stage``) and an
+instance stage of its own first lines, then the same steps.
 """
 
 from __future__ import annotations
@@ -170,6 +173,8 @@ def instance_stage_script(recipe: EnvRecipe, *, venv: str = DEFAULT_VENV, uv: Pa
 
     When uv is given its directory follows the venv's bin on PATH, so ``uv pip`` works in commands.
     """
+    if recipe.language != "python":
+        return _other_instance_stage(recipe, venv=venv, workdir=workdir, extra_env=extra_env, prepare=prepare)
     _version(recipe)
     q_venv = shlex.quote(venv)
     lines = _header("instance", recipe, workdir, offline, extra_env)
@@ -180,4 +185,19 @@ def instance_stage_script(recipe: EnvRecipe, *, venv: str = DEFAULT_VENV, uv: Pa
     if recipe.install:
         lines += _pre_resolve(recipe, venv, uv)
         lines.append(recipe.install)
+    return "\n".join(lines) + "\n"
+
+
+def _other_instance_stage(recipe: EnvRecipe, *, venv: str, workdir: str, extra_env: Mapping[str, str] | None,
+                          prepare: Sequence[str]) -> str:
+    """The instance stage of another language (``envs.lang``): its own first lines (e.g. the tree's
+    ``node_modules`` linked to the environment's), then ``prepare``, ``pre_install`` and ``install``."""
+    from sweworld.envs import lang
+
+    language = lang.get(recipe.language)
+    lines = ["#!/usr/bin/env bash", f"# sweworld instance stage: {recipe.source} recipe, {recipe.language}",
+             "set -euxo pipefail", *(f"export {k}={shlex.quote(str(v))}" for k, v in (extra_env or {}).items()),
+             f"cd {shlex.quote(workdir)}"]
+    lines += language.instance_lines(recipe, venv) if language.instance_lines else []
+    lines += [*prepare, *recipe.pre_install, *([recipe.install] if recipe.install else [])]
     return "\n".join(lines) + "\n"

@@ -7,6 +7,12 @@ of one version share one ``environment_setup_commit`` (the newest base commit of
 the candidates, as in SWE-bench's rows) and one recipe (``mine.recipes``). Steps that an excluded
 dataset already holds are dropped first (``mine.exclude``).
 
+The language of the repository (``envs.lang``) is detected once, from the newest step's tree: its
+path rules screen the steps and split the diffs, its ``package.json`` (or the like) gives the
+release line, and it infers the recipe of another language than Python (``language`` and an
+``install_config`` on the row, as SWE-rebench V2's rows; Python's is ``mine.recipes``'). A version
+whose recipe cannot be inferred (no test runner found) drops its steps with the reason.
+
 Provenance written on every row: ``mined_from`` (the fix commit), ``version_read`` (what the tree
 said, and where), ``recipe_source`` (``swebench``, ``swegym`` or ``inferred``: which table's recipe
 builds it), ``recipe_spec_version`` (the version key of that table whose spec is used; null for an
@@ -24,7 +30,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from sweworld.core.errors import EnvBuildError
 from sweworld.core.types import Task
+from sweworld.envs import lang
+from sweworld.envs.lang import Language
 from sweworld.mine.exclude import Excluded, exclusion_reason
 from sweworld.mine.history import Commit, step_diff, step_message
 from sweworld.mine.quality import quality_reason
@@ -57,6 +66,8 @@ class Screen:
         """The skipped steps counted by reason."""
         return Counter(self.skipped.values())
     versions: dict[str, Choice] = field(default_factory=dict)
+    language: str = "python"
+    """The repository's language (``envs.lang``), detected once from the newest step's tree."""
 
 
 def _when(commit: Commit) -> datetime:
@@ -77,22 +88,26 @@ def instance_id(repo: str, commit: Commit, taken: set[str]) -> str:
 def screen(commits: list[Commit], *, mirror: Path, repo: str, source: str, limits: Limits,
            tree_of: Callable[[str], Path], available_pythons: list[str],
            on_step: Callable[[], None] | None = None, excluded: list[Excluded] | None = None,
-           model_statements: bool = False) -> Screen:
-    """Candidates of ``commits`` (newest first); ``tree_of(sha)`` checks out an environment commit
-    (only for recipes inferred from the tree); steps ``excluded`` datasets hold are dropped; so are
-    those a reviewer would not keep (``mine.quality``; ``model_statements``: a model writes them)."""
+           model_statements: bool = False, language: Language | None = None) -> Screen:
+    """Candidates of ``commits`` (newest first); ``tree_of(sha)`` checks out a commit (the newest, whose
+    tree says the repository's language when ``language`` is not given, and the environment commits
+    of recipes inferred from the tree); steps ``excluded`` datasets hold are dropped; so are those a
+    reviewer would not keep (``mine.quality``; ``model_statements``: a model writes them)."""
     out = Screen(steps=len(commits))
+    if language is None:
+        language = lang.detect(tree_of(commits[0].sha)) if commits else lang.get("python")
+    out.language = language.name
     taken: set[str] = set()
     drafts: list[tuple[Commit, str, dict[str, Any]]] = []
     for commit in commits:
         if on_step:
             on_step()
-        reason = skip_reason(commit, limits)
+        reason = skip_reason(commit, limits, language.paths)
         if reason is None and excluded:
             reason = exclusion_reason(excluded, base_commit=commit.first_parent, fix_commit=commit.sha,
                                       instance_id=instance_id(repo, commit, set(taken)))
         if reason is None:
-            patch, test_patch = split_diff(step_diff(mirror, commit), what=commit.sha)
+            patch, test_patch = split_diff(step_diff(mirror, commit), what=commit.sha, is_test=language.paths.is_test)
             if not patch.strip() or not test_patch.strip():
                 reason = "no source change" if not patch.strip() else "no test change"
         if reason is None:  # mine/quality.py: formatting, lint/style only, a statement that says nothing
@@ -101,31 +116,60 @@ def screen(commits: list[Commit], *, mirror: Path, repo: str, source: str, limit
         if reason is not None:
             out.skipped[commit.sha] = reason
             continue
-        read, where = read_version(mirror, commit.first_parent)
-        kind, version = version_for(repo, read)
-        message = step_message(mirror, commit)
-        statement = message_statement(message)
-        drafts.append((commit, message, {
-            "instance_id": instance_id(repo, commit, taken), "repo": repo, "base_commit": commit.first_parent,
-            "patch": patch, "test_patch": test_patch, "problem_statement": statement.text,
-            "created_at": commit.committed, "version": version, "repo_source": source,
-            "mined_from": commit.sha, "statement_source": statement.source,
-            "references": list(statement.references), "version_read": f"{read} ({where})", **provenance(repo, kind, version)}))
-    newest: dict[str, tuple[Commit, dict[str, Any]]] = {}
-    for commit, _message, row in drafts:  # the newest step of a version gives its environment commit
-        if row["version"] not in newest or _when(commit) > _when(newest[row["version"]][0]):
-            newest[row["version"]] = (commit, row)
-    for version, (commit, row) in newest.items():
-        choice = out.versions[version] = Choice(kind=row["recipe_source"], version=version)
-        choice.fields["environment_setup_commit"] = row["base_commit"]
-        if choice.kind == "inferred":
-            fields, notes = infer(tree_of(row["base_commit"]), commit.committed, available_pythons)
-            choice.fields.update(fields)
-            choice.notes = notes
+        drafts.append(_draft(commit, mirror, repo, source, language, patch, test_patch, taken))
+    failed = _environments(out, drafts, language, tree_of, available_pythons)
     for commit, message, row in drafts:
+        if row["version"] in failed:
+            out.skipped[commit.sha] = failed[row["version"]]
+            continue
         choice = out.versions[row["version"]]
         row.update(choice.fields)
         if choice.notes:
             row["recipe_notes"] = choice.notes
         out.candidates.append(Candidate(commit=commit, task=Task.model_validate(row), message=message))
     return out
+
+
+def _draft(commit: Commit, mirror: Path, repo: str, source: str, language: Language, patch: str, test_patch: str,
+           taken: set[str]) -> tuple[Commit, str, dict[str, Any]]:
+    """(commit, its whole message, its row without the environment) of a candidate step."""
+    reader = language.read_version or read_version
+    read, where = reader(mirror, commit.first_parent)
+    kind, version = version_for(repo, read)
+    message = step_message(mirror, commit)
+    statement = message_statement(message)
+    return commit, message, {
+        "instance_id": instance_id(repo, commit, taken), "repo": repo, "base_commit": commit.first_parent,
+        "patch": patch, "test_patch": test_patch, "problem_statement": statement.text,
+        "created_at": commit.committed, "version": version, "repo_source": source,
+        "mined_from": commit.sha, "statement_source": statement.source,
+        "references": list(statement.references), "version_read": f"{read} ({where})", **provenance(repo, kind, version)}
+
+
+def _environments(out: Screen, drafts: list[tuple[Commit, str, dict[str, Any]]], language: Language,
+                  tree_of: Callable[[str], Path], available_pythons: list[str]) -> dict[str, str]:
+    """One environment per version (``out.versions``): the newest step of a version gives its
+    environment commit; version -> why its steps are dropped, for a language that cannot infer one
+    (no test runner found, an unreadable package.json)."""
+    newest: dict[str, tuple[Commit, dict[str, Any]]] = {}
+    for commit, _message, row in drafts:
+        if row["version"] not in newest or _when(commit) > _when(newest[row["version"]][0]):
+            newest[row["version"]] = (commit, row)
+    failed: dict[str, str] = {}
+    for version, (commit, row) in newest.items():
+        choice = out.versions[version] = Choice(kind=row["recipe_source"], version=version)
+        choice.fields["environment_setup_commit"] = row["base_commit"]
+        if choice.kind != "inferred":
+            continue
+        try:
+            if language.infer is None:
+                fields, notes = infer(tree_of(row["base_commit"]), commit.committed, available_pythons)
+            else:
+                fields, notes = language.infer(tree_of(row["base_commit"]), commit.committed)
+        except EnvBuildError as exc:
+            failed[version] = f"environment: {exc.message.splitlines()[0]}"
+            choice.notes = [f"{failed[version]} (at {row['base_commit'][:12]}; {exc.hint or ''})"]
+            continue
+        choice.fields.update(fields)
+        choice.notes = notes
+    return failed

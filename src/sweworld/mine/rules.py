@@ -1,18 +1,9 @@
 """Which steps of a history are candidate tasks, and why the others are not.
 
-A candidate changes both non-test source and tests. The path rule (one for every layout seen in
-SWE-bench's and SWE-Gym's repositories):
-
-- a test path has a directory that starts with ``test`` (``tests/``, ``test/``, ``testing/``,
-  ``testutils/``) or is ``e2e``, or a file name ``test_*.py``, ``*_test.py``, ``*_tests.py``,
-  ``tests.py``, ``conftest.py``; everything under a test directory (data files included) is test;
-- a docs path is under ``doc/``, ``docs/``, ``changelog.d/`` or ``changes/``, or a text file
-  (``.rst``, ``.md``, ``.txt``, ``.adoc``) outside the package, or a change log, news or authors file;
-- a source path is a Python file (``.py``, ``.pyi``, ``.pyx``, ``.pxd``) that is neither.
-
-SWE-bench's own split (``swebench.collect``) puts every path containing ``test`` into the test patch;
-the rule above agrees on the layouts measured (docs/benchmarks.md) and does not take ``pytest.py``
-or ``contest.py`` for tests.
+A candidate changes both non-test source and tests. Which paths are source, test, docs, vendored or
+generated is the language's (``envs.lang``: ``PathRules``, detected once per repository); Python's
+rule (``envs.lang.python``, the default) is the one for every layout seen in SWE-bench's and
+SWE-Gym's repositories, JavaScript/TypeScript's is ``envs.lang.javascript``'s.
 """
 
 from __future__ import annotations
@@ -20,16 +11,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 
+from sweworld.envs.lang.base import PathRules
+from sweworld.envs.lang.python import PATHS as PYTHON_PATHS
+from sweworld.envs.lang.python import is_doc_path, is_source_path, is_test_path
 from sweworld.mine.history import Commit, FileChange
 
-SOURCE_SUFFIXES = (".py", ".pyi", ".pyx", ".pxd")
-DOC_DIRS = frozenset({"doc", "docs", "changelog.d", "changes", "newsfragments"})
-DOC_SUFFIXES = (".rst", ".md", ".txt", ".adoc")
-DOC_NAMES = re.compile(r"^(changes|changelog|history|news|authors|contributors|release[-_]?notes)\b", re.I)
-VENDOR_DIRS = frozenset({"vendor", "_vendor", "vendored", "third_party", "thirdparty", "extern", "externals"})
-GENERATED = re.compile(r"(_pb2(_grpc)?\.pyi?|(^|/)parsetab\.py|(^|/)lextab\.py|(^|/)_version\.py)$|(^|/)generated/")
 BRANCH_MERGE = re.compile(r"^Merge (remote-tracking )?branch '[^']+'( of \S+)?( into \S+)?$")
 """A merge of a whole branch (a maintenance branch forward-merged): its pull requests are steps of their own."""
 REVERT = re.compile(r"^(revert\b|reverts\b)|^this reverts commit", re.I | re.M)
@@ -51,29 +38,8 @@ class Limits:
     max_test_patch_lines: int = MAX_TEST_PATCH_LINES
 
 
-def is_test_path(path: str) -> bool:
-    parts = PurePosixPath(path).parts
-    if not parts:
-        return False
-    name = parts[-1]
-    if any(p.lower().startswith("test") or p.lower() == "e2e" for p in parts[:-1]):
-        return True
-    return (name.startswith("test_") and name.endswith(SOURCE_SUFFIXES)) or name in {"conftest.py", "tests.py"} \
-        or name.endswith(("_test.py", "_tests.py"))
-
-
-def is_doc_path(path: str) -> bool:
-    parts = PurePosixPath(path).parts
-    if not parts:
-        return False
-    name = parts[-1]
-    if any(p.lower() in DOC_DIRS for p in parts[:-1]) or DOC_NAMES.match(name):
-        return True
-    return name.lower().endswith(DOC_SUFFIXES) and len(parts) == 1
-
-
-def is_source_path(path: str) -> bool:
-    return path.endswith(SOURCE_SUFFIXES) and not is_test_path(path) and not is_doc_path(path)
+__all__ = ["PYTHON_PATHS", "Limits", "PathRules", "is_doc_path", "is_source_path", "is_test_path", "skip_reason"]
+"""Python's path functions stay importable from here (they were here before languages)."""
 
 
 def _all(files: Iterable[FileChange], pattern) -> bool:
@@ -81,12 +47,9 @@ def _all(files: Iterable[FileChange], pattern) -> bool:
     return bool(files) and all(pattern(f.path) for f in files)
 
 
-def _vendored(path: str) -> bool:
-    return any(p.lower() in VENDOR_DIRS for p in PurePosixPath(path).parts[:-1])
-
-
-def skip_reason(commit: Commit, limits: Limits = Limits()) -> str | None:
-    """Why ``commit`` is not a candidate (a key of the summary's drop table), or None."""
+def skip_reason(commit: Commit, limits: Limits = Limits(), rules: PathRules = PYTHON_PATHS) -> str | None:
+    """Why ``commit`` is not a candidate (a key of the summary's drop table), or None; ``rules``: the
+    repository's language's paths."""
     if commit.first_parent is None:
         return "root commit"
     if REVERT.search(commit.message):
@@ -95,18 +58,18 @@ def skip_reason(commit: Commit, limits: Limits = Limits()) -> str | None:
         return "release"
     if commit.is_merge and BRANCH_MERGE.match(commit.subject.strip()):
         return "branch merge"
-    tests = [f for f in commit.files if is_test_path(f.path)]
-    others = [f for f in commit.files if not is_test_path(f.path)]
-    sources = [f for f in others if is_source_path(f.path)]
+    tests = [f for f in commit.files if rules.is_test(f.path)]
+    others = [f for f in commit.files if not rules.is_test(f.path)]
+    sources = [f for f in others if rules.is_source(f.path)]
     if not sources:
         if not others:
             return "tests only"
-        return "docs only" if _all(others, is_doc_path) else "no source change"
+        return "docs only" if _all(others, rules.is_doc) else "no source change"
     if not tests:
         return "no test change"
-    if _all(sources, _vendored):
+    if _all(sources, rules.is_vendored):
         return "vendored"
-    if _all(sources, lambda p: bool(GENERATED.search(p))):
+    if _all(sources, rules.is_generated):
         return "generated"
     if any(f.binary for f in commit.files):
         return "binary files"

@@ -22,6 +22,12 @@ class EnvRecipe(BaseModel):
     """How to build the environment of a task (env stage) and install its repo (instance stage)."""
 
     python: str = Field(default=DEFAULT_PYTHON, description="Python version 'X.Y' of the virtualenv.")
+    language: str = Field(default="python", description=(
+        "The project's language (envs/lang): another than python builds no virtualenv; its env stage "
+        "runs `env_setup` with the language's toolchain (envs/lang/<language>.py)."))
+    env_setup: list[str] = Field(default_factory=list, description=(
+        "Env stage of a non-Python language: commands installing the dependencies in the tree at the env "
+        "commit, with the network (e.g. 'npm ci --ignore-scripts')."))
     seed_packages: list[str] = Field(default_factory=list, description=(
         "Env stage: packaging tools pinned right after the venv is created (pip, setuptools, wheel of "
         "the era of SWE-bench's images for swebench specs, see envs/era.py); [] keeps the venv's own."))
@@ -66,9 +72,10 @@ class EnvRecipe(BaseModel):
     services: list[str] = Field(default_factory=list, description=(
         "Local stand-ins started inside the episode for test runs (names from envs/services.py, e.g. "
         "'httpbin' for tests that call httpbin.org); the sandbox still reaches nothing outside."))
-    source: Literal["task", "swerebench", "swebench", "swegym", "default", "image"] = Field(
+    source: Literal["task", "swerebench", "swebench", "swegym", "default", "image", "language"] = Field(
         default="default", description=(
-            "Where it came from (swerebench: the row's install_config; image: a container image, nothing built)."))
+            "Where it came from (swerebench: the row's install_config; image: a container image, nothing built; "
+            "language: a non-Python row's install_config, envs/lang)."))
     notes: list[str] = Field(default_factory=list, description="Everything translated, dropped or guessed.")
 
     @field_validator("python", mode="before")
@@ -86,14 +93,17 @@ class EnvRecipe(BaseModel):
         return self.source == "swebench"
 
     def env_stage_fields(self) -> dict[str, Any]:
-        """The fields that decide the env stage (and only those; ``constraints`` and ``packages_frozen``
-        only when set, so that adding them kept every existing key)."""
+        """The fields that decide the env stage (and only those; ``constraints``, ``packages_frozen``,
+        ``env_setup`` and a ``language`` other than python only when set, so that adding them kept every
+        existing key)."""
         fields = self.model_dump(include={"python", "seed_packages", "exclude_newer", "packages", "requirements_files",
                                           "optional_packages", "pip_packages", "install_repo_in_env", "install_extras",
-                                          "constraints", "packages_frozen"})
-        for key in ("constraints", "packages_frozen"):  # only when set, so that adding them kept every key
+                                          "constraints", "packages_frozen", "env_setup", "language"})
+        for key in ("constraints", "packages_frozen", "env_setup"):  # only when set, so that adding them kept every key
             if not fields[key]:
                 del fields[key]
+        if fields["language"] == "python":
+            del fields["language"]
         return fields
 
 
