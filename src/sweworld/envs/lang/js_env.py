@@ -130,9 +130,25 @@ def install_command(tree: Path, data: dict[str, Any], date: str, notes: list[str
     return command
 
 
+_RUN_SCRIPT = re.compile(r"\b(?:npm run|npm run-script|yarn run|yarn|pnpm run|pnpm|run-s|run-p|npm-run-all)\s+([\w:./-]+)")
+
+
+def test_script(data: dict[str, Any]) -> str:
+    """``scripts.test`` with the scripts it runs (``npm run test:unit``, ``run-s``...) appended, three deep."""
+    scripts = data.get("scripts") if isinstance(data.get("scripts"), dict) else {}
+    text, seen = str(scripts.get("test") or ""), {"test"}
+    for _ in range(3):
+        more = [str(scripts[n]) for n in _RUN_SCRIPT.findall(text) if n in scripts and n not in seen]
+        seen.update(n for n in _RUN_SCRIPT.findall(text))
+        if not more:
+            break
+        text = " ; ".join([text, *more])
+    return text
+
+
 def test_runner(data: dict[str, Any], where: str, notes: list[str]) -> tuple[str, str]:
     """(test command, log parser) of the runner ``package.json`` names (see the module docstring)."""
-    script = str((data.get("scripts") or {}).get("test") or "")
+    script = test_script(data)
     deps = _dependencies(data)
     found = next((r for r in RUNNERS if re.search(r[1], script)), None)
     why = "scripts.test"
