@@ -13,6 +13,7 @@ from sweworld.cli import common, options, params
 from sweworld.cli.common import ReposDir, Workers
 from sweworld.cli.runner_opts import RayAddress, RunnerName
 from sweworld.core.config import MineConfig, timeouts
+from sweworld.core.errors import ConfigError
 from sweworld.mine.rules import MAX_PATCH_LINES, MAX_TEST_PATCH_LINES
 
 Repo = Annotated[str | None, typer.Option("--repo", help="A local clone, a bare mirror or a git URL.")]
@@ -38,17 +39,25 @@ def _model(url: str | None, name: str | None, api_key_env: str):
 
 
 def _table(summary: dict) -> Table:
-    table = Table("dropped because", "commits", title=f"mine {summary['repo']}")
-    for reason, count in summary["dropped"].items():
-        table.add_row(reason, str(count))
+    table = Table("stage", "dropped because", "count", title=f"mine {summary['repo']}")
+    for line in summary["causes"]:
+        table.add_row(line["stage"], line["cause"], str(line["count"]))
     return table
 
 
 PATHS = {**options.BACKEND, **options.RUNNER, "timeout": ("timeouts", "evaluation"), "max_": ("max_instances",),
-         "commit": ("commits",)}
+         "commit": ("commits",), "repos_file": ("repos",)}
+ReposFile = Annotated[Path | None, typer.Option("--repos", help=(
+    "Mine many repositories in one run: a text file with one a line (a git URL or a path, then optional "
+    "name=owner/repo since= until= rev= max= max_candidates=), or a .jsonl/.json dataset with a repo or url "
+    "field. Writes into --out-dir; a rerun resumes."))]
+OutDir = Annotated[Path | None, typer.Option("--out-dir", callback=params.output_dir, help=(
+    "With --repos: per repository OWNER__NAME.jsonl (+ summary, ledger), tasks.jsonl (all instances), "
+    "report.json and report.md (yield per repository and per cause). Default: mined."))]
 
 
-def mine(ctx: typer.Context, repo: Repo = None, out: Out = Path("tasks.jsonl"),
+def mine(ctx: typer.Context, repo: Repo = None, repos_file: ReposFile = None, out_dir: OutDir = None,
+         out: Out = Path("tasks.jsonl"),
          since: Annotated[str | None, typer.Option(help="Only commits since this date (e.g. 2023-01-01).")] = None,
          until: Annotated[str | None, typer.Option(help="Only commits until this date.")] = None,
          max_: Annotated[int | None, typer.Option("--max", min=1, help="Stop at this many validated "
@@ -71,12 +80,23 @@ def mine(ctx: typer.Context, repo: Repo = None, out: Out = Path("tasks.jsonl"),
          api_key_env: Annotated[str, typer.Option(help="Env var holding the API key.")] = "OPENAI_API_KEY",
          exclude: Exclude = None,
          runner: RunnerName = "local", ray_address: RayAddress = None, config: options.ConfigFile = None) -> None:
-    """Mine a repository's history: commits that fix source and change tests, validated by real runs
-    (FAIL_TO_PASS / PASS_TO_PASS), written as SWE-bench rows."""
-    run_mine(options.resolve(ctx, MineConfig, PATHS))
+    """Mine a repository's history (--repo), or many (--repos FILE): commits that fix source and
+    change tests, validated by real runs (FAIL_TO_PASS / PASS_TO_PASS), written as SWE-bench rows."""
+    config = options.resolve(ctx, MineConfig, PATHS)
+    with common.reported():
+        if bool(config.repo) == bool(config.repos):
+            raise ConfigError("give one of --repo (a repository) and --repos (a file of them)",
+                              hint="e.g. --repo https://github.com/owner/name, or --repos repos.txt --out-dir mined")
+        if config.out_dir is not None and not config.repos:
+            raise ConfigError("--out-dir goes with --repos", hint="with --repo, --out names the file to write")
+    if config.repos:
+        from sweworld.cli.mine_batch import run_batch
+        run_batch(config)
+    else:
+        run_mine(config)
 
 
-def _mine_options(run: MineConfig):
+def mine_options(run: MineConfig):
     from sweworld.mine.pipeline import MineOptions
     from sweworld.mine.rules import Limits
 
@@ -86,6 +106,30 @@ def _mine_options(run: MineConfig):
                        limits=Limits(run.max_patch_lines or MAX_PATCH_LINES,
                                      run.max_test_patch_lines or MAX_TEST_PATCH_LINES),
                        model=_model(run.model_url, run.model, run.api_key_env), exclude=list(run.exclude or []))
+
+
+def progress() -> Progress:
+    """The live view of a mining run (on stderr)."""
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    TextColumn("{task.fields[note]}"), console=common.err)
+
+
+class Bars:
+    """The bar of the repository being mined: its stage (screen, validate), the count validated."""
+
+    def __init__(self, view: Progress):
+        self.view, self.validated = view, 0
+        self.bar = view.add_task("mine", total=None, note="validated 0")
+
+    def stage(self, what: str, total: int) -> None:
+        self.view.update(self.bar, description=what, total=total, completed=0)
+
+    def step(self) -> None:
+        self.view.advance(self.bar)
+
+    def entry(self, entry: dict) -> None:
+        self.validated += bool(entry["kept"])
+        self.view.update(self.bar, advance=1, note=f"validated {self.validated}")
 
 
 def run_mine(run: MineConfig) -> None:
@@ -99,25 +143,22 @@ def run_mine(run: MineConfig) -> None:
     out = run.out
     with common.reported():
         lock_for_command(out.parent, f"mining into {out}", name=f".{out.name}.lock")
-        mine_options, where = _mine_options(run), runner_of(run.runner)
+        settings, where = mine_options(run), runner_of(run.runner)
         options.save(run, options.config_path(out))
         repos = RepoStore(repos_dir=run.backend.repos_dir)
-        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                   TextColumn("validated {task.fields[validated]}"))
-        with Progress(*columns, console=common.err) as progress:
-            bar = progress.add_task("mine", total=None, validated=0)
-            counts = {"validated": 0}
-
-            def decided(entry: dict) -> None:
-                counts["validated"] += bool(entry["kept"])
-                progress.update(bar, advance=1, validated=counts["validated"])
-
+        with progress() as view:
+            bars = Bars(view)
             _result, summary = mine_repository(
-                run.repo, out, mine_options, backend=options.backend(run, EnvBuilder(repos, timeout=run.timeouts.build)),
-                repos=repos, name=run.name, runner=where,
-                on_stage=lambda what, n: progress.update(bar, description=what, total=n, completed=0),
-                on_step=lambda: progress.advance(bar), on_entry=decided)
+                run.repo, out, settings, backend=options.backend(run, EnvBuilder(repos, timeout=run.timeouts.build)),
+                repos=repos, name=run.name, runner=where, on_stage=bars.stage, on_step=bars.step,
+                on_entry=bars.entry)
         common.out.print(_table(summary))
         common.out.print(f"{summary['validated']} instances of {summary['candidates']} candidates "
                          f"({summary['steps']} commits) -> {out}; summary: {output_paths(out)[0]}; "
-                         f"{summary['validated_per_cpu_hour']} validated per CPU-hour")
+                         f"{summary['validated_per_cpu_hour']} validated per CPU-hour (the run's own CPU: "
+                         f"{summary['cpu_seconds']}s)")
+        if summary["validated_beyond_max"]:
+            common.out.print(f"{summary['validated_beyond_max']} more validated while --max was reached "
+                             f"({summary['kept_beyond_max']} kept): in the ledger, not in {out}")
+        if summary["why"]:
+            common.out.print(f"why none: {summary['why']}")

@@ -1,8 +1,8 @@
 """``mine_repository``: the whole run behind ``sweworld mine``, as a library call.
 
 Writes three files: ``OUT`` (the validated instances, SWE-bench rows), ``OUT.summary.json`` (what
-was looked at, what was kept, every drop by reason, time and CPU) and ``OUT.mine.jsonl`` (the
-ledger a rerun resumes from).
+was looked at, what was kept, every drop by reason, the causes grouped, why nothing was kept when
+nothing was, time and the run's own CPU) and ``OUT.mine.jsonl`` (the ledger a rerun resumes from).
 """
 
 from __future__ import annotations
@@ -13,8 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from sweworld.mine.candidates import screen
+from sweworld.mine.exclude import Excluded, load_excluded
 from sweworld.mine.ledger import Ledger
 from sweworld.mine.pipeline import MineOptions, MineResult, validate_candidates
+from sweworld.mine.report import causes, why_none
 from sweworld.mine.repository import open_repository, steps
 from sweworld.parallel.runner import Runner
 from sweworld.repos import RepoStore
@@ -29,12 +31,14 @@ def output_paths(out: Path) -> tuple[Path, Path]:
 def mine_repository(repo: str, out: Path, options: MineOptions, *, backend: Any, repos: RepoStore,
                     name: str | None = None, runner: Runner | None = None,
                     on_stage: Callable[[str, int], None] | None = None, on_step: Callable[[], None] | None = None,
-                    on_entry: Callable[[dict[str, Any]], None] | None = None) -> tuple[MineResult, dict[str, Any]]:
-    """Mine ``repo`` (``--repo``'s text) into ``out``; ``backend`` validates (a real backend over ``repos``)."""
+                    on_entry: Callable[[dict[str, Any]], None] | None = None,
+                    excluded: list[Excluded] | None = None) -> tuple[MineResult, dict[str, Any]]:
+    """Mine ``repo`` (``--repo``'s text) into ``out``; ``backend`` validates (a real backend over ``repos``);
+    ``excluded``: the datasets already loaded (default: ``options.exclude``'s, read here)."""
     from sweworld.envs.discovery import list_interpreters
-    from sweworld.mine.exclude import load_excluded
 
-    excluded = load_excluded(options.exclude) if options.exclude else []
+    if excluded is None:
+        excluded = load_excluded(options.exclude) if options.exclude else []
     source, label, mirror = open_repository(repo, repos, name)
     history = steps(mirror, rev=options.rev, since=options.since, until=options.until, commits=options.commits)
     if on_stage:
@@ -54,7 +58,10 @@ def mine_repository(repo: str, out: Path, options: MineOptions, *, backend: Any,
                              exclude={e.name: {"rows": len(e.instance_ids), "excluded": sum(
                                  r.startswith("excluded: ") and r.endswith(f" in {e.name}")
                                  for r in screened.skipped.values())} for e in excluded})
+    summary["why"] = why_none(screened, result.entries, mirror=mirror, rev=options.rev)
+    summary["causes"] = causes(screened, result.entries)
     summary["drops"] = [{k: e[k] for k in ("instance_id", "commit", "drop", "reason")}
                         for e in result.entries if not e["kept"]]
+    summary["beyond_max"] = [{k: e[k] for k in ("instance_id", "commit", "kept", "drop")} for e in result.beyond]
     summary_path.write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
     return result, summary

@@ -118,9 +118,14 @@ class ValidateConfig(DatasetSelection):
 
 
 class MineConfig(Strict):
-    """``sweworld mine``: validated instances from a repository's history."""
+    """``sweworld mine``: validated instances from a repository's history (``repo``), or from many
+    (``repos``, a file of them, into ``out_dir``)."""
 
-    repo: str
+    repo: str | None = None
+    repos: Path | None = Field(default=None, description=(
+        "A file of repositories to mine in one run (one a line, with key=value overrides; or a .jsonl/.json "
+        "dataset with a repo or url field), instead of repo."))
+    out_dir: Path | None = Field(default=None, description="With repos: the run's directory (default: mined).")
     out: Path = Path("tasks.jsonl")
     since: str | None = None
     until: str | None = None
