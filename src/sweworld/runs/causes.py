@@ -104,7 +104,7 @@ class _Scope:
         if text.lstrip().startswith("@"):
             self.decorated = self.decorated or changed
             return None
-        touched = changed or ((defined or klass) and self.decorated)
+        touched = (changed and bool(text.strip())) or ((defined or klass) and self.decorated)
         self.decorated = False
         return name if touched else None
 
