@@ -160,7 +160,8 @@ def env_stage_script(recipe: EnvRecipe, *, python: Path, venv: str = DEFAULT_VEN
         lines.append(f"{pip} " + " ".join(shlex.quote(p) for p in recipe.pip_packages))
     if recipe.install_repo_in_env:
         target = "." + (f"[{','.join(recipe.install_extras)}]" if recipe.install_extras else "")
-        lines.append(f"{pip} -e {shlex.quote(target)}")
+        isolation = "" if recipe.build_isolation else " --no-build-isolation"  # its build needs the venv's packages
+        lines.append(f"{pip}{isolation} -e {shlex.quote(target)}")
     lines.append(f"{q_venv}/bin/python -c 'import sys; print(sys.version)'")
     return "\n".join(lines) + "\n"
 

@@ -17,7 +17,6 @@ environment commit's date.
 
 from __future__ import annotations
 
-import configparser
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +24,11 @@ from typing import Any, Literal
 
 from sweworld.envs import swebench_specs, swegym_specs
 from sweworld.envs.recipes import read_extras
+from sweworld.envs.recipes.model import DEFAULT_EXTRAS
+from sweworld.mine.testdeps import read_test_deps
+from sweworld.mine.testdeps.build import plan_build
+from sweworld.mine.testdeps.common import canonical
+from sweworld.mine.testdeps.pyproject import load_toml
 from sweworld.mine.version import snap
 
 PYTHON_RELEASED = {"3.6": "2016-12-23", "3.7": "2018-06-27", "3.8": "2019-10-14", "3.9": "2020-10-05",
@@ -38,8 +42,6 @@ TEST_REQUIREMENTS = ("requirements-dev.txt", "requirements-test.txt", "requireme
                      "requirements/tests.txt", "requirements/testing.txt", "requirements/dev.txt",
                      "tests/requirements.txt", "requirements/tests.in", "requirements-testing.txt")
 _CLASSIFIER = re.compile(r"Programming Language :: Python :: (3\.\d+)")
-_NOX_INSTALL = re.compile(r"session\.install\(([^)]*)\)")
-_QUOTED = re.compile(r"""['"]([A-Za-z0-9][A-Za-z0-9._\-\[\]<>=!~,]*)['"]""")
 
 Kind = Literal["swebench", "swegym", "inferred"]
 
@@ -122,32 +124,10 @@ def era_python(date: str, declared: list[str], requires: str | None, available: 
     return fallback, f"no declared Python of the commit's era; Python {fallback}"
 
 
-def _tox_deps(tree: Path) -> list[str]:
-    path = tree / "tox.ini"
-    if not path.is_file():
-        return []
-    parser = configparser.ConfigParser(interpolation=None, strict=False)
-    try:
-        parser.read_string(path.read_text(encoding="utf-8", errors="replace"))
-    except configparser.Error:
-        return []
-    raw = parser.get("testenv", "deps", fallback="")
-    return [line.split("#")[0].strip() for line in raw.splitlines()
-            if line.strip() and not line.strip().startswith(("-", "#", ".", "{")) and "{" not in line]
-
-
-def _nox_deps(tree: Path) -> list[str]:
-    path = tree / "noxfile.py"
-    if not path.is_file():
-        return []
-    text = path.read_text(encoding="utf-8", errors="replace")
-    return [m for call in _NOX_INSTALL.findall(text) for m in _QUOTED.findall(call) if m not in (".", "-e")]
-
-
 def infer(tree: Path, env_date: str, available: list[str]) -> tuple[dict[str, Any], list[str]]:
     """(row fields, notes) of a recipe read from ``tree`` (the environment commit's checkout)."""
     notes: list[str] = []
-    _extras, requires = read_extras(tree)
+    extras, requires = read_extras(tree)
     python, why = era_python(env_date, _classifiers(tree), requires, available)
     notes.append(f"python {python}: {why}" + (f" (requires-python '{requires}')" if requires else ""))
     fields: dict[str, Any] = {"python": python, "test_cmd": "pytest -rA", "exclude_newer": env_date[:10]}
@@ -156,10 +136,30 @@ def infer(tree: Path, env_date: str, available: list[str]) -> tuple[dict[str, An
     if found:
         fields["packages"] = found
         notes.append(f"test requirements from {found}")
-    extra = list(dict.fromkeys([*_tox_deps(tree), *_nox_deps(tree)]))
-    if extra:
-        notes.append(f"test dependencies from tox.ini/noxfile.py: {' '.join(extra)}")
-    fields["pip_packages"] = list(dict.fromkeys(["pytest", *extra]))
+    deps = read_test_deps(tree, python)
+    notes += deps.notes
+    if deps.requirements:
+        notes.append(f"test dependencies from {', '.join(deps.sources)}: {' '.join(deps.requirements)}")
+    if deps.groups:
+        notes.append(f"dependency groups installed: {', '.join(deps.groups)}")
+    if deps.test_cmd:
+        notes.append(f"the noxfile runs the tests with '{deps.test_cmd}'")
+    data = load_toml(tree / "pyproject.toml")[0] if (tree / "pyproject.toml").is_file() else {}
+    build = plan_build(tree, data, env_date)
+    notes += build.notes
+    has_pytest = any(canonical(re.split(r"[\s;<>=!~\[]", r, maxsplit=1)[0]) == "pytest" for r in deps.requirements)
+    fields["pip_packages"] = list(dict.fromkeys([*([] if has_pytest else ["pytest"]), *deps.requirements,
+                                                 *build.requires]))
+    if build.requires:
+        notes.append(f"build requirements installed too (the reinstall of a patched tree builds without isolation): "
+                     f"{' '.join(build.requires)}")
+    if not build.isolation:
+        fields["build_isolation"] = False
+    named = [e for e in deps.extras if e not in extras and canonical(e) not in {canonical(x) for x in DEFAULT_EXTRAS}]
+    if deps.extras:
+        fields["install_extras"] = list(dict.fromkeys(deps.extras))
+        notes.append(f"extras of the editable install from the test declarations: {', '.join(deps.extras)}"
+                     + (f" ({', '.join(named)} not among the extras read from the packaging files)" if named else ""))
     notes.append("test command 'pytest -rA' on the files the test patch touches; the repository installed "
                  "editable with its test extras at the environment commit")
     return fields, notes

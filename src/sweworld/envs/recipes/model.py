@@ -58,6 +58,10 @@ class EnvRecipe(BaseModel):
                     "commit so that its dependencies come in (default recipe).")
     install_extras: list[str] = Field(
         default_factory=list, description="Extras of the env-stage repo install, e.g. ['test'].")
+    build_isolation: bool = Field(default=True, description=(
+        "Build the repo itself in an isolated build environment (PEP 517); False: with the venv's own packages "
+        "(--no-build-isolation in the env stage and the default install), for builds an isolated environment "
+        "cannot do (undeclared Cython or numpy, a setuptools of the commit's era without PEP 660; mine/testdeps)."))
     pre_install: list[str] = Field(
         default_factory=list, description="Instance stage: shell commands run in the tree before install.")
     install: str | None = Field(
@@ -98,10 +102,13 @@ class EnvRecipe(BaseModel):
         existing key)."""
         fields = self.model_dump(include={"python", "seed_packages", "exclude_newer", "packages", "requirements_files",
                                           "optional_packages", "pip_packages", "install_repo_in_env", "install_extras",
-                                          "constraints", "packages_frozen", "env_setup", "language"})
+                                          "constraints", "packages_frozen", "env_setup", "language",
+                                          "build_isolation"})
         for key in ("constraints", "packages_frozen", "env_setup"):  # only when set, so that adding them kept every key
             if not fields[key]:
                 del fields[key]
+        if fields["build_isolation"]:  # only when off, so that adding it kept every key
+            del fields["build_isolation"]
         if fields["language"] == "python":
             del fields["language"]
         return fields

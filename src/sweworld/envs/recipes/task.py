@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
-from sweworld.core.types import Task
+from sweworld.core.types import Task, as_list
 from sweworld.envs import swebench_specs as sbs
 from sweworld.envs.recipes.default import default_recipe
 from sweworld.envs.recipes.model import (
@@ -13,6 +14,11 @@ from sweworld.envs.recipes.model import (
     EnvRecipe,
 )
 from sweworld.envs.recipes.packages import _packages
+
+NO_ISOLATION_INSTALL = "python -m pip install --no-deps --no-build-isolation -e ."
+"""The default install of a repo whose build needs the venv's own packages (``build_isolation: false``)."""
+EXTRA_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
+"""A valid extra name (PEP 685: a name of letters, digits and . _ -)."""
 
 
 def from_task(task: Task, tree: Path | None) -> EnvRecipe:
@@ -29,14 +35,30 @@ def from_task(task: Task, tree: Path | None) -> EnvRecipe:
                        install=task.install, test_cmd=task.test_cmd or DEFAULT_TEST_CMD, source="task",
                        exclude_newer=task.exclude_newer, notes=notes)
     if task.install is None:  # the default install: deps in the env stage, --no-deps per instance
-        recipe.install = DEFAULT_INSTALL
         recipe.install_repo_in_env = True
-        recipe.install_extras = base.install_extras
+        recipe.install_extras = list(dict.fromkeys([*base.install_extras, *_row_extras(task, notes)]))
+        recipe.build_isolation = _row_isolation(task)
+        recipe.install = DEFAULT_INSTALL if recipe.build_isolation else NO_ISOLATION_INSTALL
         if not recipe.packages and not recipe.requirements_files:
             recipe.packages = ["pytest"]
     if task.test_cmd is None:
         notes.append(f"test_cmd defaults to '{DEFAULT_TEST_CMD}'")
     return recipe
+
+
+def _row_extras(task: Task, notes: list[str]) -> list[str]:
+    """The row's ``install_extras`` (a mined row's extras from its test declarations, mine/testdeps),
+    a list or a JSON-encoded one; names that are not extra names are dropped with a note."""
+    value = as_list((task.model_extra or {}).get("install_extras"))
+    names = [v for v in value if isinstance(v, str) and EXTRA_NAME.match(v)]
+    if len(names) != len(value):
+        notes.append(f"install_extras {value!r}: only extra names kept: {names}")
+    return names
+
+
+def _row_isolation(task: Task) -> bool:
+    """False when the row says ``build_isolation: false`` (mine/testdeps/build.py says when)."""
+    return str((task.model_extra or {}).get("build_isolation", True)).strip().lower() not in ("false", "0", "no")
 
 
 def recipe(task: Task, tree: Path | None) -> EnvRecipe | None:
