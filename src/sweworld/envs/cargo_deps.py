@@ -126,6 +126,11 @@ def _unknown_error(unknown: list[Wanted]) -> EnvBuildError:
                          hint=f"wanted {', '.join(package_name(c.name) for c in unknown)}; " + _HINT)
 
 
+def unpacked(packages) -> Path:
+    """Debian's crates of ``packages`` and of what they need, unpacked (cached)."""
+    return _unpacked(set(packages))
+
+
 def _unpacked(packages: set[str]) -> Path:
     rust = debian.closure(sorted(packages), exclude=debian.NOT_FOLLOWED)
     return debian.unpack([p for p in rust if p.startswith("librust-")], "rust-crates")
@@ -172,10 +177,11 @@ def _complaint(stderr: str, where: str) -> EnvBuildError:
                          hint=_HINT)
 
 
-def crates_for(tree: Path, toolchain: Toolchain, *, where: str = "") -> Path:
+def crates_for(tree: Path, toolchain: Toolchain, *, where: str = "") -> tuple[Path, tuple[str, ...]]:
     """The directory source (Debian's ``usr/share/cargo/registry``, unpacked and cached) holding every
     crate ``tree`` needs, checked by cargo; an EnvBuildError names a crate Debian lacks (by name or
-    by version) and where it is asked for."""
+    by version) and where it is asked for. Returns (the registry, the Debian packages asked for: their
+    closure is what :func:`unpacked` unpacks)."""
     where = where or str(tree)
     packages, unknown = _packages(wanted(tree))
     if unknown:
@@ -184,7 +190,7 @@ def crates_for(tree: Path, toolchain: Toolchain, *, where: str = "") -> Path:
         registry = _unpacked(packages) / REGISTRY_IN_TREE if packages else _empty_registry()
         stderr = _resolve(tree, toolchain, registry)
         if stderr is None:
-            return registry
+            return registry, tuple(sorted(packages))
         missing = _MISSING.search(stderr)
         if missing is None:
             raise _complaint(stderr, where)

@@ -18,15 +18,17 @@ from typing import TYPE_CHECKING, Any
 
 from sweworld.core.errors import DatasetError
 from sweworld.envs.lang.base import Language, PathRules, Toolchain
+from sweworld.envs.lang.go import GO
 from sweworld.envs.lang.javascript import JAVASCRIPT
 from sweworld.envs.lang.python import PYTHON
+from sweworld.envs.lang.rust import RUST
 
 if TYPE_CHECKING:
     from sweworld.core.types import Task
 
-LANGUAGES: dict[str, Language] = {lang.name: lang for lang in (PYTHON, JAVASCRIPT)}
+LANGUAGES: dict[str, Language] = {lang.name: lang for lang in (PYTHON, JAVASCRIPT, GO, RUST)}
 ALIASES = {"": "python", "py": "python", "python3": "python", "js": "javascript", "typescript": "javascript",
-           "ts": "javascript", "node": "javascript"}
+           "ts": "javascript", "node": "javascript", "golang": "go", "rs": "rust"}
 
 
 def get(name: str, where: str = "") -> Language:
