@@ -46,7 +46,7 @@ def test_mined_instances_and_drops(mined):
     _out, summary, tasks = mined
     assert summary["steps"] == 10 and summary["candidates"] == 4
     assert summary["dropped"] == {"no test change": 3, "release": 1, "docs only": 1, "root commit": 1,
-                                  "no FAIL_TO_PASS": 1}
+                                  "no FAIL_TO_PASS: the tests pass before the fix too": 1}
     by_id = {t.instance_id: t for t in tasks}
     assert set(by_id) == {"more-itertools__more-itertools-901", "more-itertools__more-itertools-903",
                           "more-itertools__more-itertools-904"}
