@@ -32,7 +32,7 @@ from sweworld.envs.discovery import Interpreter, find_interpreter
 from sweworld.envs.fetched import announce, fetched
 from sweworld.envs.recipes import EnvRecipe, env_key, instance_key, pinned_by_version, resolve_recipe
 from sweworld.envs.scmversion import pretend_version_env, uses_scm_version
-from sweworld.envs.store import envs_root, locked, log_tail, read_meta
+from sweworld.envs.store import envs_root, error_line, locked, log_tail, read_meta
 from sweworld.repos import RepoStore
 from sweworld.sandbox import Dir, Layers, Sandbox, SandboxConfig, diagnose
 from sweworld.usage import mark_used
@@ -126,7 +126,8 @@ def _run_script(sandbox: Sandbox, script: str, log_path: Path, what: str, where:
         hint = (f"the disk is full: free space under {paths.home()} (or point SWEWORLD_HOME at a larger disk), then "
                 "build again" if full else "read the build log; fix the task's install fields (python, install, "
                 "pip_packages) or the recipe, then run `sweworld env build` again")
-        raise EnvBuildError(f"{what} {cause}" + (f" ({full})" if full else ""),
+        why = f" ({full})" if full else (f": {line}" if (line := error_line(log_path)) else "")
+        raise EnvBuildError(f"{what} {cause}{why}",
                             where=where, log_path=str(log_path), log_tail=log_tail(log_path), hint=hint)
 
 

@@ -145,7 +145,8 @@ def _infra(verdict: Validation, exc: InfraError) -> None:
     verdict.infra = True
     if isinstance(exc, EnvBuildError) and exc.log_path:
         line = error_line(Path(exc.log_path)) or first
-        verdict.reason = f"infrastructure: {first}: {line} (build log: {exc.log_path})"
+        said = first if line in first else f"{first}: {line}"  # envs.build names the line already
+        verdict.reason = f"infrastructure: {said} (build log: {exc.log_path})"
         verdict.cause = f"environment does not build: {line}"
     else:
         verdict.reason = f"infrastructure: {first}"
