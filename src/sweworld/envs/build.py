@@ -30,6 +30,7 @@ from sweworld.envs import scripts, services, submodule_fill
 from sweworld.envs.derived import derive_layer
 from sweworld.envs.discovery import Interpreter, find_interpreter
 from sweworld.envs.fetched import announce, fetched
+from sweworld.envs.lang import stage as lang_stage
 from sweworld.envs.recipes import EnvRecipe, env_key, instance_key, pinned_by_version, resolve_recipe
 from sweworld.envs.scmversion import pretend_version_env, uses_scm_version
 from sweworld.envs.store import envs_root, error_line, locked, log_tail, read_meta
@@ -219,10 +220,13 @@ class EnvBuilder:
             log.info("%s: %s", where, note)
         tree = self.repos.tree(task.repo, task.env_commit, task.repo_source, instance_id=task.instance_id)
         meta = {"repo": task.repo, "env_commit": task.env_commit, "version": task.version}
-        if recipe.language != "python":
-            from sweworld.envs.lang.stage import build_env
-
-            build_env(recipe, key, final, where, tree=tree, base_commit=task.env_commit, meta=meta, timeout=self.timeout)
+        if recipe.language != "python":  # another language's env stage (envs/lang/stage.py): no virtualenv
+            script, ro_paths, found = lang_stage.env_stage(recipe, where, venv=VENV, workdir="/testbed")
+            build = StagedBuild(final.parent / f".{key}.building", final, envs_root() / "logs" / f"{key}.log", where)
+            (build.staging / "venv").mkdir()
+            build.run({VENV: Dir(build.staging / "venv", writable=True), "/testbed": Layers([tree])}, script,
+                      "environment build", base_commit=task.env_commit, ro_paths=ro_paths, timeout=self.timeout)
+            build.publish("env.json", {"key": key, **meta, **found, "recipe": recipe.model_dump()})
             return
         self._build_venv(recipe, key, final, where, tree=tree, base_commit=task.env_commit, epilogue=_COMPILE_VENV,
                          meta=meta)
