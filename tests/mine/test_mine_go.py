@@ -1,0 +1,72 @@
+"""``sweworld mine`` on a Go history, end to end: go-cmp 0.5.9 as Debian ships it
+(``golang-github-google-go-cmp-dev``, tests included, the standard library only), then a regression
+in ``value.SortKeys`` without a test, then its fix with a new test in the real test file. The real
+CLI mines it (Go on PATH, else Debian's 1.19 unpacked without root and copied into the environment;
+``go test -v`` on the test file's package, parsed by swebench's ``parse_log_gotest``), and keeps the
+fix with FAIL_TO_PASS naming the real tests."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from oci_lang_images import GO_BAD, GO_FILE, GO_GOOD, GO_SOURCE
+from sweworld.cli.app import app
+from sweworld.tasks import load_tasks
+from test_mine_js import DatedHistory
+
+pytestmark = [pytest.mark.bwrap, pytest.mark.slow, pytest.mark.network]
+
+NAME = "google/go-cmp"
+BOOL_TEST = """
+func TestSortBoolKeys(t *testing.T) {
+	keys := []reflect.Value{reflect.ValueOf(true), reflect.ValueOf(false)}
+	got := value.SortKeys(keys)
+	if got[0].Bool() || !got[1].Bool() {
+		t.Errorf("SortKeys(true, false) = %v, want false first", got)
+	}
+}
+"""
+
+
+def build_go_history(root: Path) -> DatedHistory:
+    from sweworld.core.errors import EnvBuildError
+    from sweworld.envs import debian
+
+    try:
+        tree = debian.unpack(["golang-github-google-go-cmp-dev"], "test-go-cmp")
+    except EnvBuildError as exc:
+        pytest.skip(f"Debian's archive is not reachable: {exc.message}")
+    shutil.rmtree(root, ignore_errors=True)
+    shutil.copytree(tree / GO_SOURCE, root, symlinks=False)
+    history = DatedHistory(root)
+    history.git("init", "-q", "-b", "main")
+    history.commit("Import go-cmp 0.5.9 (Debian golang-github-google-go-cmp-dev)")
+    history.edit(GO_FILE, GO_GOOD, GO_BAD)
+    history.commit("Sort map keys faster")
+    history.edit(GO_FILE, GO_BAD, GO_GOOD)
+    test = root / "cmp/internal/value/sort_test.go"
+    test.write_text(test.read_text() + BOOL_TEST)
+    history.commit("Fix SortKeys ordering true before false (#7)\n\nfalse < true is the documented order.")
+    return history
+
+
+def test_the_go_fix_is_mined_with_the_real_tests(tmp_path):
+    history = build_go_history(tmp_path / "history")
+    out = tmp_path / "out" / "tasks.jsonl"
+    result = CliRunner().invoke(app, ["mine", "--repo", str(history.root), "--out", str(out), "--name", NAME,
+                                      "--timeout", "600"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(out.with_name(out.name + ".summary.json").read_text())
+    assert summary["candidates"] == 1, summary
+    (task,) = list(load_tasks(out))
+    assert "cmp/internal/value/sort.go" in task.patch
+    assert task.test_patch.startswith("diff --git a/cmp/internal/value/sort_test.go")
+    assert "TestSortBoolKeys" in task.FAIL_TO_PASS and "TestSortKeys" in task.FAIL_TO_PASS
+    extra = task.model_extra
+    assert extra["language"] == "go"
+    assert extra["install_config"]["log_parser"] == "parse_log_gotest"
