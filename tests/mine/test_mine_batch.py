@@ -129,4 +129,4 @@ def test_a_real_batch_of_the_demo_history(tmp_path: Path):
     assert bare_line["why"].startswith("the repository has no test files")
     assert missing["status"] == "failed" and missing["error"].startswith(f"{listed}:3: ")
     tasks = [json.loads(line) for line in (out / "tasks.jsonl").read_text().splitlines()]
-    assert [t["instance_id"] for t in tasks] == ["more-itertools__more-itertools-901"]
+    assert [t["instance_id"] for t in tasks] == ["more-itertools__more-itertools-903"]  # the newest fix
