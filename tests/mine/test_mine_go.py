@@ -12,12 +12,12 @@ import shutil
 from pathlib import Path
 
 import pytest
+from test_mine_js import DatedHistory
 from typer.testing import CliRunner
 
 from oci_lang_images import GO_BAD, GO_FILE, GO_GOOD, GO_SOURCE
 from sweworld.cli.app import app
 from sweworld.tasks import load_tasks
-from test_mine_js import DatedHistory
 
 pytestmark = [pytest.mark.bwrap, pytest.mark.slow, pytest.mark.network]
 
