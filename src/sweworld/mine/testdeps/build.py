@@ -103,7 +103,8 @@ def plan_build(tree: Path, pyproject: dict, env_date: str) -> BuildPlan:
     if missing:
         plan.notes.append(f"the build needs {' and '.join(missing)} ({where} does not say so): built without "
                           "isolation, with the environment's packages")
-    setuptools = backend in SETUPTOOLS_BACKENDS or "requires" not in system or backend is None
+    in_tree = bool(system.get("backend-path")) and "setuptools" in names  # an in-tree wrapper of setuptools (PyYAML's)
+    setuptools = backend in SETUPTOOLS_BACKENDS or "requires" not in system or backend is None or in_tree
     old = setuptools and env_date[:10] < SETUPTOOLS_PEP660
     if old:
         dropped = [r for r in requires if canonical(re.split(r"[\s;<>=!~\[]", r, maxsplit=1)[0]) == "setuptools"]
