@@ -79,3 +79,27 @@ def parts(path: str) -> tuple[str, ...]:
 def under(path: str, dirs: frozenset[str]) -> bool:
     """Whether a directory of ``path`` (not its file name) is one of ``dirs`` (lower case)."""
     return any(p.lower() in dirs for p in parts(path)[:-1])
+
+
+def row_config(row: dict[str, Any], tree: Path | None, where: str, language: str,
+               infer: Callable[[Path, str], tuple[dict[str, Any], list[str]]]) -> tuple[dict[str, Any], list[str], str, bool]:
+    """(install_config, notes, test command, run whole) of a row of ``language``: its ``install_config``,
+    what it lacks inferred from ``tree`` (the env commit's; ``EnvBuildError`` without one); a
+    ``test_cmd`` list, or one without ``append_test_files``, is run whole (SWE-rebench V2's rows)."""
+    from sweworld.core.errors import EnvBuildError
+    from sweworld.core.types import install_config_of
+
+    config = dict(install_config_of(row) or {})
+    notes = [f"recipe: the row's install_config ({language})"]
+    if not config.get("install"):
+        if tree is None:
+            raise EnvBuildError(f"a {language} row without install_config.install needs the tree to infer it",
+                                where=where, hint="resolve the recipe with the tree at the environment commit")
+        fields, inferred = infer(tree, str(row.get("created_at") or "")[:10] or "2100-01-01")
+        config = {**fields["install_config"], **{k: v for k, v in config.items() if v}}
+        notes += inferred
+    test_cmd = config.get("test_cmd") or ""
+    whole = isinstance(test_cmd, list) or not config.get("append_test_files")
+    if isinstance(test_cmd, list):
+        test_cmd = " && ".join(str(c) for c in test_cmd)
+    return config, notes, str(test_cmd), whole

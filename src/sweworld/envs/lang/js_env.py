@@ -31,8 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sweworld.core.errors import EnvBuildError
-from sweworld.core.types import install_config_of
-from sweworld.envs.lang.base import Toolchain
+from sweworld.envs.lang.base import Toolchain, row_config
 
 if TYPE_CHECKING:
     from sweworld.envs.recipes.model import EnvRecipe
@@ -187,21 +186,9 @@ def recipe(row: dict[str, Any], tree: Path | None, where: str) -> EnvRecipe:
     ``install``); a ``test_cmd`` list, or one without ``append_test_files``, is run whole."""
     from sweworld.envs.recipes.model import EnvRecipe
 
-    config = dict(install_config_of(row) or {})
-    notes = ["recipe: the row's install_config (javascript)"]
-    if not config.get("install"):
-        if tree is None:
-            raise EnvBuildError("a JavaScript row without install_config.install needs the tree to infer it",
-                                where=where, hint="resolve the recipe with the tree at the environment commit")
-        fields, inferred = infer(tree, str(row.get("created_at") or "")[:10] or "2100-01-01")
-        config = {**fields["install_config"], **{k: v for k, v in config.items() if v}}
-        notes += inferred
-    test_cmd = config.get("test_cmd") or ""
-    whole = isinstance(test_cmd, list) or not config.get("append_test_files")
-    if isinstance(test_cmd, list):
-        test_cmd = " && ".join(str(c) for c in test_cmd)
+    config, notes, test_cmd, whole = row_config(row, tree, where, "javascript", infer)
     pre = config.get("pre_install") or []
-    return EnvRecipe(language="javascript", env_setup=[str(config["install"])], test_cmd=str(test_cmd),
+    return EnvRecipe(language="javascript", env_setup=[str(config["install"])], test_cmd=test_cmd,
                      directives=not whole, pre_install=[pre] if isinstance(pre, str) else list(pre),
                      env_vars=dict(TEST_ENV), source="language", notes=notes)
 
