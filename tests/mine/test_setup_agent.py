@@ -83,7 +83,7 @@ def line(tmp_path_factory):
                       limits=Limits(), tree_of=lambda sha: repos.tree(label, sha, source),
                       available_pythons=[i.version for i in list_interpreters()])
     assert len(screened.candidates) == 1
-    return screened, repos
+    return screened, repos, history.root, fix
 
 
 SCRIPT = [[("execute_bash", {"command": "cat conftest.py"})],
@@ -101,7 +101,7 @@ def test_the_agent_fixes_a_line_whose_inferred_recipe_finds_no_tests(line):
     from sweworld.models.openai import OpenAIChatModel
     from sweworld.runs.validate import validate_instance
 
-    screened, repos = line
+    screened, repos, _root, _fix = line
     backend = RealBackend(EnvBuilder(repos))
     inferred = screened.candidates[0].task
     assert "gave no test results" in trial(inferred, backend, 300)  # the inferred recipe: conftest raises
@@ -122,3 +122,27 @@ def test_the_agent_fixes_a_line_whose_inferred_recipe_finds_no_tests(line):
     assert verdict.kept, verdict.reason
     assert sorted(verdict.fail_to_pass) == ["tests/test_ilen_again.py::test_ilen_counts",
                                             "tests/test_ilen_again.py::test_ilen_of_empty"]
+
+
+@pytest.mark.bwrap
+@pytest.mark.slow
+def test_mine_with_the_set_up_agent_from_the_cli(line, tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from sweworld.cli.app import app
+    from sweworld.tasks import load_tasks
+
+    _screened, _repos, root, fix = line
+    out = tmp_path / "tasks.jsonl"
+    with ChatServer(SCRIPT[2:]) as server:  # proposes at once
+        result = CliRunner().invoke(app, ["mine", "--repo", str(root), "--name", "demo/more-itertools", "--commit", fix,
+                                          "--out", str(out), "--timeout", "300", "--setup-model-url", server.url])
+    assert result.exit_code == 0, result.output
+    (task,) = load_tasks(out)
+    assert task.model_extra["recipe_source"] == "agent"
+    assert task.model_extra["install_config"]["env_vars"] == {"MORE_TEST_MODE": "1"}
+    summary = json.loads(out.with_name(out.name + ".summary.json").read_text())
+    (version,) = summary["versions"].values()
+    assert version["recipe"] == "agent" and any("set-up agent: proposal 1 builds" in n for n in version["notes"])

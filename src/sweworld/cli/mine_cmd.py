@@ -78,6 +78,13 @@ def mine(ctx: typer.Context, repo: Repo = None, repos_file: ReposFile = None, ou
                                                        "problem statements (default: the commit message).")] = None,
          model: Annotated[str | None, typer.Option(help="Model name for --model-url.")] = None,
          api_key_env: Annotated[str, typer.Option(help="Env var holding the API key.")] = "OPENAI_API_KEY",
+         setup_model_url: Annotated[str | None, typer.Option(help=(
+             "OpenAI-compatible URL of a set-up agent's model: where a release line's inferred recipe does not "
+             "build or finds no tests, it explores the repository in an episode and proposes one (off by "
+             "default)."))] = None,
+         setup_model: Annotated[str | None, typer.Option(help="Model name for --setup-model-url.")] = None,
+         setup_attempts: Annotated[int, typer.Option(min=1, help="Proposals the set-up agent may make for one "
+                                                     "release line.")] = 3,
          exclude: Exclude = None,
          runner: RunnerName = "local", ray_address: RayAddress = None, config: options.ConfigFile = None) -> None:
     """Mine a repository's history (--repo), or many (--repos FILE): commits that fix source and
@@ -105,7 +112,9 @@ def mine_options(run: MineConfig):
                        workers=run.runner.workers, timeout=run.timeouts.evaluation,
                        limits=Limits(run.max_patch_lines or MAX_PATCH_LINES,
                                      run.max_test_patch_lines or MAX_TEST_PATCH_LINES),
-                       model=_model(run.model_url, run.model, run.api_key_env), exclude=list(run.exclude or []))
+                       model=_model(run.model_url, run.model, run.api_key_env), exclude=list(run.exclude or []),
+                       setup_model=_model(run.setup_model_url, run.setup_model, run.api_key_env),
+                       setup_attempts=run.setup_attempts)
 
 
 def progress() -> Progress:

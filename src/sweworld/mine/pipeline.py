@@ -65,6 +65,11 @@ class MineOptions:
     """Runs per condition (before / after the fix); a test that differs between them is flaky."""
     model: ChatModel | None = None
     """Writes the statements of kept instances; None: the commit message."""
+    setup_model: ChatModel | None = None
+    """The set-up agent's model (``mine.setup_agent``): asked for a recipe where a release line's inferred
+    one does not build or finds no tests; None: off."""
+    setup_attempts: int = 3
+    """Proposals the set-up agent may make for one release line."""
     exclude: list[str] = field(default_factory=list)
     """Datasets (shipped names, files, directories, hub names) whose instances are not mined again:
     a step whose base commit, fix commit or instance id one of their rows has is dropped

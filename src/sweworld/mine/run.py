@@ -47,6 +47,12 @@ def mine_repository(repo: str, out: Path, options: MineOptions, *, backend: Any,
                       tree_of=lambda sha: repos.tree(label, sha, source),
                       available_pythons=[i.version for i in list_interpreters()], on_step=on_step,
                       excluded=excluded, model_statements=options.model is not None)
+    if options.setup_model is not None:
+        from sweworld.mine.agent_lines import fix_lines
+
+        if on_stage:
+            on_stage(f"set up {label}", len(screened.versions))
+        fix_lines(screened, backend, options.setup_model, timeout=options.timeout, attempts=options.setup_attempts)
     if on_stage:
         on_stage(f"validate {label}", min(len(screened.candidates), options.max_candidates or 10**9))
     summary_path, ledger_path = output_paths(out)

@@ -139,6 +139,11 @@ class MineConfig(Strict):
     model_url: str | None = None
     model: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
+    setup_model_url: str | None = Field(default=None, description=(
+        "OpenAI-compatible URL of the set-up agent's model, asked for a recipe where a release line's inferred "
+        "one does not build or finds no tests (default: off)."))
+    setup_model: str | None = None
+    setup_attempts: int = Field(default=3, ge=1)
     exclude: list[str] | None = Field(default=None, description=(
         "Datasets (shipped names, files, save_to_disk directories, hub names such as "
         "princeton-nlp/SWE-bench_Verified) whose instances are not mined again: a commit whose base commit, "
