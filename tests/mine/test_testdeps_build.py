@@ -1,0 +1,62 @@
+"""``sweworld mine`` on a real project whose test dependencies are declared only as PEP 735 dependency
+groups (structlog 25.4.0 from PyPI: ``[dependency-groups] tests``, named by its tox.ini's
+``dependency_groups``; its pytest config needs pytest-asyncio, ``--strict-config``): a regression, then
+its fix with a test that uses ``pretend`` (of the group). The inferred environment installs the group,
+so the fix is kept with its FAIL_TO_PASS; an environment of pytest alone failed every run
+("no FAIL_TO_PASS")."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from test_mine_js import DatedHistory
+from typer.testing import CliRunner
+
+from sweworld.cli.app import app
+from sweworld.tasks import load_tasks
+
+pytestmark = [pytest.mark.bwrap, pytest.mark.slow, pytest.mark.network]
+
+STDLIB = "src/structlog/stdlib.py"
+GOOD, BAD = '        event_dict["logger"] = logger.name\n', '        event_dict["logger"] = str(logger)\n'
+FIX_TEST = """\
+import pretend
+
+from structlog.stdlib import add_logger_name
+
+
+def test_logger_name_from_the_logger():
+    assert add_logger_name(pretend.stub(name="app.db"), "info", {}) == {"logger": "app.db"}
+"""
+
+
+def structlog_history(root: Path) -> DatedHistory:
+    from sweworld.repos.pypi import download_sdist, unpack_sdist
+
+    unpack_sdist(download_sdist("structlog", "25.4.0"), root)
+    history = DatedHistory(root)
+    history.git("init", "-q", "-b", "main")
+    history.commit("Import structlog 25.4.0")
+    history.edit(STDLIB, GOOD, BAD)
+    history.commit("Simplify add_logger_name()")
+    history.edit(STDLIB, BAD, GOOD)
+    history.write("tests/test_logger_name_fix.py", FIX_TEST)
+    history.commit("Fix add_logger_name() writing the logger's repr (#1)")
+    return history
+
+
+def test_dependency_groups_make_a_real_fix_validate(tmp_path):
+    history = structlog_history(tmp_path / "history")
+    out = tmp_path / "out" / "tasks.jsonl"
+    result = CliRunner().invoke(app, ["mine", "--repo", str(history.root), "--out", str(out),
+                                      "--name", "hynek/structlog", "--timeout", "300"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(out.with_name(out.name + ".summary.json").read_text())
+    tasks = list(load_tasks(out))
+    assert len(tasks) == 1, summary
+    task = tasks[0]
+    assert task.FAIL_TO_PASS == ["tests/test_logger_name_fix.py::test_logger_name_from_the_logger"]
+    assert {"pretend", "pytest-asyncio>=0.17", "freezegun>=0.2.8"} <= set(task.pip_packages)
+    assert any("dependency groups installed: tests" in note for note in task.model_extra["recipe_notes"])
