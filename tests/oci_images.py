@@ -3,10 +3,8 @@
 - ``debian_rootfs(packages)``: a root file system unpacked from Debian's own packages
   (``apt-get download`` + ``dpkg-deb -x``, no root needed), cached under ``$SWEWORLD_HOME``: libc,
   bash and busybox's utilities by default;
-- ``layer(...)``: one layer as a gzip-compressed tar, from a directory or from entries (files,
-  links, hard links, whiteouts, opaque markers, devices, setuid files) written as an image builder
-  writes them;
-- ``write_layout(dir, tag, layers, config)``: an OCI image layout;
+- ``layer``, ``Entry``, ``whiteout``, ``opaque``, ``write_layout``: ``sweworld.oci.write``'s (an OCI
+  image layout from layers written as an image builder writes them), re-exported for the tests;
 - ``Registry``: Debian's ``docker-registry`` (CNCF distribution) on 127.0.0.1, with
   ``registries_conf`` marking it insecure and serving ``docker.io`` from it (a mirror), and
   ``push`` through skopeo.
@@ -15,20 +13,17 @@
 from __future__ import annotations
 
 import fcntl
-import gzip
 import hashlib
-import io
-import json
 import os
 import shutil
 import socket
 import subprocess
-import tarfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from sweworld.oci.write import Entry, layer, opaque, whiteout, write_layout  # noqa: F401 (re-exported)
 
 BASE_PACKAGES = ("libc6", "libtinfo6", "bash", "busybox-static")
 
@@ -75,86 +70,6 @@ def _make_rootfs(final: Path, packages: tuple[str, ...], debs: Path) -> None:
     (tmp / "etc" / "group").write_text("root:x:0:\n")
     shutil.rmtree(final, ignore_errors=True)  # a half-made one of a killed run
     os.replace(tmp, final)
-
-
-@dataclass
-class Entry:
-    """One tar entry: ``kind`` file, dir, symlink, hardlink, fifo, chardev; ``data`` a file's bytes,
-    ``link`` a link's target; ``mode`` with setuid bits where wanted."""
-
-    name: str
-    kind: str = "file"
-    data: bytes = b""
-    link: str = ""
-    mode: int = 0o644
-
-
-def _root_owned(info: tarfile.TarInfo) -> tarfile.TarInfo:
-    info.uid = info.gid = 0
-    info.uname = info.gname = "root"
-    return info
-
-
-def layer(directory: Path | None = None, entries: list[Entry] = ()) -> bytes:
-    """An uncompressed layer tar: ``directory``'s tree (root-owned), then ``entries`` in order."""
-    out = io.BytesIO()
-    with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        if directory is not None:
-            tar.add(directory, arcname=".", filter=_root_owned)
-        for entry in entries:
-            info = tarfile.TarInfo(entry.name)
-            info.mode, info.mtime = entry.mode, 1_700_000_000
-            kinds = {"file": tarfile.REGTYPE, "dir": tarfile.DIRTYPE, "symlink": tarfile.SYMTYPE,
-                     "hardlink": tarfile.LNKTYPE, "fifo": tarfile.FIFOTYPE, "chardev": tarfile.CHRTYPE}
-            info.type = kinds[entry.kind]
-            info.linkname = entry.link
-            if entry.kind == "chardev":
-                info.devmajor, info.devminor = 1, 3
-            info.size = len(entry.data) if entry.kind == "file" else 0
-            tar.addfile(info, io.BytesIO(entry.data) if entry.kind == "file" else None)
-    return out.getvalue()
-
-
-def whiteout(path: str) -> Entry:
-    folder, name = os.path.split(path)
-    return Entry(os.path.join(folder, ".wh." + name))
-
-
-def opaque(folder: str) -> Entry:
-    return Entry(os.path.join(folder, ".wh..wh..opq"))
-
-
-def _blob(layout: Path, data: bytes) -> dict:
-    digest = hashlib.sha256(data).hexdigest()
-    path = layout / "blobs" / "sha256" / digest
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
-    return {"digest": f"sha256:{digest}", "size": len(data)}
-
-
-def write_layout(layout: Path, tag: str, layers: list[bytes], config: dict | None = None) -> Path:
-    """An OCI image layout at ``layout`` with one image tagged ``tag`` (layers bottom first)."""
-    layout.mkdir(parents=True, exist_ok=True)
-    (layout / "oci-layout").write_text(json.dumps({"imageLayoutVersion": "1.0.0"}))
-    described = []
-    for tar in layers:
-        desc = _blob(layout, gzip.compress(tar, mtime=0))
-        described.append({"mediaType": "application/vnd.oci.image.layer.v1.tar+gzip", **desc})
-    image_config = {"architecture": "amd64", "os": "linux", "config": config or {},
-                    "rootfs": {"type": "layers", "diff_ids": [f"sha256:{hashlib.sha256(t).hexdigest()}" for t in layers]}}
-    config_desc = _blob(layout, json.dumps(image_config).encode())
-    manifest = {"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
-                "config": {"mediaType": "application/vnd.oci.image.config.v1+json", **config_desc},
-                "layers": described}
-    manifest_desc = _blob(layout, json.dumps(manifest).encode())
-    index_path = layout / "index.json"
-    index = json.loads(index_path.read_text()) if index_path.is_file() else {"schemaVersion": 2, "manifests": []}
-    index["manifests"] = [m for m in index["manifests"]
-                          if m.get("annotations", {}).get("org.opencontainers.image.ref.name") != tag]
-    index["manifests"].append({"mediaType": "application/vnd.oci.image.manifest.v1+json", **manifest_desc,
-                               "annotations": {"org.opencontainers.image.ref.name": tag}})
-    index_path.write_text(json.dumps(index))
-    return layout
 
 
 def _die_with_parent() -> None:

@@ -47,6 +47,7 @@ app.command("doctor")(doctor_cmd.doctor)
 app.add_typer(world_cmd.app, name="world")
 app.add_typer(export_cmd.app, name="export")
 export_cmd.app.command("swerebench")(export_tasks.swerebench)  # mined tasks for others
+export_cmd.app.command("images")(export_tasks.images)
 app.add_typer(train_cmd.app, name="train")
 app.add_typer(verifier_cmd.app, name="verifier")
 app.add_typer(runtime_cmd.app, name="runtime")

@@ -41,3 +41,17 @@ def swerebench(dataset: common.Dataset, out: Out, split: common.Split = None,
         tasks = list(common.load(dataset, split=split, instance_ids=instance_ids))
         summary = export_rebench(tasks, out, _backend(repos_dir), timeout=timeout)
     _report("swerebench", summary.rows, summary.failed, out)
+
+
+def images(dataset: common.Dataset, out: Out,
+           layout: Annotated[Path, typer.Option("--layout", file_okay=False, help=(
+               "The OCI image layout to write the images into (made when missing; images already in it stay)."))],
+           split: common.Split = None, instance_ids: common.InstanceIds = None,
+           repos_dir: common.ReposDir = None) -> None:
+    """OCI instance images (daemonless, layers shared) and rows naming them (`oci:LAYOUT:TAG`) for `--env-source image`."""
+    from sweworld.mine.export_images import export_images
+
+    with common.reported():
+        tasks = list(common.load(dataset, split=split, instance_ids=instance_ids))
+        summary = export_images(tasks, layout, out, _backend(repos_dir).builder)
+    _report(f"images ({len(summary.images)} in {layout})", summary.rows, summary.failed, out)
