@@ -8,7 +8,7 @@ from typing import Any
 from rich.table import Table
 
 from sweworld.cli import common, options
-from sweworld.cli.mine_cmd import Bars, mine_options, progress
+from sweworld.cli.mine_view import Bars, mine_options, progress
 from sweworld.core.config import MineConfig
 
 DEFAULT_DIR = Path("mined")

@@ -45,9 +45,11 @@ class EnvBuildError(InfraError):
     """An environment (virtualenv + install recipe) failed to build."""
 
     def __init__(self, message: str, *, where: str | None = None, hint: str | None = None,
-                 log_path: str | None = None, log_tail: str = ""):
+                 log_path: str | None = None, log_tail: str = "", cause: str = ""):
         self.log_path = log_path
         self.log_tail = log_tail
+        self.cause = cause
+        """The one line of the build log that says why (``envs.store.error_line``), "" when unknown."""
         if log_path:
             message += f"\n  build log: {log_path}"
         if log_tail:

@@ -127,9 +127,10 @@ def _run_script(sandbox: Sandbox, script: str, log_path: Path, what: str, where:
         hint = (f"the disk is full: free space under {paths.home()} (or point SWEWORLD_HOME at a larger disk), then "
                 "build again" if full else "read the build log; fix the task's install fields (python, install, "
                 "pip_packages) or the recipe, then run `sweworld env build` again")
-        why = f" ({full})" if full else (f": {line}" if (line := error_line(log_path)) else "")
-        raise EnvBuildError(f"{what} {cause}{why}",
-                            where=where, log_path=str(log_path), log_tail=log_tail(log_path), hint=hint)
+        line = full or error_line(log_path)
+        why = f" ({full})" if full else (f": {line}" if line else "")
+        raise EnvBuildError(f"{what} {cause}{why}", where=where, log_path=str(log_path),
+                            log_tail=log_tail(log_path), hint=hint, cause=line)
 
 
 UV_IN_SANDBOX = Path("/sweworld/bin/uv")

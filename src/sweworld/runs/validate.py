@@ -28,7 +28,6 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 from sweworld.core.config import ValidateConfig, timeouts
@@ -139,12 +138,10 @@ def _runs(task: Task, backend: Any, timeout: float, runs: int, mined: bool) -> t
 
 def _infra(verdict: Validation, exc: InfraError) -> None:
     """An infrastructure failure; a build's names its log and the line of it that says why."""
-    from sweworld.envs.store import error_line
-
     first = exc.message.splitlines()[0]
     verdict.infra = True
     if isinstance(exc, EnvBuildError) and exc.log_path:
-        line = error_line(Path(exc.log_path)) or first
+        line = exc.cause or first
         said = first if line in first else f"{first}: {line}"  # envs.build names the line already
         verdict.reason = f"infrastructure: {said} (build log: {exc.log_path})"
         verdict.cause = f"environment does not build: {line}"
