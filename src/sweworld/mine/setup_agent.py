@@ -1,6 +1,6 @@
 """A set-up agent for a release line whose inferred recipe fails (RepoLaunch's and SWE-Factory's idea).
 
-Optional and off by default (``sweworld mine --setup-agent --model-url URL``). For a release line
+Optional and off by default (``sweworld mine --setup-model-url URL``). For a release line
 whose environment does not build, or whose test command finds no tests:
 
 1. a model behind an OpenAI-compatible endpoint explores the repository in an episode of its base
