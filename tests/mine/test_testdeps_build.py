@@ -60,3 +60,38 @@ def test_dependency_groups_make_a_real_fix_validate(tmp_path):
     assert task.FAIL_TO_PASS == ["tests/test_logger_name_fix.py::test_logger_name_from_the_logger"]
     assert {"pretend", "pytest-asyncio>=0.17", "freezegun>=0.2.8"} <= set(task.pip_packages)
     assert any("dependency groups installed: tests" in note for note in task.model_extra["recipe_notes"])
+
+
+CYTHON_SETUP = """\
+from Cython.Build import cythonize
+from setuptools import setup
+
+setup(name="fastdemo", version="0.1", packages=["fastdemo"], ext_modules=cythonize("fastdemo/_speed.pyx"))
+"""
+INIT = "from fastdemo._speed import double\n\n\ndef double_all(xs):\n    return [double(x) for x in xs]\n"
+CYTHON_TEST = "from fastdemo import double_all\n\n\ndef test_double_all():\n    assert double_all([1, 21]) == [2, 42]\n"
+
+
+def test_a_cython_build_the_project_does_not_declare(tmp_path):
+    """A legacy setup.py that imports Cython (no [build-system]): an isolated build has no Cython; the
+    env is built without isolation with Cython installed, the extension compiles, the fix validates."""
+    history = DatedHistory(tmp_path / "history")
+    history.root.mkdir(parents=True)
+    history.write("setup.py", CYTHON_SETUP)
+    history.write("fastdemo/__init__.py", INIT)
+    history.write("fastdemo/_speed.pyx", "def double(x):\n    return 2 * x\n")
+    history.git("init", "-q", "-b", "main")
+    history.commit("fastdemo 0.1")
+    history.edit("fastdemo/__init__.py", "for x in xs]", "for x in xs[1:]]")
+    history.commit("Speed up double_all()")
+    history.edit("fastdemo/__init__.py", "for x in xs[1:]]", "for x in xs]")
+    history.write("tests/test_speed.py", CYTHON_TEST)
+    history.commit("Fix double_all() skipping the first item (#2)")
+    out = tmp_path / "out" / "tasks.jsonl"
+    result = CliRunner().invoke(app, ["mine", "--repo", str(history.root), "--out", str(out),
+                                      "--name", "demo/fastdemo", "--timeout", "300"])
+    assert result.exit_code == 0, result.output
+    tasks = list(load_tasks(out))
+    assert [t.FAIL_TO_PASS for t in tasks] == [["tests/test_speed.py::test_double_all"]], out.with_name(
+        out.name + ".summary.json").read_text()
+    assert tasks[0].model_extra["build_isolation"] is False and "Cython" in tasks[0].pip_packages
