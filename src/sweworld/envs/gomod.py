@@ -7,8 +7,7 @@ is mapped to its package (``github.com/google/go-cmp`` -> ``golang-github-google
 workspace mode over a ``go.work`` outside the tree (``GOWORK``) that replaces every module of the
 graph by a directory: Debian's source, or an empty stand-in (a ``go.mod`` alone) for a module the
 graph names and no package of the build imports. A replaced module needs no checksum and no proxy,
-so the repository's ``go.sum`` and ``go.mod`` are left as they are; ``go`` 1.18+ reads it
-(Debian's 1.19 included). ``go list -deps -test ./...`` then checks that every imported package
+so the repository's ``go.sum`` and ``go.mod`` are left as they are. ``go list -deps -test ./...`` then checks that every imported package
 is there, naming the module that is not.
 
 A module without requirements needs none of this (``GOFLAGS=-mod=mod``, ``GOPROXY=off``); one with a
@@ -69,12 +68,14 @@ def read_gomod(path: Path) -> GoMod:
 
 
 def check_version(mod: GoMod, toolchain: Toolchain, where: str) -> None:
-    """An EnvBuildError when ``go.mod`` asks for a newer Go than ``toolchain``."""
-    wanted = mod.toolchain if mod.toolchain and version_tuple(mod.toolchain) > version_tuple(mod.go) else mod.go
-    if version_tuple(wanted)[:2] > version_tuple(toolchain.version)[:2]:
+    """An EnvBuildError when ``go.mod``'s ``go`` line asks for a newer Go than ``toolchain`` (its
+    ``toolchain`` line is a preference: ``GOTOOLCHAIN=local`` builds with the Go it has)."""
+    wanted = mod.go
+    if version_tuple(wanted) > version_tuple(toolchain.version):
         raise EnvBuildError(f"go.mod asks for Go {wanted}, and the Go here is {toolchain.version} "
                             f"({toolchain.origin})", where=where,
-                            hint=f"put Go {wanted} or newer on PATH (https://go.dev/dl); Debian's archive has 1.19")
+                            hint=f"put Go {wanted} or newer on PATH (https://go.dev/dl), or let sweworld pick Debian's "
+                                 "(SWEWORLD_TOOLCHAIN=auto or debian)")
 
 
 def candidates(module: str) -> list[str]:

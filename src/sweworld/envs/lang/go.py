@@ -7,8 +7,9 @@ A tree is Go when it has a ``go.mod`` at its root and none of Python's project f
 - generated: ``*.pb.go``, ``*_gen.go``, ``zz_generated*.go``, ``*_string.go`` (stringer);
   vendored: ``vendor/``, ``third_party/``; docs: Python's rule.
 
-The environment (``envs.toolchains``, ``envs.gomod``): the toolchain on PATH, else Debian's Go 1.19,
-copied into ``<venv>/toolchain``; the modules ``go.mod`` requires from Debian's ``golang-*-dev``
+The environment (``envs.toolchains``, ``envs.gomod``): the Go the ``go`` line asks for (PATH's when
+new enough, else Debian's 1.23, or trixie's 1.24 for a newer line; a Debian one is named in
+``debian_packages`` so that the env stage takes the same), copied into ``<venv>/toolchain``; the modules ``go.mod`` requires from Debian's ``golang-*-dev``
 sources, under ``<venv>/go/src``, named by ``replace`` directives (``<venv>/go/replace.mod``) that the
 ``go`` wrapper in ``<venv>/bin`` appends to ``/testbed/go.mod`` through ``-modfile`` (the tree's
 files stay as they are); ``GOPROXY=off``, ``GOCACHE`` under the venv (each episode writes its own
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -96,13 +98,23 @@ def setup_lines(plan: gomod.Plan, venv: str = VENV) -> list[str]:
     return lines
 
 
+def _toolchain_note(found: toolchains.Toolchain, mod: gomod.GoMod) -> str:
+    note = f"toolchain: Go {found.version} ({found.origin}) for the go line {mod.go}"
+    if mod.toolchain:
+        note += f" (its toolchain line names go{mod.toolchain}: a preference, not a requirement)"
+    return note
+
+
 def infer(tree: Path, env_date: str) -> tuple[dict[str, Any], list[str]]:
     """(row fields, notes) of a Go module's environment at ``tree`` (the env commit)."""
     where = f"go.mod at the environment commit of {env_date[:10]}"
-    found = toolchains.find("go")
+    mod = gomod.read_gomod(tree / "go.mod")
+    try:
+        found = toolchains.find("go", at_least=mod.go)
+    except toolchains.TooNew as exc:
+        raise toolchains.TooNew(exc.message, where=where, hint=exc.hint) from exc
     plan = gomod.check(tree, found, where)
-    notes = [f"toolchain: Go {found.version} ({found.origin})", "tests: go test -v on the test files' packages, "
-             "parsed by parse_log_gotest"]
+    notes = [_toolchain_note(found, mod), "tests: go test -v on the test files' packages, parsed by parse_log_gotest"]
     if (tree / "vendor" / "modules.txt").is_file():
         notes.append("dependencies: the repository's vendor directory")
     elif plan.replace:
@@ -112,7 +124,8 @@ def infer(tree: Path, env_date: str) -> tuple[dict[str, Any], list[str]]:
     else:
         notes.append("dependencies: none (the standard library only)")
     config = {"install": WARM, "test_cmd": TEST_CMD, "log_parser": "parse_log_gotest", "append_test_files": True,
-              "debian_packages": list(plan.packages), "env_setup": setup_lines(plan)}
+              "debian_packages": [*([found.package] if found.package else []), *plan.packages],
+              "env_setup": setup_lines(plan)}
     return {"language": "go", "install_config": config}, notes
 
 
@@ -132,15 +145,20 @@ def _wrapper_lines(venv: str) -> list[str]:
 
 
 def env_script(recipe: EnvRecipe, tools: Toolchain, venv: str, workdir: str) -> str:
-    """The env stage (see the module docstring)."""
+    """The env stage (see the module docstring): the recipe's Debian Go when it names one, else ``tools``."""
+    named = [p for p in recipe.packages if toolchains.GO_PACKAGE.fullmatch(p)]
+    modules = [p for p in recipe.packages if p not in named]
+    if named:
+        go = toolchains.debian_go(named[0])
+        tools = replace(tools, version=go.version, programs={"go": str(go.host_path("go"))})
     goroot = Path(tools.programs["go"]).parent.parent
     q_venv = shlex.quote(venv)
     lines = toolchains_stage.start_lines(recipe, tools, venv, workdir)
     lines += toolchains_stage.copy_lines(goroot, tuple(sorted(p.name for p in goroot.iterdir()
                                                               if p.name not in GOROOT_LEFT_OUT)), venv)
     lines.append(f"mkdir -p {q_venv}/go/src {q_venv}/go/cache {q_venv}/go/path")
-    if recipe.packages:
-        src = debian.unpack(recipe.packages, "go-modules") / gomod.GOCODE
+    if modules:
+        src = debian.unpack(modules, "go-modules") / gomod.GOCODE
         lines.append(f"cp -rL {shlex.quote(str(src))}/. {q_venv}/go/src/ || echo 'sweworld: dangling links in "
                      "Debian's sources left out'")
     lines += [*recipe.env_setup, *_wrapper_lines(venv), f'export PATH={q_venv}/bin:"$PATH"', "go version"]
