@@ -74,7 +74,8 @@ CYTHON_TEST = "from fastdemo import double_all\n\n\ndef test_double_all():\n    
 
 def test_a_cython_build_the_project_does_not_declare(tmp_path):
     """A legacy setup.py that imports Cython (no [build-system]): an isolated build has no Cython; the
-    env is built without isolation with Cython installed, the extension compiles, the fix validates."""
+    env is built without isolation with Cython installed, the extension compiles, the fix validates; a
+    fix in the .pyx itself validates too (validation reinstalls a patched compiled source, as eval does)."""
     history = DatedHistory(tmp_path / "history")
     history.root.mkdir(parents=True)
     history.write("setup.py", CYTHON_SETUP)
@@ -87,11 +88,18 @@ def test_a_cython_build_the_project_does_not_declare(tmp_path):
     history.edit("fastdemo/__init__.py", "for x in xs[1:]]", "for x in xs]")
     history.write("tests/test_speed.py", CYTHON_TEST)
     history.commit("Fix double_all() skipping the first item (#2)")
+    history.edit("fastdemo/_speed.pyx", "2 * x", "2 * x + 1")
+    history.commit("Speed up double()")
+    history.edit("fastdemo/_speed.pyx", "2 * x + 1", "2 * x")  # a fix in the compiled source: rebuilt
+    history.write("tests/test_double.py", "from fastdemo._speed import double\n\n\ndef test_double():\n"
+                                          "    assert double(4) == 8\n")
+    history.commit("Fix double() adding one (#3)")
     out = tmp_path / "out" / "tasks.jsonl"
     result = CliRunner().invoke(app, ["mine", "--repo", str(history.root), "--out", str(out),
                                       "--name", "demo/fastdemo", "--timeout", "300"])
     assert result.exit_code == 0, result.output
     tasks = list(load_tasks(out))
-    assert [t.FAIL_TO_PASS for t in tasks] == [["tests/test_speed.py::test_double_all"]], out.with_name(
+    assert sorted(t.FAIL_TO_PASS for t in tasks) == [["tests/test_double.py::test_double"],
+                                                     ["tests/test_speed.py::test_double_all"]], out.with_name(
         out.name + ".summary.json").read_text()
     assert tasks[0].model_extra["build_isolation"] is False and "Cython" in tasks[0].pip_packages

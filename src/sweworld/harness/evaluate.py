@@ -180,8 +180,7 @@ def _evaluate(task: Task, patch: str | None, log_dir: Path, log: InstanceLog, re
             return
         report.patch_successfully_applied = True
         touched = patches.patch_paths(patch or "")
-        if recipe.install and needs_reinstall(patch or "", recipe.install):
-            _reinstall(sb, recipe.install, prepared.build_env, touched, log, task.instance_id, timeout)
+        reinstall_patched(sb, prepared, patch, task.instance_id, timeout, log)
         run, result = run_tests(sb, task, recipe, timeout=timeout, log_dir=log_dir,
                                 stand_ins=prepared.stand_ins)
         log(f"eval script: exit {result.exit_code}, {result.duration:.1f}s"
@@ -201,6 +200,15 @@ def _evaluate(task: Task, patch: str | None, log_dir: Path, log: InstanceLog, re
                 + ", ".join(graded.missing[:20]) + (" ..." if len(graded.missing) > 20 else ""))
         log(f"graded {graded.resolution} (test exit code {run.exit_code}"
             + (", crashed: no test counts as passed" if graded.crashed else "") + ")")
+
+
+def reinstall_patched(sb: Executor, prepared: Prepared, patch: str | None, instance_id: str, timeout: float,
+                      log: Callable[[str], None] = lambda _line: None) -> None:
+    """Install the tree again after ``patch`` when it must be (``needs_reinstall``): a validation's gold
+    patch as an evaluation's model patch."""
+    recipe = prepared.recipe
+    if recipe.install and patch and needs_reinstall(patch, recipe.install):
+        _reinstall(sb, recipe.install, prepared.build_env, patches.patch_paths(patch), log, instance_id, timeout)
 
 
 def _reinstall(sb: Executor, install: str, env: dict[str, str], touched: list[str], log: InstanceLog,

@@ -34,7 +34,7 @@ from sweworld.core.config import ValidateConfig, timeouts
 from sweworld.core.errors import EnvBuildError, InfraError
 from sweworld.core.types import Task
 from sweworld.harness import grade, patches, worldcheck
-from sweworld.harness.evaluate import run_tests
+from sweworld.harness.evaluate import reinstall_patched, run_tests
 from sweworld.parallel.map import map_items
 from sweworld.parallel.runner import VALIDATION, Runner, environment_group, runner_of
 from sweworld.runs.causes import run_cause, touched_tests, touches
@@ -97,6 +97,7 @@ def _seen(task: Task, backend: Any, patch: str | None, timeout: float, when: str
             if not applied.applied:
                 raise _Invalid("gold patch does not apply" + (f" ({'; '.join(applied.refused)})"
                                                              if applied.refused else ""))
+            reinstall_patched(sb, prepared, patch, task.instance_id, timeout)  # a compiled source, setup.py...
         started = time.monotonic()
         run, result = run_tests(sb, task, prepared.recipe, timeout=timeout, stand_ins=prepared.stand_ins)
         seconds = time.monotonic() - started
