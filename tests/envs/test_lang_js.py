@@ -115,7 +115,8 @@ def test_a_mined_row_resolves_to_its_language_recipe(tmp_path: Path):
     task = _mined_row(tmp_path)
     recipe = resolve_recipe(task, None)
     assert recipe.language == "javascript" and recipe.source == "language" and recipe.directives
-    assert recipe.env_setup == ["npm install --before=2024-05-01 --ignore-scripts --no-audit --no-fund"]
+    assert recipe.env_setup == ["npm install --before=2024-05-01 --ignore-scripts --no-audit --no-fund"
+                                " || npm install --ignore-scripts --no-audit --no-fund"]
     assert recipe.install is None and recipe.test_cmd == "node --test --test-reporter=tap"
     assert image_name(task, "auto") is None  # built from its recipe, not run on an image it does not have
     script = instance_stage_script(recipe)

@@ -56,12 +56,14 @@ def log_tail(log: Path, lines: int = 30) -> str:
         return ""
 
 
-_ERROR = re.compile(r"^\s*(?:ERROR:|error:|E\s{2,}|fatal error:|FATAL:|× |╰─▶ |\S+Error: |\S+: fatal error: |"
+_ERROR = re.compile(r"^\s*(?:npm error (?:code |notarget |404 Not Found|ERESOLVE|\S+ )|ERROR:|error:|E\s{2,}|"
+                    r"fatal error:|FATAL:|× |╰─▶ |\S+Error: |\S+: fatal error: |"
                     r"Could not |No matching distribution|Because )", re.IGNORECASE)
 _GENERIC = re.compile(r"subprocess-exited-with-error|metadata-generation-failed|Failed building wheel|"
                       r"failed-wheel-build|Failed to build installable wheels|legacy-install-failure|did not run successfully|"
                       r"This error originates from a subprocess|See above for output|Command errored out|"
-                      r"^\s*× (?:Failed to (?:build|download)|No solution found)|exit code: \d+|^\s*error: command",
+                      r"^\s*× (?:Failed to (?:build|download)|No solution found)|exit code: \d+|^\s*error: command|"
+                      r"npm error (?:A complete log|code \w+$|404\s*$|notarget In most cases)",
                       re.IGNORECASE)
 
 

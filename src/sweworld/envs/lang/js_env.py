@@ -104,8 +104,9 @@ def install_command(tree: Path, data: dict[str, Any], date: str, notes: list[str
     """How the env stage installs the dependencies (see the module docstring)."""
     flags = "--ignore-scripts --no-audit --no-fund"
     if (tree / "package-lock.json").is_file() or (tree / "npm-shrinkwrap.json").is_file():
-        command = f"npm ci {flags} || npm install --before={date} {flags}"
-        notes.append("dependencies: npm ci from the lock file (npm install as of the date when it is out of sync)")
+        command = f"npm ci {flags} || npm install --before={date} {flags} || npm install --no-package-lock {flags}"
+        notes.append("dependencies: npm ci from the lock file (npm install as of the date when it is out of sync; "
+                     "without the lock when it names what the registry no longer has)")
     elif (tree / "yarn.lock").is_file() and not (tree / ".yarnrc.yml").is_file():
         command = "npx --yes yarn@1 install --frozen-lockfile --ignore-scripts --non-interactive"
         notes.append("dependencies: yarn 1 from yarn.lock")
@@ -115,9 +116,10 @@ def install_command(tree: Path, data: dict[str, Any], date: str, notes: list[str
         notes.append(f"dependencies: pnpm {major.group(1) if major else '8 (packageManager names none)'} "
                      "from pnpm-lock.yaml")
     else:
-        command = f"npm install --before={date} {flags}"
+        command = f"npm install --before={date} {flags} || npm install {flags}"
         notes.append(("yarn 2+ (.yarnrc.yml) is not run: " if (tree / "yarn.lock").is_file() else "no lock file: ")
-                     + f"npm install, resolved as of {date}")
+                     + f"npm install, resolved as of {date} (the newest when a pinned version is younger: npm's "
+                     "--before refuses it)")
     notes.append("install scripts not run (--ignore-scripts)")
     lock = next((tree / n for n in ("package-lock.json", "yarn.lock", "pnpm-lock.yaml") if (tree / n).is_file()), None)
     text = lock.read_text(encoding="utf-8", errors="replace") if lock else json.dumps(_dependencies(data))
