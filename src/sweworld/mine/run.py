@@ -20,6 +20,7 @@ from sweworld.mine.report import causes, why_none
 from sweworld.mine.repository import open_repository, steps
 from sweworld.parallel.runner import Runner
 from sweworld.repos import RepoStore
+from sweworld.synth.stats import own_cpu_seconds
 from sweworld.tasks import save_tasks
 
 
@@ -37,6 +38,7 @@ def mine_repository(repo: str, out: Path, options: MineOptions, *, backend: Any,
     ``excluded``: the datasets already loaded (default: ``options.exclude``'s, read here)."""
     from sweworld.envs.discovery import list_interpreters
 
+    cpu0 = own_cpu_seconds()
     if excluded is None:
         excluded = load_excluded(options.exclude) if options.exclude else []
     source, label, mirror = open_repository(repo, repos, name)
@@ -56,6 +58,7 @@ def mine_repository(repo: str, out: Path, options: MineOptions, *, backend: Any,
     if on_stage:
         on_stage(f"validate {label}", min(len(screened.candidates), options.max_candidates or 10**9))
     summary_path, ledger_path = output_paths(out)
+    before = round(own_cpu_seconds() - cpu0, 1)  # the mirror, the screen, the set-up agent
     result = validate_candidates(screened, backend, options, ledger=Ledger(ledger_path), runner=runner,
                                  on_entry=on_entry)
     save_tasks(result.instances, out)
@@ -64,6 +67,10 @@ def mine_repository(repo: str, out: Path, options: MineOptions, *, backend: Any,
                              exclude={e.name: {"rows": len(e.instance_ids), "excluded": sum(
                                  r.startswith("excluded: ") and r.endswith(f" in {e.name}")
                                  for r in screened.skipped.values())} for e in excluded})
+    if result.cpu_seconds is not None:  # the whole run's own CPU: validation's and what came before it
+        summary.update(screen_cpu_seconds=before, cpu_seconds=round(before + result.cpu_seconds, 1),
+                       validated_per_cpu_hour=round(summary["validated"] * 3600 / (before + result.cpu_seconds), 1)
+                       if before + result.cpu_seconds else None)
     summary["why"] = why_none(screened, result.entries, mirror=mirror, rev=options.rev)
     summary["causes"] = causes(screened, result.entries)
     summary["drops"] = [{k: e[k] for k in ("instance_id", "commit", "drop", "reason")}
