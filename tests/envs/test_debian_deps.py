@@ -66,3 +66,31 @@ def test_a_crate_without_dependencies_needs_no_package(tmp_path):
     (tmp_path / "src" / "lib.rs").write_text("")
     registry, packages = cargo_deps.crates_for(tmp_path, toolchains.find("rust"))
     assert packages == () and isinstance(registry, Path)
+
+
+def test_the_private_apt_state_reaches_backports_and_trixie():
+    state = debian.private_state()
+    sources = (state / "sources.list").read_text()
+    assert "bookworm-backports" in sources and "trixie" in sources
+    assert debian.candidate("golang-1.23-go", private=True).endswith("bpo12+1")
+    # trixie is pinned below bookworm: it serves only what bookworm lacks
+    assert debian._candidates(["librust-serde-dev"], private=True) == debian._candidates(["librust-serde-dev"])
+
+
+def test_the_go_line_chooses_the_toolchain():
+    versions = {"golang-1.19-go": "1.19.8", "golang-1.21-go": "1.21.13", "golang-1.23-go": "1.23.5",
+                "golang-1.24-go": "1.24.4"}
+    assert toolchains.choose_go(versions, "1.13") == "golang-1.23-go"  # the shared one
+    assert toolchains.choose_go(versions, "1.21.0") == "golang-1.23-go"
+    assert toolchains.choose_go(versions, "1.23.6") == "golang-1.24-go"  # the oldest newer one
+    assert toolchains.choose_go({"golang-1.19-go": "1.19.8", "golang-1.21-go": "1.21.13"}, "1.20") == "golang-1.21-go"
+    with pytest.raises(toolchains.TooNew, match=r"asks for Go 1.24.5, and the newest Go reachable here is 1.24.4"):
+        toolchains.choose_go(versions, "1.24.5")
+
+
+@pytest.mark.slow
+def test_a_go_line_newer_than_debian_s_is_one_clear_error():
+    with pytest.raises(toolchains.TooNew, match=r"go.mod asks for Go 1.99, and the newest Go reachable here is 1\.") as info:
+        toolchains.find("go", "debian", at_least="1.99")
+    assert "https://go.dev/dl" in info.value.hint
+    assert toolchains.find("go", "debian", at_least="1.21.0").package == "golang-1.23-go"
