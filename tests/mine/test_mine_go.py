@@ -99,8 +99,8 @@ def build_go_history(root: Path) -> DatedHistory:
     return history
 
 
-def test_the_go_fix_is_mined_with_the_real_tests(tmp_path):
-    history = build_go_history(tmp_path / "history")
+def mine_one(history: DatedHistory, tmp_path: Path):
+    """(summary, the one task) of ``sweworld mine`` on ``history``, which has one candidate."""
     out = tmp_path / "out" / "tasks.jsonl"
     result = CliRunner().invoke(app, ["mine", "--repo", str(history.root), "--out", str(out), "--name", NAME,
                                       "--timeout", "600"])
@@ -108,6 +108,11 @@ def test_the_go_fix_is_mined_with_the_real_tests(tmp_path):
     summary = json.loads(out.with_name(out.name + ".summary.json").read_text())
     assert summary["candidates"] == 1, summary
     (task,) = list(load_tasks(out))
+    return summary, task
+
+
+def test_the_go_fix_is_mined_with_the_real_tests(tmp_path):
+    _summary, task = mine_one(build_go_history(tmp_path / "history"), tmp_path)
     assert "cmp/internal/value/sort.go" in task.patch
     assert task.test_patch.startswith("diff --git a/cmp/internal/value/sort_test.go")
     assert "TestSortBoolKeys" in task.FAIL_TO_PASS and "TestSortKeys" in task.FAIL_TO_PASS
@@ -132,14 +137,7 @@ def build_go121_history(root: Path) -> DatedHistory:
 
 
 def test_a_go_121_module_mines_with_a_backports_go(tmp_path):
-    history = build_go121_history(tmp_path / "history")
-    out = tmp_path / "out" / "tasks.jsonl"
-    result = CliRunner().invoke(app, ["mine", "--repo", str(history.root), "--out", str(out), "--name", NAME,
-                                      "--timeout", "600"])
-    assert result.exit_code == 0, result.output
-    summary = json.loads(out.with_name(out.name + ".summary.json").read_text())
-    assert summary["candidates"] == 1, summary
-    (task,) = list(load_tasks(out))
+    summary, task = mine_one(build_go121_history(tmp_path / "history"), tmp_path)
     assert task.FAIL_TO_PASS == ["TestClamp"], task.FAIL_TO_PASS
     assert "TestSortKeys" in task.PASS_TO_PASS
     config = task.model_extra["install_config"]

@@ -15,9 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sweworld.core.errors import EnvBuildError
-from sweworld.core.types import install_config_of
 from sweworld.envs import debian, toolchains
-from sweworld.envs.lang.base import Toolchain
+from sweworld.envs.lang.base import Toolchain, row_config
 
 if TYPE_CHECKING:
     from sweworld.envs.recipes.model import EnvRecipe
@@ -50,6 +49,13 @@ def copy_lines(root: Path, parts: tuple[str, ...], venv: str) -> list[str]:
             if (root / part).exists()]
 
 
+def copy_tree_line(source: Path, dest: str, what: str) -> str:
+    """``source``'s contents copied into ``dest`` with links followed; a dangling link (Debian's
+    sources link licence files to ones they do not ship) is left out, not a failed build."""
+    return (f"cp -rL {shlex.quote(str(source))}/. {shlex.quote(dest)}/ || echo 'sweworld: dangling links in "
+            f"{what} left out'")
+
+
 def wrapper_lines(venv: str, programs: tuple[str, ...], defaults: dict[str, str], prologue: str = "") -> list[str]:
     """``<venv>/bin/PROGRAM``: the offline defaults (each kept when already set), ``prologue``, then
     ``<venv>/toolchain/bin/PROGRAM``."""
@@ -69,23 +75,11 @@ def recipe_of_row(row: dict[str, Any], tree: Path | None, where: str, language: 
     ``env_setup`` and ``install`` as they are, ``test_cmd`` whole unless ``append_test_files``."""
     from sweworld.envs.recipes.model import EnvRecipe
 
-    config = dict(install_config_of(row) or {})
-    notes = [f"recipe: the row's install_config ({language})"]
-    if not config.get("install"):
-        if tree is None:
-            raise EnvBuildError(f"a {language} row without install_config.install needs the tree to infer it",
-                                where=where, hint="resolve the recipe with the tree at the environment commit")
-        fields, inferred = infer(tree, str(row.get("created_at") or "")[:10] or "2100-01-01")
-        config = {**fields["install_config"], **{k: v for k, v in config.items() if v}}
-        notes += inferred
-    test_cmd = config.get("test_cmd") or ""
-    whole = isinstance(test_cmd, list) or not config.get("append_test_files")
-    if isinstance(test_cmd, list):
-        test_cmd = " && ".join(str(c) for c in test_cmd)
+    config, notes, test_cmd, whole = row_config(row, tree, where, language, infer)
     setup = config.get("env_setup") or []
     return EnvRecipe(language=language, packages=list(config.get("debian_packages") or []),
                      env_setup=[setup] if isinstance(setup, str) else list(setup), install=str(config["install"]),
-                     test_cmd=str(test_cmd), directives=not whole, env_vars=dict(config.get("env_vars") or {}),
+                     test_cmd=test_cmd, directives=not whole, env_vars=dict(config.get("env_vars") or {}),
                      source="language", notes=notes)
 
 

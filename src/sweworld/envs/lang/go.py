@@ -159,8 +159,7 @@ def env_script(recipe: EnvRecipe, tools: Toolchain, venv: str, workdir: str) -> 
     lines.append(f"mkdir -p {q_venv}/go/src {q_venv}/go/cache {q_venv}/go/path")
     if modules:
         src = debian.unpack(modules, "go-modules") / gomod.GOCODE
-        lines.append(f"cp -rL {shlex.quote(str(src))}/. {q_venv}/go/src/ || echo 'sweworld: dangling links in "
-                     "Debian's sources left out'")
+        lines.append(toolchains_stage.copy_tree_line(src, f"{venv}/go/src", "Debian's Go sources"))
     lines += [*recipe.env_setup, *_wrapper_lines(venv), f'export PATH={q_venv}/bin:"$PATH"', "go version"]
     return "\n".join(lines) + "\n"
 

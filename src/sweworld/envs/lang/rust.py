@@ -112,7 +112,7 @@ def env_script(recipe: EnvRecipe, tools: Toolchain, venv: str, workdir: str) -> 
     lines.append(f"mkdir -p {q_venv}/cargo/registry {q_venv}/cargo/home {q_venv}/cargo/target")
     if recipe.packages:
         registry = cargo_deps.unpacked(recipe.packages) / cargo_deps.REGISTRY_IN_TREE
-        lines.append(f"cp -rL {shlex.quote(str(registry))}/. {q_venv}/cargo/registry/")
+        lines.append(toolchains_stage.copy_tree_line(registry, f"{venv}/cargo/registry", "Debian's crates"))
     lines.append(toolchains_stage.heredoc(f"{venv}/cargo/home/config.toml", cargo_deps.cargo_config(f"{venv}/cargo/registry")))
     lines += [*recipe.env_setup, *_wrapper_lines(venv), f'export PATH={q_venv}/bin:"$PATH"', "cargo --version",
               "rustc --version"]
