@@ -4,6 +4,7 @@ read from them (envs.gomod, envs.cargo_deps): real apt, real packages, real tool
 from __future__ import annotations
 
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -94,3 +95,19 @@ def test_a_go_line_newer_than_debian_s_is_one_clear_error():
         toolchains.find("go", "debian", at_least="1.99")
     assert "https://go.dev/dl" in info.value.hint
     assert toolchains.find("go", "debian", at_least="1.21.0").package == "golang-1.23-go"
+
+
+@pytest.mark.slow
+def test_env_scripts_over_debian_sources_are_valid_shell():
+    """Debian's sources copied into the environment: the script parses (an apostrophe in a message
+    once broke every Go environment with dependencies)."""
+    from sweworld.envs.lang import go, rust
+    from sweworld.envs.recipes.model import EnvRecipe
+
+    for module, language, packages in ((go, go.GO, ["golang-github-davecgh-go-spew-dev"]),
+                                       (rust, rust.RUST, ["librust-same-file-dev"])):
+        recipe = EnvRecipe(language=language.name, packages=packages, install="true", test_cmd="true",
+                           source="language")
+        script = module.env_script(recipe, module.toolchain("here"), "/sweworld/venv", "/testbed")
+        assert "cp -rL" in script
+        assert subprocess.run(["bash", "-n"], input=script, text=True).returncode == 0, script

@@ -68,6 +68,8 @@ def _member_manifests(tree: Path, manifest: dict) -> list[Path]:
     members = ((manifest.get("workspace") or {}).get("members")) or []
     found = []
     for pattern in members:
+        if pattern.strip("/") in ("", "."):
+            continue  # the root itself, read already (and an empty glob pattern is an error)
         found += [p / "Cargo.toml" for p in sorted(tree.glob(pattern)) if (p / "Cargo.toml").is_file()]
     return found
 

@@ -52,8 +52,8 @@ def copy_lines(root: Path, parts: tuple[str, ...], venv: str) -> list[str]:
 def copy_tree_line(source: Path, dest: str, what: str) -> str:
     """``source``'s contents copied into ``dest`` with links followed; a dangling link (Debian's
     sources link licence files to ones they do not ship) is left out, not a failed build."""
-    return (f"cp -rL {shlex.quote(str(source))}/. {shlex.quote(dest)}/ || echo 'sweworld: dangling links in "
-            f"{what} left out'")
+    return (f"cp -rL {shlex.quote(str(source))}/. {shlex.quote(dest)}/ || echo "
+            f"{shlex.quote(f'sweworld: dangling links in {what} left out')}")
 
 
 def wrapper_lines(venv: str, programs: tuple[str, ...], defaults: dict[str, str], prologue: str = "") -> list[str]:
