@@ -116,7 +116,7 @@ def test_a_mined_row_resolves_to_its_language_recipe(tmp_path: Path):
     recipe = resolve_recipe(task, None)
     assert recipe.language == "javascript" and recipe.source == "language" and recipe.directives
     assert recipe.env_setup == ["npm install --before=2024-05-01 --ignore-scripts --no-audit --no-fund"
-                                " || npm install --ignore-scripts --no-audit --no-fund"]
+                                " || sweworld_npm_without_gone --ignore-scripts --no-audit --no-fund"]
     assert recipe.install is None and recipe.test_cmd == "node --test --test-reporter=tap"
     assert image_name(task, "auto") is None  # built from its recipe, not run on an image it does not have
     script = instance_stage_script(recipe)
@@ -142,3 +142,22 @@ def test_toolchain_or_one_error_naming_what_to_install(monkeypatch):
     with pytest.raises(EnvBuildError, match="not found on PATH") as info:
         js_env.toolchain("repo o/p")
     assert "install Node.js" in str(info.value)
+
+
+@pytest.mark.network
+def test_a_dev_dependency_the_registry_no_longer_has_is_dropped_in_the_env_stage_only(tmp_path):
+    """jshttp/cookie pins top-sites 1.1.225, since unpublished: npm install fails on it; the env stage's
+    last resort drops it from its own package.json and installs the rest (the real npm registry)."""
+    import subprocess
+
+    from sweworld.envs.lang.js_env import GONE_FUNCTION
+
+    package = {"name": "demo", "version": "1.0.0", "devDependencies": {"is-number": "7.0.0", "top-sites": "1.1.225"}}
+    (tmp_path / "package.json").write_text(json.dumps(package))
+    run = subprocess.run(["bash", "-c", f"set -euo pipefail\n{GONE_FUNCTION}\nsweworld_npm_without_gone --ignore-scripts "
+                          f"--no-audit --no-fund --cache {tmp_path / 'cache'}"], cwd=tmp_path, capture_output=True,
+                         text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "devDependency top-sites dropped" in run.stderr
+    assert (tmp_path / "node_modules" / "is-number").is_dir()
+    assert "top-sites" not in json.loads((tmp_path / "package.json").read_text())["devDependencies"]

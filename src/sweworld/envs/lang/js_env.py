@@ -104,7 +104,7 @@ def install_command(tree: Path, data: dict[str, Any], date: str, notes: list[str
     """How the env stage installs the dependencies (see the module docstring)."""
     flags = "--ignore-scripts --no-audit --no-fund"
     if (tree / "package-lock.json").is_file() or (tree / "npm-shrinkwrap.json").is_file():
-        command = f"npm ci {flags} || npm install --before={date} {flags} || npm install --no-package-lock {flags}"
+        command = f"npm ci {flags} || npm install --before={date} {flags} || {WITHOUT_GONE} {flags}"
         notes.append("dependencies: npm ci from the lock file (npm install as of the date when it is out of sync; "
                      "without the lock when it names what the registry no longer has)")
     elif (tree / "yarn.lock").is_file() and not (tree / ".yarnrc.yml").is_file():
@@ -116,10 +116,12 @@ def install_command(tree: Path, data: dict[str, Any], date: str, notes: list[str
         notes.append(f"dependencies: pnpm {major.group(1) if major else '8 (packageManager names none)'} "
                      "from pnpm-lock.yaml")
     else:
-        command = f"npm install --before={date} {flags} || npm install {flags}"
+        command = f"npm install --before={date} {flags} || {WITHOUT_GONE} {flags}"
         notes.append(("yarn 2+ (.yarnrc.yml) is not run: " if (tree / "yarn.lock").is_file() else "no lock file: ")
                      + f"npm install, resolved as of {date} (the newest when a pinned version is younger: npm's "
                      "--before refuses it)")
+    notes.append(f"{WITHOUT_GONE}: npm install without the lock, a devDependency whose pinned version the registry "
+                 "no longer has dropped (the env stage's package.json only)")
     notes.append("install scripts not run (--ignore-scripts)")
     lock = next((tree / n for n in ("package-lock.json", "yarn.lock", "pnpm-lock.yaml") if (tree / n).is_file()), None)
     text = lock.read_text(encoding="utf-8", errors="replace") if lock else json.dumps(_dependencies(data))
@@ -129,6 +131,26 @@ def install_command(tree: Path, data: dict[str, Any], date: str, notes: list[str
     if data.get("workspaces"):
         notes.append("workspaces: installed at the root only; links to workspace packages may not resolve")
     return command
+
+
+WITHOUT_GONE = "sweworld_npm_without_gone"
+"""The env stage's last resort (``GONE_FUNCTION``): ``npm install`` without the lock, dropping from the
+env stage's package.json (never the tree's) each devDependency whose pinned version the registry no
+longer has (unpublished: ``404 Not Found`` of its tarball, ``No matching version``), up to four."""
+GONE_FUNCTION = r"""sweworld_npm_without_gone() {
+  local i out name
+  for i in 1 2 3 4 5; do
+    out=$(npm install --no-package-lock "$@" 2>&1) && { printf '%s\n' "$out"; return 0; }
+    printf '%s\n' "$out"
+    name=$(printf '%s\n' "$out" | sed -nE -e 's/.*No matching version found for (@?[^@ ]+)@.*/\1/p' \
+      -e 's#.*404 Not Found - GET https?://[^ ]+/(@[^/ ]+/[^/ ]+|[^/@ ]+)/-/.*#\1#p' | head -n1)
+    [ -n "$name" ] && node -e 'const fs=require("fs"),p=JSON.parse(fs.readFileSync("package.json","utf8")),n=process.argv[1];
+      if(!(p.devDependencies||{})[n])process.exit(1);delete p.devDependencies[n];fs.writeFileSync("package.json",JSON.stringify(p,null,2))' \
+      "${name//%2[fF]//}" || return 1
+    echo "sweworld: devDependency $name dropped: the registry no longer has the version it pins" >&2
+  done
+  return 1
+}"""
 
 
 _RUN_SCRIPT = re.compile(r"\b(?:npm run|npm run-script|yarn run|yarn|pnpm run|pnpm|run-s|run-p|npm-run-all)\s+([\w:./-]+)")
@@ -219,7 +241,7 @@ def env_script(recipe: EnvRecipe, tools: Toolchain, venv: str, workdir: str) -> 
              "set -euxo pipefail", *(f"export {k}={v}" for k, v in NPM_ENV.items()),
              f"mkdir -p {q_venv} && find {q_venv} -mindepth 1 -maxdepth 1 -exec rm -rf {{}} +",
              *_tool_lines(tools, venv), f'export PATH={q_venv}/bin:"$PATH"', f"cd {shlex.quote(workdir)}",
-             "node --version && npm --version", *recipe.env_setup,
+             "node --version && npm --version", GONE_FUNCTION, *recipe.env_setup,
              '[ -d node_modules ] || { echo "sweworld: the install made no node_modules" >&2; exit 1; }',
              f"mv node_modules {q_venv}/node_modules"]
     return "\n".join(lines) + "\n"
