@@ -102,3 +102,14 @@ def test_the_gold_patch_resolves(mined, tmp_path):
     assert result.exit_code == 0, result.output
     report = json.loads((tmp_path / "eval" / "gold.js.json").read_text())
     assert report["resolved_instances"] == 1, report
+
+
+def test_webassembly_runs_in_a_javascript_episode(mined):
+    """V8 reserves about 10 GiB of address space for a WebAssembly memory: a JavaScript episode's
+    RLIMIT_AS leaves room for it (vitest's toolchain needs it; the default 8 GiB refused it)."""
+    from sweworld.backends.real import RealBackend
+
+    _out, _summary, tasks = mined
+    with RealBackend().open(tasks[0]) as sb:
+        result = sb.run("node -e 'new WebAssembly.Memory({initial: 1}); console.log(\"wasm ok\")'", timeout=60)
+    assert result.exit_code == 0 and "wasm ok" in result.output, result.output

@@ -15,6 +15,12 @@ from sweworld.sandbox import Dir, Layers, Sandbox, SandboxConfig
 
 log = logging.getLogger(__name__)
 
+GiB = 1 << 30
+NODE_ADDRESS_SPACE = 64 * GiB
+"""RLIMIT_AS of a JavaScript episode: V8 reserves about 10 GiB of address space (guard regions, not
+memory) for each WebAssembly memory, which the default 8 GiB refuses ("Cannot allocate Wasm memory":
+vitest, es-module-lexer); V8's own heap limit still bounds what it uses."""
+
 
 def episode_sandbox(layer: InstanceLayer, config: SandboxConfig | None = None, *, label: str = "",
                     wheels: Path | None = None) -> Sandbox:
@@ -27,6 +33,8 @@ def episode_sandbox(layer: InstanceLayer, config: SandboxConfig | None = None, *
         mounts[f"{SERVICES_MOUNT}/{name}/venv"] = Dir(service.venv)
         ro_paths += [p for p in _ro_paths(service.interpreter) if p not in ro_paths]
     config = config or SandboxConfig()
+    if layer.env.recipe.language == "javascript" and config.memory is not None and config.memory < NODE_ADDRESS_SPACE:
+        config = config.model_copy(update={"memory": NODE_ADDRESS_SPACE})
     # pip in an episode installs from local sources (no network there): a script written for an image
     # with the network (SWE-bench's eval script reinstalls a non-editable package) builds offline
     config = config.model_copy(update={"env": {**OFFLINE_ENV, **config.env}})
