@@ -250,3 +250,23 @@ def test_infer_row_and_its_recipe(tmp_path):
     assert "--no-build-isolation -e '.[test,speedups]'" in script
     plain = resolve_recipe(Task(instance_id="demo-2", repo="demo/demo", base_commit="0" * 40, python="3.11"), tree)
     assert plain.build_isolation and "build_isolation" not in plain.env_stage_fields()  # keys of other envs unchanged
+
+
+@pytest.mark.parametrize("files, flags", [
+    ({"tox.ini": "[pytest]\naddopts = -v --cov=arrow --cov-fail-under=99\n"}, ["--no-cov"]),
+    ({"pyproject.toml": "[tool.pytest.ini_options]\naddopts = ['--cov', 'pkg']\n"}, ["--no-cov"]),
+    ({"setup.cfg": "[tool:pytest]\naddopts = --cov=pkg\n", "pytest.ini": "[pytest]\naddopts = -ra\n"}, []),
+    ({"pyproject.toml": "[project]\nname = 'x'\n", "tox.ini": "[pytest]\naddopts = --cov\n"}, ["--no-cov"]),
+    ({"setup.cfg": "[metadata]\nname = x\n"}, []),
+])
+def test_coverage_floors_of_the_projects_addopts_are_turned_off(tmp_path, files, flags):
+    """pytest reads the first config that has a section (pytest.ini, pyproject.toml's, tox.ini's, setup.cfg's):
+    when its addopts turn pytest-cov on, a run of a few files would fail its floor with no failed test."""
+    from sweworld.mine.recipes import infer
+    from sweworld.mine.testdeps.pytestcfg import test_flags
+
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    assert test_flags(tmp_path)[0] == flags
+    fields, _notes = infer(tmp_path, "2024-05-01", ["3.11"])
+    assert fields["test_cmd"] == " ".join(["pytest -rA", *flags])

@@ -29,6 +29,7 @@ from sweworld.mine.testdeps import read_test_deps
 from sweworld.mine.testdeps.build import plan_build
 from sweworld.mine.testdeps.common import canonical
 from sweworld.mine.testdeps.pyproject import load_toml
+from sweworld.mine.testdeps.pytestcfg import test_flags
 from sweworld.mine.version import snap
 
 PYTHON_RELEASED = {"3.6": "2016-12-23", "3.7": "2018-06-27", "3.8": "2019-10-14", "3.9": "2020-10-05",
@@ -160,6 +161,9 @@ def infer(tree: Path, env_date: str, available: list[str]) -> tuple[dict[str, An
         fields["install_extras"] = list(dict.fromkeys(deps.extras))
         notes.append(f"extras of the editable install from the test declarations: {', '.join(deps.extras)}"
                      + (f" ({', '.join(named)} not among the extras read from the packaging files)" if named else ""))
-    notes.append("test command 'pytest -rA' on the files the test patch touches; the repository installed "
+    flags, flag_notes = test_flags(tree)
+    fields["test_cmd"] = " ".join(["pytest -rA", *flags])
+    notes += flag_notes
+    notes.append(f"test command '{fields['test_cmd']}' on the files the test patch touches; the repository installed "
                  "editable with its test extras at the environment commit")
     return fields, notes
