@@ -46,6 +46,8 @@ log = logging.getLogger(__name__)
 
 VENV = "/sweworld/venv"
 BUILD_TIMEOUT = timeouts.BUILD
+FAILED_FOR = 900.0
+"""Seconds a failed environment build is answered from memory before it is tried again."""
 LAYER_FORMAT = "layer-v4"  # bump when the instance-stage epilogue changes: old layers are rebuilt
 PASSTHROUGH = ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
                "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_TRUSTED_HOST",
@@ -188,6 +190,9 @@ class EnvBuilder:
         self.repos = repos or RepoStore()
         self.timeout = timeout
         self.source = source
+        self.failed: dict[str, tuple[float, EnvBuildError]] = {}
+        """Environments whose build failed in the last ``FAILED_FOR`` seconds: asked again, the same error
+        at once (a mining run's candidates of one release line share one environment, and its failure)."""
 
     def recipe(self, task: Task) -> EnvRecipe:
         tree = self.repos.tree(task.repo, task.env_commit, task.repo_source, instance_id=task.instance_id)
@@ -203,11 +208,18 @@ class EnvBuilder:
         recipe = self.recipe(task)
         key = self.key(task, recipe)
         final = envs_root() / key
+        when, error = self.failed.get(key, (0.0, None))
+        if error is not None and time.monotonic() - when < FAILED_FOR:
+            raise error
         with locked(key):
             meta = read_meta(final / "env.json")
             if not meta.get("complete"):
                 if not fetched("env", key, self.source):
-                    self._build_env(task, recipe, key, final)
+                    try:
+                        self._build_env(task, recipe, key, final)
+                    except EnvBuildError as exc:
+                        self.failed[key] = (time.monotonic(), exc)
+                        raise
                 meta = read_meta(final / "env.json")
         announce("env", key, self.source)
         interp = find_interpreter(meta["python"])
