@@ -53,7 +53,9 @@ PASSTHROUGH = ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_pro
                "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_TRUSTED_HOST",
                "PIP_CERT", "PIP_DEFAULT_TIMEOUT", "UV_INDEX_URL", "UV_EXTRA_INDEX_URL", "UV_DEFAULT_INDEX", "UV_INDEX",
                "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "UV_NATIVE_TLS",
-               "NODE_EXTRA_CA_CERTS", "NPM_CONFIG_REGISTRY", "npm_config_registry")
+               "NODE_EXTRA_CA_CERTS", "NPM_CONFIG_REGISTRY", "npm_config_registry",
+               "GOPROXY", "GOSUMDB", "GONOSUMDB", "GONOPROXY", "GOPRIVATE", "GOINSECURE", "GOFLAGS",
+               "CARGO_REGISTRIES_CRATES_IO_PROTOCOL", "CARGO_HTTP_CAINFO")  # envs.registry
 
 
 @dataclass

@@ -72,10 +72,12 @@ def wrapper_lines(venv: str, programs: tuple[str, ...], defaults: dict[str, str]
 def recipe_of_row(row: dict[str, Any], tree: Path | None, where: str, language: str, infer) -> EnvRecipe:
     """The recipe of a Go or Rust row: its ``install_config`` (inferred from ``tree`` when it has no
     ``install``): ``debian_packages`` -> ``packages`` (unpacked into the environment),
-    ``env_setup`` and ``install`` as they are, ``test_cmd`` whole unless ``append_test_files``."""
+    ``env_setup`` and ``install`` as they are, ``dependencies`` (where they come from) a note, ``test_cmd`` whole unless ``append_test_files``."""
     from sweworld.envs.recipes.model import EnvRecipe
 
     config, notes, test_cmd, whole = row_config(row, tree, where, language, infer)
+    if config.get("dependencies") and not any(n.startswith("dependencies: ") for n in notes):
+        notes.append(f"dependencies: {config['dependencies']}")  # the registry or Debian's, into env.json
     setup = config.get("env_setup") or []
     return EnvRecipe(language=language, packages=list(config.get("debian_packages") or []),
                      env_setup=[setup] if isinstance(setup, str) else list(setup), install=str(config["install"]),

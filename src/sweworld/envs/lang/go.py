@@ -1,4 +1,4 @@
-"""Go: path rules, detection, and an environment built offline from Debian's packages.
+"""Go: path rules, detection, and an environment whose tests run offline.
 
 A tree is Go when it has a ``go.mod`` at its root and none of Python's project files. Paths:
 
@@ -14,6 +14,9 @@ sources, under ``<venv>/go/src``, named by ``replace`` directives (``<venv>/go/r
 ``go`` wrapper in ``<venv>/bin`` appends to ``/testbed/go.mod`` through ``-modfile`` (the tree's
 files stay as they are); ``GOPROXY=off``, ``GOCACHE`` under the venv (each episode writes its own
 copy-on-write layer over the instance stage's warm cache). A vendor directory builds from itself.
+When the Go proxy answers (``envs.registry``: ``GOPROXY``, default proxy.golang.org), the modules come
+from it instead (``go mod download`` at the env stage into ``<venv>/go/path/pkg/mod``; Debian's
+sources are not asked); ``install_config.dependencies`` says which.
 
 Tests: ``go test -v`` on the packages of the test patch's files (a ``testdata`` file: its package;
 none: ``./...``), parsed by ``parse_log_gotest``.
@@ -27,7 +30,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sweworld.envs import debian, gomod, toolchains, toolchains_stage
+from sweworld.envs import debian, gomod, registry, toolchains, toolchains_stage
 from sweworld.envs.lang.base import Language, PathRules, Toolchain, parts, under
 from sweworld.envs.lang.python import PROJECT_FILES, is_doc_path
 from sweworld.repos.git import try_git
@@ -105,16 +108,17 @@ def _toolchain_note(found: toolchains.Toolchain, mod: gomod.GoMod) -> str:
     return note
 
 
-def infer(tree: Path, env_date: str) -> tuple[dict[str, Any], list[str]]:
-    """(row fields, notes) of a Go module's environment at ``tree`` (the env commit)."""
-    where = f"go.mod at the environment commit of {env_date[:10]}"
-    mod = gomod.read_gomod(tree / "go.mod")
-    try:
-        found = toolchains.find("go", at_least=mod.go)
-    except toolchains.TooNew as exc:
-        raise toolchains.TooNew(exc.message, where=where, hint=exc.hint) from exc
+def _dependencies(tree: Path, mod: gomod.GoMod, found: toolchains.Toolchain,
+                  where: str) -> tuple[gomod.Plan, list[str], list[str]]:
+    """(Debian's plan, or an empty one for the proxy; the note; env-stage lines) of ``tree``'s modules:
+    the repository's vendor directory, else the Go proxy when it answers, else Debian's sources."""
+    wanted = [m for m, _v in mod.requires if m not in mod.replaced]
+    probe = None if not wanted or (tree / "vendor" / "modules.txt").is_file() else registry.go_probe(wanted[0])
+    if probe is not None and probe.answered:
+        gomod.check_version(mod, found, where)
+        return gomod.Plan({}, ()), [probe.note(f"{len(wanted)} required module(s) (go mod download)")], registry.go_lines(probe)
     plan = gomod.check(tree, found, where)
-    notes = [_toolchain_note(found, mod), "tests: go test -v on the test files' packages, parsed by parse_log_gotest"]
+    notes = [probe.note("")] if probe is not None else []
     if (tree / "vendor" / "modules.txt").is_file():
         notes.append("dependencies: the repository's vendor directory")
     elif plan.replace:
@@ -123,9 +127,23 @@ def infer(tree: Path, env_date: str) -> tuple[dict[str, Any], list[str]]:
                      f"({len(plan.packages)} packages)" + (f"; stand-ins for {', '.join(stand_ins)}" if stand_ins else ""))
     else:
         notes.append("dependencies: none (the standard library only)")
+    return plan, notes, setup_lines(plan)
+
+
+def infer(tree: Path, env_date: str) -> tuple[dict[str, Any], list[str]]:
+    """(row fields, notes) of a Go module's environment at ``tree`` (the env commit)."""
+    where = f"go.mod at the environment commit of {env_date[:10]}"
+    mod = gomod.read_gomod(tree / "go.mod")
+    try:
+        found = toolchains.find("go", at_least=mod.go)
+    except toolchains.TooNew as exc:
+        raise toolchains.TooNew(exc.message, where=where, hint=exc.hint) from exc
+    plan, dep_notes, setup = _dependencies(tree, mod, found, where)
+    notes = [_toolchain_note(found, mod), *dep_notes,
+             "tests: go test -v on the test files' packages, parsed by parse_log_gotest"]
     config = {"install": WARM, "test_cmd": TEST_CMD, "log_parser": "parse_log_gotest", "append_test_files": True,
               "debian_packages": [*([found.package] if found.package else []), *plan.packages],
-              "env_setup": setup_lines(plan)}
+              "env_setup": setup, "dependencies": "; ".join(n.removeprefix("dependencies: ") for n in dep_notes)}
     return {"language": "go", "install_config": config}, notes
 
 
@@ -136,11 +154,12 @@ def recipe(row: dict[str, Any], tree: Path | None, where: str) -> EnvRecipe:
 def _wrapper_lines(venv: str) -> list[str]:
     defaults = {"GOPROXY": "off", "GOSUMDB": "off", "GOTOOLCHAIN": "local", "GOTELEMETRY": "off", "GOWORK": "off",
                 "GOPATH": f"{venv}/go/path", "GOCACHE": f"{venv}/go/cache"}
-    prologue = (f'if [ -z "${{GOFLAGS:-}}" ]; then\n  if [ -f /testbed/vendor/modules.txt ]; then GOFLAGS=-mod=vendor\n'
+    prologue = ('case " ${GOFLAGS:-} " in *" -mod="*) ;; *)\n'
+                '  if [ -f /testbed/vendor/modules.txt ]; then f=-mod=vendor\n'
                 f'  elif [ -s {venv}/go/replace.mod ] && [ -f /testbed/go.mod ]; then\n'
                 '    d="${TMPDIR:-/tmp}/sweworld-go-$$"; mkdir -p "$d"\n'
-                f'    cat /testbed/go.mod {venv}/go/replace.mod > "$d/go.mod"; GOFLAGS="-mod=mod -modfile=$d/go.mod"\n'
-                '  else GOFLAGS=-mod=mod; fi\n  export GOFLAGS\nfi\n')
+                f'    cat /testbed/go.mod {venv}/go/replace.mod > "$d/go.mod"; f="-mod=mod -modfile=$d/go.mod"\n'
+                '  else f=-mod=mod; fi\n  GOFLAGS="$f${GOFLAGS:+ $GOFLAGS}"; export GOFLAGS;;\nesac\n')
     return toolchains_stage.wrapper_lines(venv, PROGRAMS, defaults, prologue)
 
 
@@ -160,7 +179,7 @@ def env_script(recipe: EnvRecipe, tools: Toolchain, venv: str, workdir: str) -> 
     if modules:
         src = debian.unpack(modules, "go-modules") / gomod.GOCODE
         lines.append(toolchains_stage.copy_tree_line(src, f"{venv}/go/src", "Debian's Go sources"))
-    lines += [*recipe.env_setup, *_wrapper_lines(venv), f'export PATH={q_venv}/bin:"$PATH"', "go version"]
+    lines += [*_wrapper_lines(venv), f'export PATH={q_venv}/bin:"$PATH"', "go version", *recipe.env_setup]
     return "\n".join(lines) + "\n"
 
 

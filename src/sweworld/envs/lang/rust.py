@@ -1,4 +1,4 @@
-"""Rust: path rules, detection, and an environment built offline from Debian's packages.
+"""Rust: path rules, detection, and an environment whose tests build offline.
 
 A tree is Rust when it has a ``Cargo.toml`` at its root and none of Python's project files. Paths:
 
@@ -17,7 +17,11 @@ manifests from Debian's ``librust-*-dev`` packages, as a directory source at ``<
 that ``<venv>/cargo/home/config.toml`` puts in crates.io's place. The wrappers in ``<venv>/bin`` set
 ``CARGO_HOME`` and ``CARGO_TARGET_DIR`` (``<venv>/cargo/target``: the instance stage compiles the
 dependencies and the tests once, episodes reuse them copy-on-write). A ``Cargo.lock`` that asks
-for other versions than Debian's is made again at the instance stage (left out of diffs).
+for other versions than Debian's is made again at the instance stage (left out of diffs). When the
+registry answers (``envs.registry``: crates.io's sparse index, or the registry replacing it in the
+user's cargo configuration), the crates come from it instead: the same replacement in
+``<venv>/cargo/home/config.toml``, ``cargo fetch`` at the env stage (Debian's crates are not asked);
+``install_config.dependencies`` says which.
 
 Tests: ``cargo test --offline --no-fail-fast`` (every test binary, a failing one does not stop the
 next), parsed by ``parse_log_cargo``.
@@ -30,7 +34,7 @@ import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sweworld.envs import cargo_deps, toolchains, toolchains_stage
+from sweworld.envs import cargo_deps, registry, toolchains, toolchains_stage
 from sweworld.envs.lang.base import Language, PathRules, Toolchain, parts, under
 from sweworld.envs.lang.go import read_version
 from sweworld.envs.lang.python import PROJECT_FILES, is_doc_path
@@ -38,6 +42,7 @@ from sweworld.envs.lang.python import PROJECT_FILES, is_doc_path
 if TYPE_CHECKING:
     from sweworld.envs.recipes.model import EnvRecipe
 
+VENV = "/sweworld/venv"
 TEST_DIRS = frozenset({"tests", "testdata", "fixtures"})
 TEST_FILE = re.compile(r"^(tests?|.*_tests?)\.rs$")
 NOT_SOURCE_DIRS = frozenset({"examples", "benches", "docs", "doc", ".github"})
@@ -76,16 +81,33 @@ def toolchain(where: str) -> Toolchain:
     return toolchains_stage.lang_toolchain("rust", PROGRAMS, where)
 
 
+def _registry_lines(probe: registry.Probe, venv: str = VENV) -> list[str]:
+    """Env-stage lines (after the wrappers): the registry's configuration, its crates fetched."""
+    return [registry.echo(f"sweworld: crates from the registry {probe.url} (it answered at inference)"),
+            toolchains_stage.heredoc(f"{venv}/cargo/home/config.toml", registry.cargo_config()),
+            "CARGO_NET_OFFLINE=false cargo fetch"]
+
+
 def infer(tree: Path, env_date: str) -> tuple[dict[str, Any], list[str]]:
     """(row fields, notes) of a Rust project's environment at ``tree`` (the env commit)."""
     where = f"Cargo.toml at the environment commit of {env_date[:10]}"
     found = toolchains.find("rust")
-    _registry, packages = cargo_deps.crates_for(tree, found, where=where)
-    notes = [f"toolchain: Rust {found.version} ({found.origin})",
-             f"dependencies: {len(packages)} crates asked of Debian's librust-*-dev (with what they need)"
-             if packages else "dependencies: none", f"tests: {TEST_CMD}, parsed by parse_log_cargo"]
+    crates = cargo_deps.wanted(tree)
+    probe = registry.cargo_probe() if crates else None
+    packages: tuple[str, ...] = ()
+    if probe is not None and probe.answered:
+        dependencies, setup = probe.note(f"{len({c.name for c in crates})} crate(s) (cargo fetch)"), _registry_lines(probe)
+    else:
+        _registry, packages = cargo_deps.crates_for(tree, found, where=where)
+        setup = []
+        dependencies = (f"{len(packages)} crates asked of Debian's librust-*-dev (with what they need)"
+                        if packages else "none")
+        dependencies = f"{probe.note('')}; {dependencies}" if probe is not None else f"dependencies: {dependencies}"
+    notes = [f"toolchain: Rust {found.version} ({found.origin})", dependencies,
+             f"tests: {TEST_CMD}, parsed by parse_log_cargo"]
     config = {"install": INSTALL, "test_cmd": TEST_CMD, "log_parser": "parse_log_cargo",
-              "debian_packages": list(packages)}
+              "debian_packages": list(packages), "env_setup": setup,
+              "dependencies": dependencies.removeprefix("dependencies: ")}
     return {"language": "rust", "install_config": config}, notes
 
 
@@ -114,8 +136,8 @@ def env_script(recipe: EnvRecipe, tools: Toolchain, venv: str, workdir: str) -> 
         registry = cargo_deps.unpacked(recipe.packages) / cargo_deps.REGISTRY_IN_TREE
         lines.append(toolchains_stage.copy_tree_line(registry, f"{venv}/cargo/registry", "Debian's crates"))
     lines.append(toolchains_stage.heredoc(f"{venv}/cargo/home/config.toml", cargo_deps.cargo_config(f"{venv}/cargo/registry")))
-    lines += [*recipe.env_setup, *_wrapper_lines(venv), f'export PATH={q_venv}/bin:"$PATH"', "cargo --version",
-              "rustc --version"]
+    lines += [*_wrapper_lines(venv), f'export PATH={q_venv}/bin:"$PATH"', "cargo --version", "rustc --version",
+              *recipe.env_setup]
     return "\n".join(lines) + "\n"
 
 
