@@ -270,3 +270,43 @@ def test_coverage_floors_of_the_projects_addopts_are_turned_off(tmp_path, files,
     assert test_flags(tmp_path)[0] == flags
     fields, _notes = infer(tmp_path, "2024-05-01", ["3.11"])
     assert fields["test_cmd"] == " ".join(["pytest -rA", *flags])
+
+
+URLLIB3_NOX = '''
+import nox
+
+
+def tests_impl(session, extras=None, extra_dependencies=None, dependency_group: str = "dev"):
+    session.run_install("uv", "sync", "--frozen", "--group", dependency_group)
+    if extra_dependencies:
+        session.install(*extra_dependencies)
+    session.run("python", "-m", "pytest", "-r", "a", "tests/")
+
+
+@nox.session(python=["3.10", "3.11"])
+def test(session):
+    tests_impl(session)
+
+
+@nox.session
+def lint(session):
+    session.install("pre-commit")
+'''
+URLLIB3_GROUPS = '''
+[dependency-groups]
+test = ["pytest>=8.3.4", "trio>=0.27.0"]
+dev-base = [{include-group = "test"}, "coverage>=7.8.0"]
+dev = [{include-group = "dev-base"}, "trustme>=1.2.1"]
+'''
+
+
+def test_a_nox_helpers_parameter_default_names_the_group(tmp_path):
+    """urllib3's noxfile: the test session calls a helper whose --group is its parameter's default ("dev"),
+    which includes "test" through "dev-base" and adds trustme; the tests import trustme."""
+    from sweworld.mine.testdeps import read_test_deps
+
+    (tmp_path / "noxfile.py").write_text(URLLIB3_NOX)
+    (tmp_path / "pyproject.toml").write_text(URLLIB3_GROUPS)
+    deps = read_test_deps(tmp_path, "3.11")
+    assert deps.groups == ["dev"] and "trustme>=1.2.1" in deps.requirements and "pytest>=8.3.4" in deps.requirements
+    assert "pre-commit" not in deps.requirements and not any("not readable" in n for n in deps.notes)

@@ -165,7 +165,9 @@ def _pip_option(kind: str, value: str, where: str, tree: Path, found: Found) -> 
     elif kind == "con":
         found.notes.append(f"{where}: constraint file '{value}' not applied")
     elif kind == "group":
-        found.groups.append((value.rsplit(":", 1)[-1], where))
+        name = value.rsplit(":", 1)[-1].strip()
+        if name and not name.startswith("-"):  # "--group" with its value not readable: nothing
+            found.groups.append((name, where))
     else:
         found.add_extras(value, where)
 

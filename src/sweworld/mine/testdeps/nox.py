@@ -41,6 +41,13 @@ class Noxfile:
                 self.constants[node.target.id] = node.value
             elif isinstance(node, ast.FunctionDef):
                 self.functions[node.name] = node
+        for func in self.functions.values():  # a helper's parameter defaults (tests_impl(..., group="dev")):
+            args = func.args              # the value a session gets that does not pass its own
+            for arg, default in zip(args.args[len(args.args) - len(args.defaults):], args.defaults, strict=True):
+                self.constants.setdefault(arg.arg, default)
+            for arg, default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
+                if default is not None:
+                    self.constants.setdefault(arg.arg, default)
 
     def value(self, node: ast.expr, depth: int = 0) -> Any:
         """The static value of ``node`` (str, list, dict, the pyproject marker) or _Unreadable."""
@@ -48,6 +55,8 @@ class Noxfile:
             raise _Unreadable("too deep")
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             return node.value
+        if isinstance(node, ast.Constant) and node.value is None:  # an optional argument left out: nothing
+            return []
         if isinstance(node, (ast.List, ast.Tuple)):
             return [v for elt in node.elts for v in self._spread(elt, depth + 1)]
         if isinstance(node, ast.Dict):
