@@ -99,16 +99,22 @@ def build_go_history(root: Path) -> DatedHistory:
     return history
 
 
-def mine_one(history: DatedHistory, tmp_path: Path):
+def mine_one(history: DatedHistory, tmp_path: Path, name: str = NAME):
     """(summary, the one task) of ``sweworld mine`` on ``history``, which has one candidate."""
     out = tmp_path / "out" / "tasks.jsonl"
-    result = CliRunner().invoke(app, ["mine", "--repo", str(history.root), "--out", str(out), "--name", NAME,
+    result = CliRunner().invoke(app, ["mine", "--repo", str(history.root), "--out", str(out), "--name", name,
                                       "--timeout", "600"])
     assert result.exit_code == 0, result.output
     summary = json.loads(out.with_name(out.name + ".summary.json").read_text())
     assert summary["candidates"] == 1, summary
     (task,) = list(load_tasks(out))
     return summary, task
+
+
+@pytest.fixture(autouse=True)
+def _debian_sources(monkeypatch):
+    """Debian's sources, whether or not the Go proxy answers here (``envs.registry``)."""
+    monkeypatch.setenv("SWEWORLD_DEPENDENCIES", "debian")
 
 
 def test_the_go_fix_is_mined_with_the_real_tests(tmp_path):
