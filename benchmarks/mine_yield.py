@@ -22,7 +22,7 @@ from pathlib import Path
 
 from sweworld.backends.real import RealBackend
 from sweworld.envs import EnvBuilder
-from sweworld.envs.store import disk_usage, envs_root
+from sweworld.envs.store import disk_usage, envs_root, read_meta
 from sweworld.mine.pipeline import MineOptions
 from sweworld.mine.run import mine_repository
 from sweworld.repos import RepoStore
@@ -59,8 +59,10 @@ def cgroup_cpu_seconds(group: Path) -> float:
 
 
 def instance_disk(repos: RepoStore, label: str) -> int:
-    """Bytes of instance layers (every environment's) and of the base trees of ``label``."""
-    layers = sum(disk_usage(d) for d in envs_root().glob("*/instances") if d.is_dir())
+    """Bytes of the instance layers of ``label``'s environments and of its base trees (other
+    repositories' layers, written by runs beside this one, are not counted)."""
+    layers = sum(disk_usage(d.parent / "instances") for d in envs_root().glob("*/env.json")
+                 if (d.parent / "instances").is_dir() and read_meta(d).get("repo") == label)
     trees = repos.root / "trees" / label.replace("/", "__")
     return layers + (disk_usage(trees) if trees.is_dir() else 0)
 
