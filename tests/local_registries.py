@@ -18,6 +18,8 @@ from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import tomllib
+
 
 class _Quiet(SimpleHTTPRequestHandler):
     def log_message(self, format, *args):
@@ -86,7 +88,8 @@ def sparse_registry(root: Path, base_url: str) -> None:
 
 def publish_crate(root: Path, name: str, version: str, files: dict[str, bytes]) -> None:
     """A crate of no dependencies published in the sparse registry at ``root``: its ``.crate``
-    (a gzipped tar of ``NAME-VERSION/...``, ``files`` holding its ``Cargo.toml``) and its index line."""
+    (a gzipped tar of ``NAME-VERSION/...``, ``files`` holding its ``Cargo.toml``) and its index line
+    (with the manifest's features: cargo reads them from the index, not the crate)."""
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
         for rel, data in sorted(files.items()):
@@ -96,8 +99,9 @@ def publish_crate(root: Path, name: str, version: str, files: dict[str, bytes]) 
     crate = buffer.getvalue()
     (root / "crates" / name).mkdir(parents=True, exist_ok=True)
     (root / "crates" / name / f"{name}-{version}.crate").write_bytes(crate)
-    line = {"name": name, "vers": version, "deps": [], "cksum": hashlib.sha256(crate).hexdigest(), "features": {},
-            "yanked": False}
+    features = tomllib.loads(files["Cargo.toml"].decode()).get("features") or {}  # cargo resolves by the index's
+    line = {"name": name, "vers": version, "deps": [], "cksum": hashlib.sha256(crate).hexdigest(),
+            "features": features, "yanked": False}
     index = root / index_path(name)
     index.parent.mkdir(parents=True, exist_ok=True)
     with open(index, "a", encoding="utf-8") as handle:

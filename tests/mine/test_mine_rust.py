@@ -61,7 +61,8 @@ def build_rust_history(root: Path) -> DatedHistory:
     return history
 
 
-def test_the_rust_fix_is_mined_with_the_real_tests(tmp_path):
+def test_the_rust_fix_is_mined_with_the_real_tests(tmp_path, monkeypatch):
+    monkeypatch.setenv("SWEWORLD_DEPENDENCIES", "debian")  # whether or not crates.io answers here
     history = build_rust_history(tmp_path / "history")
     out = tmp_path / "out" / "tasks.jsonl"
     result = CliRunner().invoke(app, ["mine", "--repo", str(history.root), "--out", str(out), "--name", NAME,
