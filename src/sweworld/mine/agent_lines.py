@@ -71,8 +71,9 @@ def fix_lines(screened: Screen, backend: Any, model: ChatModel, *, timeout: floa
     for version, choice in screened.versions.items():
         if choice.kind != "inferred":
             continue
-        rows = [c for c in screened.candidates if c.task.version == version]
-        newest = next((c for c in rows if c.task.base_commit == choice.fields.get("environment_setup_commit")), None)
+        env_commit = choice.fields.get("environment_setup_commit")  # a group's (mine.envgroups)
+        rows = [c for c in screened.candidates if c.task.environment_setup_commit == env_commit]
+        newest = next((c for c in rows if c.task.base_commit == env_commit), None)
         if newest is None:
             continue
         failure = trial(newest.task, backend, timeout)

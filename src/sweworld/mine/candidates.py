@@ -34,6 +34,7 @@ from sweworld.core.errors import EnvBuildError
 from sweworld.core.types import Task
 from sweworld.envs import lang
 from sweworld.envs.lang import Language
+from sweworld.mine.envgroups import group_name, lock_state
 from sweworld.mine.exclude import Excluded, exclusion_reason
 from sweworld.mine.history import Commit, step_diff, step_message
 from sweworld.mine.quality import quality_reason
@@ -117,12 +118,14 @@ def screen(commits: list[Commit], *, mirror: Path, repo: str, source: str, limit
             out.skipped[commit.sha] = reason
             continue
         drafts.append(_draft(commit, mirror, repo, source, language, patch, test_patch, taken))
-    failed = _environments(out, drafts, language, tree_of, available_pythons)
+    groups = {commit.sha: group_name(row["version"], lock_state(mirror, row["base_commit"]))
+              for commit, _message, row in drafts}
+    failed = _environments(out, drafts, groups, language, tree_of, available_pythons)
     for commit, message, row in drafts:
-        if row["version"] in failed:
-            out.skipped[commit.sha] = failed[row["version"]]
+        if groups[commit.sha] in failed:
+            out.skipped[commit.sha] = failed[groups[commit.sha]]
             continue
-        choice = out.versions[row["version"]]
+        choice = out.versions[groups[commit.sha]]
         row.update(choice.fields)
         if choice.notes:
             row["recipe_notes"] = choice.notes
@@ -146,18 +149,19 @@ def _draft(commit: Commit, mirror: Path, repo: str, source: str, language: Langu
         "references": list(statement.references), "version_read": f"{read} ({where})", **provenance(repo, kind, version)}
 
 
-def _environments(out: Screen, drafts: list[tuple[Commit, str, dict[str, Any]]], language: Language,
-                  tree_of: Callable[[str], Path], available_pythons: list[str]) -> dict[str, str]:
-    """One environment per version (``out.versions``): the newest step of a version gives its
-    environment commit; version -> why its steps are dropped, for a language that cannot infer one
-    (no test runner found, an unreadable package.json)."""
+def _environments(out: Screen, drafts: list[tuple[Commit, str, dict[str, Any]]], groups: dict[str, str],
+                  language: Language, tree_of: Callable[[str], Path], available_pythons: list[str]) -> dict[str, str]:
+    """One environment per group (``out.versions``: a version, split where its lock files differ,
+    ``mine.envgroups``): the newest step of a group gives its environment commit; group -> why its
+    steps are dropped, for a language that cannot infer one (no test runner, an unreadable package.json)."""
     newest: dict[str, tuple[Commit, dict[str, Any]]] = {}
     for commit, _message, row in drafts:
-        if row["version"] not in newest or _when(commit) > _when(newest[row["version"]][0]):
-            newest[row["version"]] = (commit, row)
+        group = groups[commit.sha]
+        if group not in newest or _when(commit) > _when(newest[group][0]):
+            newest[group] = (commit, row)
     failed: dict[str, str] = {}
     for version, (commit, row) in newest.items():
-        choice = out.versions[version] = Choice(kind=row["recipe_source"], version=version)
+        choice = out.versions[version] = Choice(kind=row["recipe_source"], version=row["version"])
         choice.fields["environment_setup_commit"] = row["base_commit"]
         if choice.kind != "inferred":
             continue

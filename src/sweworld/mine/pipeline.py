@@ -129,7 +129,8 @@ class MineResult:
                 "validated_beyond_max": len(self.beyond), "kept_beyond_max": sum(e["kept"] for e in self.beyond),
                 "resumed": self.resumed, "dropped": dict(dropped.most_common()),
                 "versions": {v: {"recipe": c.kind, "environment_setup_commit": c.fields.get("environment_setup_commit"),
-                                 "candidates": sum(x.task.version == v for x in self.screen.candidates),
+                                 "candidates": sum(x.task.environment_setup_commit == c.fields.get(
+                                     "environment_setup_commit") for x in self.screen.candidates),
                                  "notes": c.notes}
                              for v, c in self.screen.versions.items()},
                 "seconds": round(self.seconds, 1), "cpu_seconds": self.cpu_seconds, "cpu_measure": self.cpu_measure,
