@@ -96,3 +96,13 @@ def test_cargo_fetches_over_the_configuration_written(tmp_path):
     offline = subprocess.run(["cargo", "build", "--offline"], cwd=crate, capture_output=True, text=True,
                              env={**os.environ, **environ, "CARGO_TARGET_DIR": str(tmp_path / "target")})
     assert offline.returncode == 0, offline.stderr
+
+
+def test_a_git_dependency_is_an_error_for_debian_only(tmp_path):
+    from sweworld.envs import cargo_deps
+
+    (tmp_path / "Cargo.toml").write_text('[package]\nname = "p"\nversion = "0.1.0"\n\n[dependencies]\n'
+                                         'g = { git = "https://example.org/g.git" }\n')
+    with pytest.raises(EnvBuildError, match="comes from git"):
+        cargo_deps.wanted(tmp_path)
+    assert [w.name for w in cargo_deps.wanted(tmp_path, git=True)] == ["g"]

@@ -74,9 +74,10 @@ def _member_manifests(tree: Path, manifest: dict) -> list[Path]:
     return found
 
 
-def wanted(tree: Path) -> list[Wanted]:
+def wanted(tree: Path, *, git: bool = False) -> list[Wanted]:
     """Every registry crate the manifests of ``tree`` name (path and workspace-inherited entries
-    left out: they are the project's own, or named once in the workspace's table)."""
+    left out: they are the project's own, or named once in the workspace's table); one from git is an
+    error unless ``git`` (a registry that answers: cargo fetches git sources with the network too)."""
     root = tree / "Cargo.toml"
     if not root.is_file():
         raise EnvBuildError("no Cargo.toml at the root of the tree", where=str(tree),
@@ -93,7 +94,7 @@ def wanted(tree: Path) -> list[Wanted]:
                 spec = {"version": spec} if isinstance(spec, str) else dict(spec or {})
                 if spec.get("path") or spec.get("workspace"):
                     continue
-                if spec.get("git"):
+                if spec.get("git") and not git:
                     raise EnvBuildError(f"{rel}: dependency '{key}' comes from git ({spec['git']}), which is not "
                                         "reachable offline", where=rel, hint=_HINT)
                 found.append(Wanted(spec.get("package") or key, str(spec.get("version") or "*"),

@@ -92,7 +92,7 @@ def infer(tree: Path, env_date: str) -> tuple[dict[str, Any], list[str]]:
     """(row fields, notes) of a Rust project's environment at ``tree`` (the env commit)."""
     where = f"Cargo.toml at the environment commit of {env_date[:10]}"
     found = toolchains.find("rust")
-    crates = cargo_deps.wanted(tree)
+    crates = cargo_deps.wanted(tree, git=True)
     probe = registry.cargo_probe() if crates else None
     packages: tuple[str, ...] = ()
     if probe is not None and probe.answered:
