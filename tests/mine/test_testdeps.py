@@ -310,3 +310,49 @@ def test_a_nox_helpers_parameter_default_names_the_group(tmp_path):
     deps = read_test_deps(tmp_path, "3.11")
     assert deps.groups == ["dev"] and "trustme>=1.2.1" in deps.requirements and "pytest>=8.3.4" in deps.requirements
     assert "pre-commit" not in deps.requirements and not any("not readable" in n for n in deps.notes)
+
+
+UV_LOCK = '''version = 1
+requires-python = ">=3.10"
+
+[[package]]
+name = "pytest"
+version = "8.3.4"
+
+[[package]]
+name = "Pytest_Timeout"
+version = "2.3.1"
+
+[[package]]
+name = "trio"
+version = "0.27.0"
+
+[[package]]
+name = "idna"
+version = "3.10"
+
+[[package]]
+name = "idna"
+version = "2.8"
+
+[[package]]
+name = "requests"
+version = "2.32.3"
+'''
+
+
+def test_a_lock_pins_the_test_tools_as_constraints_of_the_row(tmp_path):
+    """uv.lock's versions of the test requirements and pytest's plugins become the row's constraints
+    (a package locked twice stays free); the row's recipe obeys them; other locked packages stay free."""
+    from sweworld.core.types import Task
+    from sweworld.envs.recipes.task import from_task
+    from sweworld.mine.recipes import infer
+
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "demo"\nversion = "1"\n\n[dependency-groups]\n'
+                                             'test = ["pytest>=8", "trio", "idna"]\n')
+    (tmp_path / "uv.lock").write_text(UV_LOCK)
+    fields, notes = infer(tmp_path, "2024-06-01", ["3.11"])
+    assert fields["constraints"] == ["pytest==8.3.4", "pytest-timeout==2.3.1", "trio==0.27.0"]
+    assert any("locks several versions of idna" in n for n in notes)
+    task = Task(instance_id="d__d-1", repo="d/d", base_commit="0" * 40, version="1", **fields)
+    assert from_task(task, tmp_path).constraints == fields["constraints"]

@@ -28,6 +28,7 @@ from sweworld.envs.recipes.model import DEFAULT_EXTRAS
 from sweworld.mine.testdeps import read_test_deps
 from sweworld.mine.testdeps.build import plan_build
 from sweworld.mine.testdeps.common import canonical
+from sweworld.mine.testdeps.locks import test_constraints
 from sweworld.mine.testdeps.pyproject import load_toml
 from sweworld.mine.testdeps.pytestcfg import test_flags
 from sweworld.mine.version import snap
@@ -161,6 +162,10 @@ def infer(tree: Path, env_date: str, available: list[str]) -> tuple[dict[str, An
         fields["install_extras"] = list(dict.fromkeys(deps.extras))
         notes.append(f"extras of the editable install from the test declarations: {', '.join(deps.extras)}"
                      + (f" ({', '.join(named)} not among the extras read from the packaging files)" if named else ""))
+    pins, pin_notes = test_constraints(tree, fields["pip_packages"])
+    if pins:
+        fields["constraints"] = pins
+    notes += pin_notes
     flags, flag_notes = test_flags(tree)
     fields["test_cmd"] = " ".join(["pytest -rA", *flags])
     notes += flag_notes

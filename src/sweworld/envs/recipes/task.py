@@ -34,6 +34,7 @@ def from_task(task: Task, tree: Path | None) -> EnvRecipe:
                        pre_install=sbs.drop_system_commands(list(task.pre_install or []), "pre_install", notes),
                        install=task.install, test_cmd=task.test_cmd or DEFAULT_TEST_CMD, source="task",
                        exclude_newer=task.exclude_newer, notes=notes)
+    recipe.constraints = _row_constraints(task, notes)
     if task.install is None:  # the default install: deps in the env stage, --no-deps per instance
         recipe.install_repo_in_env = True
         recipe.install_extras = list(dict.fromkeys([*base.install_extras, *_row_extras(task, notes)]))
@@ -54,6 +55,22 @@ def _row_extras(task: Task, notes: list[str]) -> list[str]:
     if len(names) != len(value):
         notes.append(f"install_extras {value!r}: only extra names kept: {names}")
     return names
+
+
+def _row_constraints(task: Task, notes: list[str]) -> list[str]:
+    """The row's ``constraints`` (a mined row's test tools pinned by its lock file, mine/testdeps/locks.py):
+    requirement lines every install of the env stage obeys; what is not one is dropped with a note."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    value = as_list((task.model_extra or {}).get("constraints"))
+    kept = []
+    for line in value if isinstance(value, list) else []:
+        try:
+            Requirement(str(line))
+            kept.append(str(line))
+        except InvalidRequirement:
+            notes.append(f"constraint {line!r} is not a requirement: dropped")
+    return kept
 
 
 def _row_isolation(task: Task) -> bool:
