@@ -24,9 +24,21 @@ def slow_square(x: int) -> int:
 
 
 def test_on_done_comes_on_the_driver_as_items_finish_and_results_in_item_order():
+    """Item x finishes only once the driver has seen item x + 1 done (events, not sleeps: the order
+    holds on a loaded machine)."""
     seen: list[tuple[int, int, str]] = []
-    results = map_items(range(5), slow_square, workers=5,
-                        on_done=lambda item, result: seen.append((item, result, threading.current_thread().name)))
+    done = {x: threading.Event() for x in range(6)}
+    done[5].set()
+
+    def in_reverse(x: int) -> int:
+        done[x + 1].wait(60)
+        return x * x
+
+    def on_done(item: int, result: int) -> None:
+        seen.append((item, result, threading.current_thread().name))
+        done[item].set()
+
+    results = map_items(range(5), in_reverse, workers=5, on_done=on_done)
     assert results == [0, 1, 4, 9, 16]
     assert [item for item, _, _ in seen] == [4, 3, 2, 1, 0]
     assert {thread for _, _, thread in seen} == {threading.current_thread().name}

@@ -185,10 +185,14 @@ def test_the_set_up_runs_again_in_a_fork_and_after_a_restore(sandbox):
     sandbox.setup = "(sleep 300 > /dev/null 2>&1 &); export SET_UP=1"
     sandbox.run(sandbox.setup)
     handle = sandbox.snapshot()
+    # the set-up's background sleep may not have exec'd yet when the next command runs (a loaded
+    # machine): wait for it to show, then count
+    count = ("for _ in $(seq 200); do ps -eo args | grep -q '^sleep 300' && break; sleep 0.05; done; "
+             "ps -eo args | grep -c '^sleep 300'")
     with sandbox.fork(handle) as child:
-        assert child.run("ps -eo args | grep -c '^sleep 300'; echo $SET_UP").output.split() == ["1", "1"]
+        assert child.run(f"{count}; echo $SET_UP").output.split() == ["1", "1"]
     sandbox.restore(handle)
-    assert sandbox.run("ps -eo args | grep -c '^sleep 300'").output.split() == ["1"]
+    assert sandbox.run(count).output.split() == ["1"]
 
 
 def test_a_traced_episode_forks_as_a_traced_episode_of_its_own(sandbox, tmp_path):
