@@ -25,6 +25,7 @@ from sweworld.mine.rules import Limits, skip_reason
     ("src/index.ts", False, True), ("lib/router.js", False, True), ("index.mjs", False, True),
     ("src/a.test.ts", True, False), ("src/__tests__/a.js", True, False), ("test/fixtures/x.json", True, False),
     ("tests/util.js", True, False), ("spec/a.spec.js", True, False), ("test.js", True, False),
+    ("test.node.js", True, False), ("tests.js", True, False),
     ("types/index.d.ts", False, False), ("types/index.test-d.ts", True, False), ("docs/conf.js", False, False),
     ("examples/app.js", False, False), ("scripts/release.js", False, False), ("src/scripts/x.js", False, True),
     ("package-lock.json", False, False), ("README.md", False, False), ("src/contest.js", False, True),

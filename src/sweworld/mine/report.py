@@ -10,8 +10,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from sweworld.envs import lang
 from sweworld.mine.candidates import Screen
-from sweworld.mine.rules import is_test_path
 from sweworld.repos.git import try_git
 
 SCREEN = "screen"
@@ -27,10 +27,11 @@ def causes(screened: Screen, entries: list[dict[str, Any]]) -> list[dict[str, An
     return sorted(lines, key=lambda line: -line["count"])
 
 
-def has_test_files(mirror: Path, rev: str) -> bool | None:
-    """Whether the tree of ``rev`` holds a test file (``rules.is_test_path``); None when git cannot say."""
+def has_test_files(mirror: Path, rev: str, language: str = "python") -> bool | None:
+    """Whether the tree of ``rev`` holds a test file (by ``language``'s path rules); None when git cannot say."""
     listed = try_git(f"--git-dir={mirror}", "ls-tree", "-r", "--name-only", rev)
-    return None if listed is None else any(is_test_path(p) for p in listed.splitlines())
+    is_test = lang.get(language).paths.is_test
+    return None if listed is None else any(is_test(p) for p in listed.splitlines())
 
 
 def why_none(screened: Screen, entries: list[dict[str, Any]], *, mirror: Path, rev: str) -> str | None:
@@ -39,7 +40,7 @@ def why_none(screened: Screen, entries: list[dict[str, Any]], *, mirror: Path, r
         return None
     top = ", ".join(f"{n} {cause}" for cause, n in screened.dropped.most_common(4))
     if not screened.candidates:
-        if has_test_files(mirror, rev) is False:
+        if has_test_files(mirror, rev, screened.language or "python") is False:
             return f"the repository has no test files (at {rev}): no step can come with a test ({top or 'no steps'})"
         return f"no step changed both source and tests ({screened.steps} steps: {top or 'none'})"
     if not entries:

@@ -33,7 +33,9 @@ from sweworld.repos.git import try_git
 SOURCE_SUFFIXES = (".js", ".mjs", ".cjs", ".jsx", ".ts", ".tsx", ".mts", ".cts")
 DECLARATION = re.compile(r"\.d\.[mc]?ts$")
 TEST_DIRS = frozenset({"__tests__", "__mocks__", "spec", "specs", "e2e", "cypress"})
-TEST_FILE = re.compile(r"(\.(test|spec)|_test|\.test-d)\.[cm]?[jt]sx?$|^test\.[cm]?[jt]s$")
+TEST_FILE = re.compile(r"(\.(test|spec)|_test|\.test-d)\.[cm]?[jt]sx?$|^(test|tests|spec)(\.[\w-]+)?\.[cm]?[jt]sx?$")
+"""``*.test.js``, ``*.spec.ts``, ``*_test.js``; at any depth ``test.js``, ``tests.js``, ``spec.js`` and their
+variants (``test.node.js``, debug's)."""
 NOT_SOURCE_DIRS = frozenset({"example", "examples", "benchmark", "benchmarks", "bench", "website", "site",
                              "scripts", "tools", "demo", "demos", ".github", ".husky"})
 VENDOR_DIRS = frozenset({"vendor", "vendored", "third_party", "thirdparty", "node_modules"})

@@ -134,13 +134,14 @@ def install_command(tree: Path, data: dict[str, Any], date: str, notes: list[str
 
 
 WITHOUT_GONE = "sweworld_npm_without_gone"
-"""The env stage's last resort (``GONE_FUNCTION``): ``npm install`` without the lock, dropping from the
+"""The env stage's last resort (``GONE_FUNCTION``): ``npm install`` without the lock and with npm 6's peer
+dependency rules (``--legacy-peer-deps``: an old tree's peers that npm 7+ refuses, ERESOLVE), dropping from the
 env stage's package.json (never the tree's) each devDependency whose pinned version the registry no
 longer has (unpublished: ``404 Not Found`` of its tarball, ``No matching version``), up to four."""
 GONE_FUNCTION = r"""sweworld_npm_without_gone() {
   local i out name
   for i in 1 2 3 4 5; do
-    out=$(npm install --no-package-lock "$@" 2>&1) && { printf '%s\n' "$out"; return 0; }
+    out=$(npm install --no-package-lock --legacy-peer-deps "$@" 2>&1) && { printf '%s\n' "$out"; return 0; }
     printf '%s\n' "$out"
     name=$(printf '%s\n' "$out" | sed -nE -e 's/.*No matching version found for (@?[^@ ]+)@.*/\1/p' \
       -e 's#.*404 Not Found - GET https?://[^ ]+/(@[^/ ]+/[^/ ]+|[^/@ ]+)/-/.*#\1#p' | head -n1)
