@@ -162,3 +162,17 @@ def test_a_dev_dependency_the_registry_no_longer_has_is_dropped_in_the_env_stage
     assert "devDependency top-sites dropped" in run.stderr
     assert (tmp_path / "node_modules" / "is-number").is_dir()
     assert "top-sites" not in json.loads((tmp_path / "package.json").read_text())["devDependencies"]
+
+
+def test_a_pretest_build_runs_before_the_tests(tmp_path):
+    """yargs: scripts.pretest compiles the TypeScript the tests import; it runs before each test run,
+    its output apart, so that a patch to the sources is built before its tests."""
+    from sweworld.envs.lang.js_env import PRETEST, infer
+
+    (tmp_path / "package.json").write_text(json.dumps({
+        "name": "y", "version": "18.1.0", "scripts": {"pretest": "npm run compile", "compile": "tsc",
+                                                      "test": "c8 mocha ./test/*.mjs"},
+        "devDependencies": {"mocha": "^10", "typescript": "^5"}}))
+    fields, notes = infer(tmp_path, "2026-08-01")
+    assert fields["install_config"]["test_cmd"] == f"{PRETEST}; npx mocha --reporter tap"
+    assert any("scripts.pretest ('npm run compile') runs before the tests" in n for n in notes)

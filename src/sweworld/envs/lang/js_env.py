@@ -133,6 +133,10 @@ def install_command(tree: Path, data: dict[str, Any], date: str, notes: list[str
     return command
 
 
+PRETEST = ("npm run pretest --ignore-scripts=false > /tmp/sweworld-pretest.log 2>&1 || "
+           "{ echo 'sweworld: npm run pretest failed:'; tail -n 40 /tmp/sweworld-pretest.log; }")
+"""What runs first when package.json has a ``pretest`` (npm runs it before ``npm test``): most often the
+build whose output the tests import, so that a patch to the sources is built before its tests."""
 WITHOUT_GONE = "sweworld_npm_without_gone"
 """The env stage's last resort (``GONE_FUNCTION``): ``npm install`` without the lock and with npm 6's peer
 dependency rules (``--legacy-peer-deps``: an old tree's peers that npm 7+ refuses, ERESOLVE), dropping from the
@@ -198,6 +202,11 @@ def infer(tree: Path, env_date: str) -> tuple[dict[str, Any], list[str]]:
     data = _package_json(tree, where)
     notes: list[str] = []
     test_cmd, parser = test_runner(data, where, notes)
+    scripts = data.get("scripts") if isinstance(data.get("scripts"), dict) else {}
+    if scripts.get("pretest"):  # a build the tests import (tsc into build/...): run before each test run
+        test_cmd = f"{PRETEST}; {test_cmd}"
+        notes.append(f"scripts.pretest ({scripts['pretest']!r}) runs before the tests, its output apart "
+                     "(shown only when it fails)")
     install = install_command(tree, data, env_date[:10], notes)
     engines = (data.get("engines") or {}).get("node") if isinstance(data.get("engines"), dict) else None
     if engines:
