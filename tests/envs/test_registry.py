@@ -106,3 +106,14 @@ def test_a_git_dependency_is_an_error_for_debian_only(tmp_path):
     with pytest.raises(EnvBuildError, match="comes from git"):
         cargo_deps.wanted(tmp_path)
     assert [w.name for w in cargo_deps.wanted(tmp_path, git=True)] == ["g"]
+
+
+def test_cargos_complaint_is_named_on_one_line():
+    from sweworld.envs import cargo_deps
+
+    stderr = ("error: failed to select a version for `bytemuck`.\n    ... required by package `bitflags v2.4.0 (/tmp/sweworld-cargo-x/tree)`\n"
+              "versions that meet the requirements `^1.0` are: 1.12.1\n\npackage `bitflags` depends on `bytemuck` "
+              "with feature `derive` but `bytemuck` does not have that feature.\n")
+    message = cargo_deps._complaint(stderr, "Cargo.toml").message
+    assert "\n" not in message and "/tmp/" not in message
+    assert "failed to select a version for `bytemuck`" in message and "with feature `derive`" in message

@@ -175,7 +175,8 @@ def _complaint(stderr: str, where: str) -> EnvBuildError:
         have = re.search(r"candidate versions found which didn't match: ([^\n]+)", stderr)
         return EnvBuildError(f"crate {found.group(1)} {found.group(2)} is wanted, and Debian ships "
                              f"{have.group(1) if have else 'another version'}", where=where, hint=_HINT)
-    tail = "\n".join(stderr.strip().splitlines()[-6:])
+    said = [line.strip() for line in stderr.splitlines() if line.strip() and not line.lstrip().startswith("Updating")]
+    tail = re.sub(r" \(/[^)]*\)", "", " ".join(said[:4]))  # one line (a drop's cause is its first), no temp path
     return EnvBuildError(f"cargo cannot resolve the dependencies over Debian's crates: {tail}", where=where,
                          hint=_HINT)
 
