@@ -279,3 +279,28 @@ def test_an_infrastructure_failure_is_an_error_even_for_an_empty_patch() -> None
                         run_id="run", model="m")
     assert summary["error_ids"] == summary["infra_error_ids"] == ["e1", "n1", "p1"]
     assert summary["empty_patch_ids"] == ["e2"] and summary["error_instances"] == 3
+
+
+CARGO = ("running 2 tests\ntest tests::one_word ... ok\ntest tests::double_spaces ... FAILED\n\n"
+         "test result: FAILED. 1 passed; 1 failed; 0 ignored\n")
+TAP = "TAP version 13\nok 1 - keeps one\nnot ok 2 - breaks ties\n1..2\n"
+
+
+@pytest.mark.parametrize("parser, output, code, crashed", [
+    ("parse_log_cargo", CARGO, 101, False),  # cargo test: 101 when a test fails
+    ("parse_log_tap", TAP, 1, False),  # mocha exits with the number of failures, node --test with 1
+    ("parse_log_tap", TAP, 3, False),
+    ("parse_log_tap", TAP, 137, True),  # a signal is a crash
+    ("parse_log_tap", "TAP version 13\nok 1 - keeps one\n1..1\n", 3, True),  # non-zero with no failure named
+    ("parse_log_pytest", f"PASSED {M}test_pass_one\nFAILED {M}test_fail\n", 101, True),  # pytest's codes only
+])
+def test_another_languages_runner_fails_with_its_own_exit_code(parser, output, code, crashed) -> None:
+    """A row whose log parser is another language's runner's accepts its exit codes (0-127) under the
+    crash rule: cargo's 101 with a failed test is a run, not a crash; a Python row keeps {0, 1}."""
+    nonce = new_nonce()
+    t = Task(instance_id="x__y-1", repo="x/y", base_commit="0" * 40, version="1", FAIL_TO_PASS=[], PASS_TO_PASS=[],
+             install_config={"test_cmd": "t", "log_parser": parser})
+    result = grade(t, extract_test_run(frame(output, code, nonce), nonce))
+    assert result.crashed is crashed
+    if not crashed:
+        assert "FAILED" in result.status_map.values() and "PASSED" in result.status_map.values()

@@ -176,3 +176,51 @@ def test_a_run_stops_past_the_max_th_kept(tmp_path: Path):
         run.finished(items[i], Validation(f"o__r-{i}", kept=True, reason="ok", task=items[i][1].task))
     assert [run.needless(i) for i in range(6)] == [False, False, False, False, True, True]
     assert run.kept_at == [3, 1] and Screen().dropped == {}
+
+
+GO_PATCH = """diff --git a/clamp_test.go b/clamp_test.go
+--- a/clamp_test.go
++++ b/clamp_test.go
+@@ -1,1 +1,7 @@ package cmp
+ import "testing"
++
++func TestClamp(t *testing.T) {
++	if Clamp(5, 0, 3) != 3 {
++		t.Fatal("clamp")
++	}
++}
+"""
+RUST_PATCH = """diff --git a/tests/recursive.rs b/tests/recursive.rs
+--- a/tests/recursive.rs
++++ b/tests/recursive.rs
+@@ -10,2 +10,6 @@ mod recursive {
+     use super::*;
++    #[test]
++    fn min_depth_1() {
++        assert!(walk(1));
++    }
+ }
+"""
+JS_PATCH = """diff --git a/test/negotiate.test.js b/test/negotiate.test.js
+--- a/test/negotiate.test.js
++++ b/test/negotiate.test.js
+@@ -3,1 +3,4 @@ const { test } = require('node:test')
+ const negotiate = require('..')
++test('ties between equal qualities go to the first supported encoding', () => {
++  assert.equal(negotiate('a;q=0.5, b;q=0.5', ['b', 'a']), 'b')
++})
+"""
+
+
+@pytest.mark.parametrize("patch, test_id, touched", [
+    (GO_PATCH, "TestClamp", True), (GO_PATCH, "TestClamp/upper", True), (GO_PATCH, "TestSort", False),
+    (RUST_PATCH, "tests::recursive::min_depth_1", True), (RUST_PATCH, "recursive::max_depth", False),
+    (JS_PATCH, "- ties between equal qualities go to the first supported encoding", True),
+    (JS_PATCH, "- should return gzip", False),
+])
+def test_the_tests_a_go_rust_or_javascript_test_patch_adds(patch, test_id, touched):
+    """The collection rule for other languages: a test package that does not compile before the fix (a
+    new API) has no results there; its tests count when the test patch adds or changes them."""
+    from sweworld.runs.causes import touched_tests, touches
+
+    assert touches(test_id, touched_tests(patch)) is touched

@@ -22,6 +22,10 @@ the tests (1 = "some tests failed"). The run is *crashed* when
 - the exit code is 1 while the parsed status map holds no FAILED/ERROR entry (the runner says tests
   failed, but the output names none: the output is not to be trusted).
 
+A row whose log parser is another language's runner's (``parse_log_cargo``, ``parse_log_gotest``,
+``parse_log_tap``, ``parse_log_jest``...) accepts ``RUNNER_EXIT_CODES`` (0-127: cargo exits 101, mocha
+with the number of failures) under the same rule: a non-zero code needs a failed test in the map.
+
 A crashed run is graded with an empty status map: every FAIL_TO_PASS and PASS_TO_PASS test counts
 as failed, and the resolution is RESOLVED_NO even for a task with no tests at all. The parsed map is
 kept in ``GradeResult.parsed_status_map`` for diagnosis. What the exit code cannot catch: a patch
@@ -62,6 +66,10 @@ from sweworld.harness.evalscript import (
 
 ACCEPTED_EXIT_CODES = frozenset({0, 1})
 """Exit codes of a test command that ran the tests (pytest, Django, SymPy: 1 = tests failed)."""
+RUNNER_EXIT_CODES = frozenset(range(128))
+"""The same for the runners of other languages, named by a row's log parser: ``cargo test`` exits 101
+when a test fails, mocha with the number of failed tests, ``go test``, jest, vitest and node's runner
+with 1 (a code from 128 up is a signal: a crash). The rest of the crash rule holds for them too."""
 NO_TESTS_COLLECTED = 5
 """pytest's exit code when nothing was collected: a crash (not in ACCEPTED_EXIT_CODES)."""
 FAILED_STATUSES = frozenset({"FAILED", "ERROR"})
@@ -224,11 +232,24 @@ def parse_status(task: Task, test_output: str) -> dict[str, str]:
     return status_map
 
 
-def is_crashed(exit_code: int | None, status_map: dict[str, str]) -> bool:
-    """The crash rule of the module docstring."""
-    if exit_code is None or exit_code not in ACCEPTED_EXIT_CODES:
+def is_crashed(exit_code: int | None, status_map: dict[str, str],
+               accepted: frozenset[int] = ACCEPTED_EXIT_CODES) -> bool:
+    """The crash rule of the module docstring (``accepted``: the exit codes of a run whose tests ran)."""
+    if exit_code is None or exit_code not in accepted:
         return True
-    return exit_code == 1 and not any(status in FAILED_STATUSES for status in status_map.values())
+    return exit_code != 0 and not any(status in FAILED_STATUSES for status in status_map.values())
+
+
+def accepted_exit_codes(task: Task) -> frozenset[int]:
+    """``RUNNER_EXIT_CODES`` for a row whose log parser is another language's runner's (not one of
+    swebench's Python parsers nor SWE-Gym's), else ``ACCEPTED_EXIT_CODES``."""
+    import importlib
+
+    name = _named_parser(task)
+    if name is None or name in swegym_parsers.BY_NAME:
+        return ACCEPTED_EXIT_CODES
+    python = importlib.import_module("swebench.harness.log_parsers.python")
+    return ACCEPTED_EXIT_CODES if hasattr(python, name) or not name.startswith("parse_log_") else RUNNER_EXIT_CODES
 
 
 def _extra_list(task: Task, name: str) -> list[str]:
@@ -287,7 +308,7 @@ def grade(task: Task, run: TestRun) -> GradeResult:
     from swebench.harness.grading import get_eval_tests_report, get_resolution_status
 
     parsed = parse_status(task, run.test_output) if run.markers_found else {}
-    crashed = not run.markers_found or is_crashed(run.exit_code, parsed)
+    crashed = not run.markers_found or is_crashed(run.exit_code, parsed, accepted_exit_codes(task))
     status_map = {} if crashed else parsed
     expected = expected_statuses(task)
     if expected is not None:

@@ -114,6 +114,22 @@ def _path(pf: unidiff.PatchedFile) -> str:
     return name[2:] if name.startswith(("a/", "b/")) else name
 
 
+OTHER_TEST = re.compile(r"\b(?:func|fn)\s+(?:\([^)]*\)\s*)?(\w+)|\b(?:it|test)\s*\(\s*(['\"`])(.{4,}?)\2")
+"""A test of another language on a line: Go's ``func TestX(``, Rust's ``fn name(``, a JavaScript
+``it('does x', ...)`` / ``test("does x", ...)`` (its description)."""
+
+
+def _other_names(pf: unidiff.PatchedFile) -> set[str]:
+    """The tests of a Go, Rust or JavaScript file that a patch adds or changes: those named on a changed
+    line or in a hunk's header (git's function context: the enclosing ``func``)."""
+    names: set[str] = set()
+    for hunk in pf:
+        lines = [hunk.section_header or "", *(ln.value for ln in hunk if ln.is_added or ln.is_removed)]
+        for match in (m for text in lines for m in OTHER_TEST.finditer(text)):
+            names.add(match.group(1) or match.group(3))
+    return names
+
+
 def touched_tests(test_patch: str) -> dict[str, set[str]]:
     """Per file of ``test_patch``, the functions and classes it changes (see the module docstring)."""
     out: dict[str, set[str]] = {}
@@ -123,6 +139,9 @@ def touched_tests(test_patch: str) -> dict[str, set[str]]:
         return out
     for pf in files:
         names = out.setdefault(_path(pf), set())
+        if not _path(pf).endswith(".py"):
+            names |= _other_names(pf)
+            continue
         for hunk in pf:
             scope = _Scope(hunk.section_header or "")
             for line in hunk:
@@ -136,13 +155,17 @@ _UNITTEST_ID = re.compile(r"^(\w+) \(([\w.]+)\)")
 
 
 def touches(test_id: str, touched: dict[str, set[str]]) -> bool:
-    """Whether the test ``test_id`` is one the test patch adds or changes."""
-    if "::" in test_id:
+    """Whether the test ``test_id`` is one the test patch adds or changes: a pytest id
+    (``path.py::Class::test[param]``), a unittest id (``test (module.Class)``), a Rust id
+    (``tests::module::name``: its last part), a Go id (``TestX/sub``: the function) or a bare name, or
+    a JavaScript test whose description the patch's ``it``/``test`` names."""
+    found = set().union(*touched.values()) if touched else set()
+    if "::" in test_id and test_id.split("::", 1)[0].endswith(".py"):
         path, *parts = test_id.split("::")
         names = {re.sub(r"\[.*$", "", p) for p in parts}
         return bool(names & touched.get(path, set()))
     match = _UNITTEST_ID.match(test_id)
-    if not match:
-        return False
-    names = {match.group(1), match.group(2).rsplit(".", 1)[-1]}
-    return any(names & found for found in touched.values())
+    if match:
+        return bool({match.group(1), match.group(2).rsplit(".", 1)[-1]} & found)
+    head = test_id.rsplit("::", 1)[-1] if "::" in test_id else test_id.split("/", 1)[0]
+    return head in found or any(" " in name and name in test_id for name in found)
