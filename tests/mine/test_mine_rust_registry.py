@@ -89,9 +89,9 @@ def test_a_crate_on_a_private_registry_only_mines(tmp_path, monkeypatch):
     summary = json.loads(out.with_name(out.name + ".summary.json").read_text())
     assert summary["candidates"] == 1, summary
     (task,) = list(load_tasks(out))
-    # one_word passes before the fix too, and lands in FAIL_TO_PASS all the same: cargo test exits 101 when
-    # a test fails, which harness.grade's crash rule (exit codes 0 and 1) takes for a crashed run
-    assert "double_spaces" in task.FAIL_TO_PASS, task.FAIL_TO_PASS
+    # one_word passes before the fix too: cargo test's 101 with a failed test is a run, not a crash
+    assert "double_spaces" in task.FAIL_TO_PASS and "one_word" in task.PASS_TO_PASS, task
+    assert "one_word" not in task.FAIL_TO_PASS
     config = task.model_extra["install_config"]
     assert config["dependencies"] == f"1 crate(s) (cargo fetch) from sparse+{url}/ (it answered at inference)", config
     assert config["debian_packages"] == [], config
