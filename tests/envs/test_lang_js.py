@@ -176,3 +176,16 @@ def test_a_pretest_build_runs_before_the_tests(tmp_path):
     fields, notes = infer(tmp_path, "2026-08-01")
     assert fields["install_config"]["test_cmd"] == f"{PRETEST}; npx mocha --reporter tap"
     assert any("scripts.pretest ('npm run compile') runs before the tests" in n for n in notes)
+
+
+def test_the_modules_mocha_loads_first_are_carried_over(tmp_path):
+    """validator.js: mocha --require @babel/register (its tests are ES modules through Babel); an option
+    of another tool before mocha (nyc's -r) is not taken for mocha's."""
+    from sweworld.envs.lang.js_env import infer
+
+    (tmp_path / "package.json").write_text(json.dumps({
+        "name": "v", "version": "13.15.0",
+        "scripts": {"test": "nyc -r text --reporter=cobertura mocha --require @babel/register --reporter dot"},
+        "devDependencies": {"mocha": "^10", "nyc": "^15", "@babel/register": "^7"}}))
+    fields, _notes = infer(tmp_path, "2024-08-01")
+    assert fields["install_config"]["test_cmd"] == "npx mocha --reporter tap --require @babel/register"

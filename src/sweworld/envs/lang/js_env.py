@@ -52,7 +52,17 @@ RUNNERS = (
     ("tape", r"\btape\b", "tape", "npx tape", "parse_log_tap"),
     ("tap", r"(^|[\s;&|(])tap(\s|$)", "tap", "npx tap --reporter=tap", "parse_log_tap"),
 )
-_TS_HOOK = re.compile(r"(?:--import|--loader|--require|-r)[ =](tsx|ts-node/register\S*|ts-node/esm)")
+_HOOK = re.compile(r"(?:--import|--loader|--require|-r)[ =]\S+")
+
+
+def _hooks(script: str, runner: str) -> list[str]:
+    """The modules the runner's own command in ``script`` loads first (``--require @babel/register``,
+    ``--import tsx``, ``-r ./test/setup.js``): read after the runner's name, up to the command's end."""
+    found = re.search(runner, script)
+    if not found:
+        return []
+    command = re.split(r"&&|\|\||;|\|", script[found.start():], maxsplit=1)[0]
+    return list(dict.fromkeys(m.group(0) for m in _HOOK.finditer(command)))
 NATIVE_LOADERS = ('"node-gyp-build"', '"prebuild-install"', '"node-pre-gyp"', '"@mapbox/node-pre-gyp"', '"bindings"')
 
 
@@ -186,12 +196,12 @@ def test_runner(data: dict[str, Any], where: str, notes: list[str]) -> tuple[str
         raise EnvBuildError("no test runner found in package.json", where=where,
                             hint="scripts.test names none of vitest, jest, mocha, ava, node --test, tape or tap, "
                                  "and no dev dependency is one")
-    runner, _pattern, _dep, command, parser = found
-    hook = _TS_HOOK.search(script)
-    if hook and runner in ("node:test", "mocha", "tape"):
-        command = command.replace(" --test", f" {hook.group(0)} --test", 1) if runner == "node:test" \
-            else f"{command} {hook.group(0)}"
-        notes.append(f"TypeScript: {hook.group(0)} carried over from scripts.test")
+    runner, pattern, _dep, command, parser = found
+    hooks = _hooks(script, pattern) if runner in ("node:test", "mocha", "tape") else []
+    if hooks:
+        joined = " ".join(hooks)
+        command = command.replace(" --test", f" {joined} --test", 1) if runner == "node:test" else f"{command} {joined}"
+        notes.append(f"{joined} carried over from scripts.test (TypeScript, Babel, a setup file)")
     notes.append(f"tests: {runner} (from {why}: {script or runner!r}), parsed by {parser}")
     return command, parser
 
