@@ -11,7 +11,7 @@ its layers, bottom first, each stored once by digest and shared by every image t
    in at its own absolute path (the venv's ``pyvenv.cfg`` and ``bin/python`` name it), with the host
    libraries it and the venv's extension modules load (``ldd``) that layer 1 lacks; shared by every
    environment of that interpreter. Limit: the image holds that path of this machine (for example
-   ``/root/.pyenv/versions/3.11.7``), and an interpreter that needs more than its libraries (a
+   ``~/.pyenv/versions/3.11.7`` of the user who built it), and an interpreter that needs more than its libraries (a
    locale archive, a certificate store) finds only what Debian's packages bring;
 3. the environment: the venv at ``/sweworld/venv`` (shared by every instance of the environment);
 4. the repository at its base commit: ``/testbed``, its own git repository holding that commit;
