@@ -23,15 +23,20 @@ def _norm_extra(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def _load_toml(path: Path) -> dict[str, Any]:
+def load_toml(path: Path) -> tuple[dict[str, Any], str | None]:
+    """(the TOML document at ``path``, None) or ({}, why it could not be read)."""
     try:
         import tomllib
     except ModuleNotFoundError:  # Python 3.10
         import tomli as tomllib
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8", errors="replace"))
-    except tomllib.TOMLDecodeError:
-        return {}
+        return tomllib.loads(path.read_text(encoding="utf-8", errors="replace")), None
+    except (tomllib.TOMLDecodeError, OSError) as exc:
+        return {}, f"not valid TOML ({exc})"
+
+
+def _load_toml(path: Path) -> dict[str, Any]:
+    return load_toml(path)[0]
 
 
 def read_extras(tree: Path) -> tuple[set[str], str | None]:

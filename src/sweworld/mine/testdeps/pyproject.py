@@ -12,19 +12,10 @@ import re
 from pathlib import Path
 from typing import Any
 
+from sweworld.envs.recipes.default import load_toml
 from sweworld.mine.testdeps.common import Found, as_strings, canonical, dev_only, looks_like_tests
 
 DEV_NAMES = ("dev", "develop", "development")
-
-
-def load_toml(path: Path) -> tuple[dict[str, Any], str | None]:
-    """(the TOML document at ``path``, None) or ({}, why it could not be read)."""
-    import tomllib
-
-    try:
-        return tomllib.loads(path.read_text(encoding="utf-8", errors="replace")), None
-    except (tomllib.TOMLDecodeError, OSError) as exc:
-        return {}, f"not valid TOML ({exc})"
 
 
 def _table(data: Any, *keys: str) -> dict[str, Any]:
